@@ -1,0 +1,46 @@
+# Two commands for a new user (see README):  make demo   and   make test
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+
+.PHONY: demo test test-fast bench screenshots package clean
+
+$(VENV)/bin/python:
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "dpstudio needs Python >= 3.11, found " + sys.version.split()[0]'
+	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: on Debian/Ubuntu run 'sudo apt-get install python3-venv' and retry"; exit 2; }
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.installed-app: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q -e .
+	@touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q -e '.[test]'
+	@touch $@ $(VENV)/.installed-app
+
+# Opens the GUI on the demo data; without a display it runs the headless release of the demo.
+demo: $(VENV)/.installed-app
+	$(PY) -m dpstudio demo
+
+# System tools the suite needs (PDF text extraction); installed when missing and we are root.
+test-deps:
+	@command -v pdftotext >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null) || echo "warning: could not install poppler-utils; PDF text checks will be skipped"; \
+	  else echo "note: pdftotext missing (apt-get install poppler-utils) - PDF text checks will be skipped"; fi; }
+
+test: $(VENV)/.installed-test test-deps
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider tests
+
+bench: $(VENV)/.installed-test
+	$(PY) benchmarks/bench_load.py
+
+screenshots: $(VENV)/.installed-test
+	QT_QPA_PLATFORM=offscreen $(PY) -m dpstudio.gui.screenshots screenshots
+
+package: $(VENV)/.installed-app
+	$(MAKE) -C packaging all PY=../$(PY)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info screenshots

@@ -1,0 +1,3 @@
+from dpstudio.cli import main
+
+raise SystemExit(main())

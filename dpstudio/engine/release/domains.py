@@ -1,0 +1,64 @@
+"""Domains estimated with DP at release time: their cost is part of every plan's total."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from dpstudio.engine.accounting import PrivacyLoss
+
+
+def _needs_estimate(col) -> bool:
+    d = col.domain
+    return d is not None and d.source == "dp" and not d.known and col.role not in ("identifier", "ignore")
+
+
+def domain_components(recipe) -> list[PrivacyLoss]:
+    """One PrivacyLoss per domain still to be estimated with DP (central, over the whole column)."""
+    out = []
+    for c in recipe.columns:
+        if _needs_estimate(c):
+            what = "bounds" if c.domain.kind == "numeric" else "categories"
+            out.append(PrivacyLoss(epsilon=c.domain.cost.epsilon, delta=c.domain.cost.delta,
+                                   label=f"DP estimate of the {what} of {c.name}", kind="dp"))
+        elif c.domain is not None and c.domain.source == "dp" and c.domain.cost is not None:
+            # estimated earlier (e.g. in the GUI): its cost still belongs to this release's total
+            what = "bounds" if c.domain.kind == "numeric" else "categories"
+            out.append(PrivacyLoss(epsilon=c.domain.cost.epsilon, delta=c.domain.cost.delta,
+                                   label=f"DP estimate of the {what} of {c.name} (done before the release)",
+                                   kind="dp"))
+    return out
+
+
+def resolve_dp_domains(recipe, frame, rng):
+    """Estimate the domains the recipe asks to estimate; returns the completed recipe and notes."""
+    from dpstudio.engine import domains as dp_domains
+
+    notes = {}
+    cols = []
+    for c in recipe.columns:
+        if _needs_estimate(c):
+            d = c.domain
+            if d.kind == "numeric":
+                x = frame[c.name].to_numpy(dtype=np.float64, na_value=np.nan)
+                x = x[~np.isnan(x)]
+                low, high, _loss = dp_domains.dp_bounds(x, epsilon=d.cost.epsilon, coarse_low=d.search_low,
+                                                        coarse_high=d.search_high, rng=rng)
+                if not low < high:
+                    high = low + (d.search_high - d.search_low) * 1e-6
+                c = replace(c, domain=replace(d, low=float(low), high=float(high)))
+                notes[f"dp_domain:{c.name}"] = [float(low), float(high)]
+            else:
+                values = frame[c.name].dropna().astype(str).to_numpy()
+                cats, _loss = dp_domains.dp_select_categories(
+                    values, epsilon=d.cost.epsilon, delta=d.cost.delta, rng=rng,
+                    candidates=list(d.candidates) if d.candidates else None)
+                cats = tuple(str(x) for x in cats)
+                other = d.other
+                if other is None:
+                    other = "(other)"
+                cats = cats + ((other,) if other not in cats else ())
+                c = replace(c, domain=replace(d, categories=cats, other=other))
+                notes[f"dp_domain:{c.name}"] = list(cats)
+        cols.append(c)
+    return replace(recipe, columns=tuple(cols)), notes

@@ -1,0 +1,23 @@
+"""Errors a user can act on, kept apart from internal failures.
+
+The CLI maps :class:`UserError` to exit code 2 with its one-line message and no
+traceback; anything else is an internal error (exit 1).
+"""
+
+
+class UserError(Exception):
+    """A problem with the user's input or request, explained in one line."""
+
+
+class BudgetError(UserError):
+    """A release would exceed the privacy budget set for this dataset."""
+
+
+class RecipeError(UserError):
+    """A recipe that cannot be read or validated; ``problems`` lists every issue found."""
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        head = self.problems[0] if self.problems else "invalid recipe"
+        more = f" (and {len(self.problems) - 1} more problem(s))" if len(self.problems) > 1 else ""
+        super().__init__(f"{head}{more}")

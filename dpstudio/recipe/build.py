@@ -1,0 +1,160 @@
+"""Build a recipe from an inferred schema plus explicit overrides (``dpstudio recipe init``).
+
+Inference suggests roles and types only.  Domains come *only* from what the user passes:
+typed bounds/categories (public), a DP estimate over a public search range (``dp:LOW:HIGH``
+or ``dp`` for categories, at a cost), or ``data`` — an explicit copy from the private data,
+which is recorded with an acknowledgement and flagged by every report.
+"""
+from __future__ import annotations
+
+from dpstudio.errors import UserError
+from dpstudio.recipe.model import (Budget, Column, Cost, Domain, InputSpec, Mechanism, Outputs, Params,
+                                   Randomness, Recipe, ReleaseSpec, RELEASE_TYPES, ROLES)
+from dpstudio.recipe.validate import ACK_DOMAIN_FROM_DATA, NUMERIC_TYPES, default_mechanism, perturbed_roles
+
+# share of the budget spent on each DP domain estimate when the user asks for one without a cost
+DEFAULT_DP_DOMAIN_EPSILON = 0.1
+
+
+def parse_assignments(items, what: str) -> dict[str, str]:
+    """Parse ``COL=VALUE`` strings; column names may contain '=' only if quoted by the shell."""
+    out: dict[str, str] = {}
+    for item in items or ():
+        if "=" not in item:
+            raise UserError(f"{what}: expected COLUMN=VALUE, got {item!r}")
+        col, value = item.rsplit("=", 1) if what == "--bounds" and item.count("=") > 1 else item.split("=", 1)
+        if not col:
+            raise UserError(f"{what}: empty column name in {item!r}")
+        out[col] = value
+    return out
+
+
+def _parse_bounds(col: str, spec: str) -> Domain:
+    parts = spec.split(":")
+    try:
+        if parts[0] == "data" and len(parts) == 1:
+            return Domain(kind="numeric", source="data")
+        if parts[0] == "dp":
+            if len(parts) not in (3, 4):
+                raise ValueError
+            cost = float(parts[3]) if len(parts) == 4 else DEFAULT_DP_DOMAIN_EPSILON
+            return Domain(kind="numeric", source="dp", search_low=float(parts[1]),
+                          search_high=float(parts[2]), cost=Cost(epsilon=cost))
+        if len(parts) != 2:
+            raise ValueError
+        return Domain(kind="numeric", source="public", low=float(parts[0]), high=float(parts[1]))
+    except ValueError:
+        raise UserError(f"--bounds {col}={spec!r}: expected LOW:HIGH, dp:LOW:HIGH[:EPS] or data") from None
+
+
+def _parse_categories(col: str, spec: str) -> Domain:
+    if spec == "data":
+        return Domain(kind="categorical", source="data")
+    if spec == "dp" or spec.startswith("dp:"):
+        rest = spec[3:]
+        cost = DEFAULT_DP_DOMAIN_EPSILON
+        candidates = None
+        if rest:
+            head, _, tail = rest.partition(":")
+            try:
+                cost = float(head)
+            except ValueError:
+                raise UserError(f"--categories {col}={spec!r}: expected dp[:EPS[:A,B,C]]") from None
+            candidates = tuple(x for x in tail.split(",") if x) or None
+        return Domain(kind="categorical", source="dp", cost=Cost(epsilon=cost), candidates=candidates)
+    cats = tuple(x for x in spec.split(","))
+    if any(x == "" for x in cats):
+        raise UserError(f"--categories {col}={spec!r}: empty category name")
+    return Domain(kind="categorical", source="public", categories=cats)
+
+
+def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: float = 1.0,
+                       delta: float | None = None, roles=None, bounds=None, categories=None,
+                       mechanisms=None, seed: int | None = None, out_format: str = "csv",
+                       rows: int | None = None, release_options: dict | None = None) -> Recipe:
+    if release not in RELEASE_TYPES:
+        raise UserError(f"--release {release!r}: choose one of {', '.join(RELEASE_TYPES)}")
+    roles = dict(roles or {})
+    bounds = dict(bounds or {})
+    categories = dict(categories or {})
+    mechanisms = dict(mechanisms or {})
+    known = {c.name for c in schema.columns}
+    for flag, mapping in (("--role", roles), ("--bounds", bounds), ("--categories", categories),
+                          ("--mechanism", mechanisms)):
+        for col in mapping:
+            if col not in known:
+                raise UserError(f"{flag}: no column {col!r} in {loaded.path}")
+    for col, role in roles.items():
+        if role not in ROLES:
+            raise UserError(f"--role {col}={role!r}: choose one of {', '.join(ROLES)}")
+
+    acks: list[str] = []
+    perturbed = perturbed_roles(release)
+    columns = []
+    for cs in schema.columns:
+        role = roles.get(cs.name, cs.suggested_role)
+        ctype = cs.type
+        if cs.name not in roles and ctype in ("datetime", "text") and role not in ("identifier", "ignore"):
+            role = "ignore"  # free text and dates have no mechanism yet; never release them raw
+        domain = None
+        if cs.name in bounds:
+            domain = _parse_bounds(cs.name, bounds[cs.name])
+        elif cs.name in categories:
+            domain = _parse_categories(cs.name, categories[cs.name])
+        if domain is not None and domain.source == "data" and ACK_DOMAIN_FROM_DATA not in acks:
+            acks.append(ACK_DOMAIN_FROM_DATA)
+        mech = None
+        if role not in ("identifier", "ignore"):
+            name = mechanisms.get(cs.name)
+            if name is None and role in perturbed and release in ("record", "label", "semi-sensitive"):
+                name = default_mechanism(ctype, role)
+            if name is not None:
+                params = {}
+                if ":" in name:  # e.g. metric:pool.parquet
+                    name, pool = name.split(":", 1)
+                    params["pool"] = pool
+                mech = Mechanism(name=name, params=Params.of(params))
+        columns.append(Column(name=cs.name, type=ctype, role=role, domain=domain, mechanism=mech,
+                              group=cs.embedding_group if role == "embedding" else None))
+
+    if delta is None:
+        needs_delta = release in ("synthetic", "model", "density") or any(
+            c.mechanism is not None and c.mechanism.name == "gaussian" for c in columns)
+        delta = min(1e-6, 0.1 / max(schema.rows, 1)) if needs_delta else 0.0
+    return Recipe(
+        input=InputSpec(path=str(loaded.path), format=loaded.format, options=Params.of(loaded.options),
+                        sha256=loaded.sha256),
+        release=ReleaseSpec(type=release, options=Params.of(release_options or {})),
+        columns=tuple(columns),
+        budget=Budget(epsilon=float(epsilon), delta=float(delta)),
+        randomness=Randomness(seed=seed),
+        outputs=Outputs(format=out_format, rows=rows),
+        acknowledgements=tuple(acks),
+    )
+
+
+def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
+    """Resolve ``source == "data"`` domains by reading the private data (the flagged, explicit copy)."""
+    import numpy as np
+
+    cols = []
+    for c in recipe.columns:
+        d = c.domain
+        if d is not None and d.source == "data" and not d.known:
+            s = frame[c.name]
+            if d.kind == "numeric":
+                vals = s.to_numpy(dtype=float, na_value=np.nan)
+                d = Domain(kind="numeric", source="data", low=float(np.nanmin(vals)), high=float(np.nanmax(vals)))
+                if d.low == d.high:
+                    d = Domain(kind="numeric", source="data", low=d.low, high=d.low + 1.0)
+            else:
+                cats = tuple(sorted(str(v) for v in s.dropna().unique()))
+                d = Domain(kind="categorical", source="data", categories=cats, other=d.other)
+            c = Column(name=c.name, type=c.type, role=c.role, domain=d, mechanism=c.mechanism, group=c.group)
+        cols.append(c)
+    return Recipe(input=recipe.input, release=recipe.release, columns=tuple(cols), budget=recipe.budget,
+                  randomness=recipe.randomness, outputs=recipe.outputs,
+                  acknowledgements=recipe.acknowledgements, schema_version=recipe.schema_version)
+
+
+__all__ = ["recipe_from_schema", "parse_assignments", "fill_domains_from_data", "NUMERIC_TYPES"]

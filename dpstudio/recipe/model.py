@@ -1,0 +1,427 @@
+"""The release recipe: frozen dataclasses with a versioned JSON form.
+
+The recipe is the single source of truth for a release: the GUI edits one, the CLI runs one,
+and the report prints one for reproduction.  JSON never contains Python class paths, so
+renaming code never breaks a saved recipe; ``schema_version`` guards the layout and older
+layouts are migrated by :mod:`dpstudio.recipe.migrate`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+RELEASE_TYPES = ("record", "label", "semi-sensitive", "synthetic", "model", "density")
+ROLES = ("identifier", "public", "sensitive", "label", "embedding", "ignore")
+COLUMN_TYPES = ("integer", "float", "boolean", "categorical", "datetime", "text", "vector")
+DOMAIN_SOURCES = ("public", "dp", "data")
+# Mechanisms a column may name; "none" passes the column through unchanged (public columns).
+MECHANISM_NAMES = ("laplace", "gaussian", "rr", "metric", "none")
+OUTPUT_FORMATS = ("csv", "parquet", "xlsx", "json")
+
+DOMAIN_SOURCE_TEXT = {
+    "public": "typed by the user (public knowledge)",
+    "dp": "estimated with differential privacy (cost counted in the total)",
+    "data": "COPIED FROM THE PRIVATE DATA - a privacy risk not covered by the guarantee",
+}
+
+
+def _freeze(value: Any) -> Any:
+    """Make nested JSON-like values hashable so recipes can be frozen dataclasses."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class Params:
+    """An immutable string-keyed mapping of JSON scalars/lists (mechanism and release options)."""
+
+    items: tuple = ()
+
+    @classmethod
+    def of(cls, mapping: dict | None) -> "Params":
+        mapping = mapping or {}
+        return cls(tuple(sorted((str(k), _to_tuple(v)) for k, v in mapping.items())))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        for k, v in self.items:
+            if k == key:
+                return v
+        return default
+
+    def to_dict(self) -> dict:
+        return {k: _to_list(v) for k, v in self.items}
+
+    def with_(self, **changes) -> "Params":
+        d = self.to_dict()
+        d.update(changes)
+        return Params.of(d)
+
+    def __contains__(self, key: str) -> bool:
+        return any(k == key for k, _ in self.items)
+
+
+def _to_tuple(v):
+    if isinstance(v, list):
+        return tuple(_to_tuple(x) for x in v)
+    if isinstance(v, dict):
+        return Params.of(v)
+    return v
+
+
+def _to_list(v):
+    if isinstance(v, tuple):
+        return [_to_list(x) for x in v]
+    if isinstance(v, Params):
+        return v.to_dict()
+    return v
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The privacy cost paid to estimate a domain with DP."""
+
+    epsilon: float
+    delta: float = 0.0
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Bounds of a numeric column or the category list of a categorical one, and where it came from.
+
+    ``source``: "public" (typed by the user), "dp" (estimated with DP at ``cost``; when the
+    values are not yet known ``search_low``/``search_high`` or ``candidates`` give the public
+    range searched) or "data" (copied from the observed data by an explicit user action — a
+    privacy risk every report flags).
+    """
+
+    kind: str  # "numeric" | "categorical"
+    source: str = "public"
+    low: float | None = None
+    high: float | None = None
+    categories: tuple[str, ...] | None = None
+    other: str | None = None  # category that out-of-list values are mapped to; None = refuse
+    cost: Cost | None = None
+    search_low: float | None = None
+    search_high: float | None = None
+    candidates: tuple[str, ...] | None = None
+
+    @property
+    def known(self) -> bool:
+        if self.kind == "numeric":
+            return self.low is not None and self.high is not None
+        return self.categories is not None
+
+    @property
+    def diameter(self) -> float:
+        return float(self.high) - float(self.low)
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    name: str
+    weight: float = 1.0  # share of the per-record budget, relative to the other perturbed columns
+    params: Params = field(default_factory=Params)
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    role: str
+    domain: Domain | None = None
+    mechanism: Mechanism | None = None
+    group: str | None = None  # embedding group: columns sharing it form one vector
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    path: str
+    format: str | None = None
+    options: Params = field(default_factory=Params)
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    type: str
+    options: Params = field(default_factory=Params)
+
+
+@dataclass(frozen=True)
+class Budget:
+    epsilon: float
+    delta: float = 0.0
+
+
+@dataclass(frozen=True)
+class Randomness:
+    seed: int | None = None  # None: the OS's cryptographically secure source
+
+    @property
+    def secure(self) -> bool:
+        return self.seed is None
+
+
+@dataclass(frozen=True)
+class Outputs:
+    format: str = "csv"
+    rows: int | None = None  # synthetic data: rows to generate (None = as many as the input)
+    formula_protection: bool = False  # CSV: prefix cells that start with = + - @ so they stay text
+
+
+@dataclass(frozen=True)
+class Recipe:
+    input: InputSpec
+    release: ReleaseSpec
+    columns: tuple[Column, ...]
+    budget: Budget
+    randomness: Randomness = field(default_factory=Randomness)
+    outputs: Outputs = field(default_factory=Outputs)
+    acknowledgements: tuple[str, ...] = ()
+    schema_version: int = SCHEMA_VERSION
+
+    # ---- convenience -------------------------------------------------------------------
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def columns_with_role(self, *roles: str) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.role in roles)
+
+    def with_column(self, name: str, **changes) -> "Recipe":
+        cols = tuple(replace(c, **changes) if c.name == name else c for c in self.columns)
+        return replace(self, columns=cols)
+
+    def to_json(self) -> dict:
+        return recipe_to_json(self)
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False)
+
+    def sha256(self) -> str:
+        canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# ---- JSON ---------------------------------------------------------------------------------
+
+def _drop_none(d: dict) -> dict:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def domain_to_json(d: Domain) -> dict:
+    out = {"kind": d.kind, "source": d.source, "low": d.low, "high": d.high,
+           "categories": list(d.categories) if d.categories is not None else None,
+           "other": d.other,
+           "cost": {"epsilon": d.cost.epsilon, "delta": d.cost.delta} if d.cost else None,
+           "search_low": d.search_low, "search_high": d.search_high,
+           "candidates": list(d.candidates) if d.candidates is not None else None}
+    return _drop_none(out)
+
+
+def recipe_to_json(r: Recipe) -> dict:
+    cols = []
+    for c in r.columns:
+        col = {"name": c.name, "type": c.type, "role": c.role}
+        if c.domain is not None:
+            col["domain"] = domain_to_json(c.domain)
+        if c.mechanism is not None:
+            col["mechanism"] = {"name": c.mechanism.name, "weight": c.mechanism.weight,
+                                "params": c.mechanism.params.to_dict()}
+        if c.group is not None:
+            col["group"] = c.group
+        cols.append(col)
+    return {
+        "schema_version": r.schema_version,
+        "input": _drop_none({"path": r.input.path, "format": r.input.format,
+                             "options": r.input.options.to_dict(), "sha256": r.input.sha256}),
+        "release": {"type": r.release.type, "options": r.release.options.to_dict()},
+        "columns": cols,
+        "budget": {"epsilon": r.budget.epsilon, "delta": r.budget.delta},
+        "randomness": {"seed": r.randomness.seed},
+        "outputs": _drop_none({"format": r.outputs.format, "rows": r.outputs.rows,
+                               "formula_protection": r.outputs.formula_protection}),
+        "acknowledgements": list(r.acknowledgements),
+    }
+
+
+class _Reader:
+    """Reads a JSON dict into dataclasses, collecting every problem instead of stopping."""
+
+    def __init__(self):
+        self.problems: list[str] = []
+
+    def keys(self, d: Any, where: str, allowed: set[str], required: set[str] = frozenset()) -> dict:
+        if not isinstance(d, dict):
+            self.problems.append(f"{where}: expected an object, got {d!r}")
+            return {}
+        for k in d:
+            if k not in allowed:
+                self.problems.append(f"{where}: unknown key {k!r} (allowed: {', '.join(sorted(allowed))})")
+        for k in required:
+            if k not in d:
+                self.problems.append(f"{where}: missing required key {k!r}")
+        return d
+
+    def number(self, v: Any, where: str, *, allow_none=False) -> float | None:
+        if v is None and allow_none:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            self.problems.append(f"{where}: expected a finite number, got {v!r}")
+            return None
+        return float(v)
+
+    def string(self, v: Any, where: str, *, choices=None, allow_none=False) -> str | None:
+        if v is None and allow_none:
+            return None
+        if not isinstance(v, str):
+            self.problems.append(f"{where}: expected a string, got {v!r}")
+            return None
+        if choices is not None and v not in choices:
+            self.problems.append(f"{where}: {v!r} is not one of {', '.join(choices)}")
+            return None
+        return v
+
+    def strings(self, v: Any, where: str) -> tuple[str, ...] | None:
+        if v is None:
+            return None
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            self.problems.append(f"{where}: expected a list of strings, got {v!r}")
+            return None
+        return tuple(v)
+
+    def params(self, v: Any, where: str) -> Params:
+        if v is None:
+            return Params()
+        if not isinstance(v, dict):
+            self.problems.append(f"{where}: expected an object, got {v!r}")
+            return Params()
+        return Params.of(v)
+
+
+def recipe_from_json(data: Any) -> Recipe:
+    """Parse (and migrate) a recipe; raises RecipeError listing *all* problems found."""
+    from dpstudio.errors import RecipeError
+    from dpstudio.recipe.migrate import migrate
+
+    data = migrate(data)  # raises RecipeError on newer/unknown versions
+    rd = _Reader()
+    top = rd.keys(data, "recipe", {"schema_version", "input", "release", "columns", "budget",
+                                   "randomness", "outputs", "acknowledgements"},
+                  {"input", "release", "columns", "budget"})
+
+    inp = rd.keys(top.get("input", {}), "input", {"path", "format", "options", "sha256"}, {"path"})
+    input_spec = InputSpec(path=rd.string(inp.get("path"), "input.path") or "",
+                           format=rd.string(inp.get("format"), "input.format", allow_none=True),
+                           options=rd.params(inp.get("options"), "input.options"),
+                           sha256=rd.string(inp.get("sha256"), "input.sha256", allow_none=True))
+
+    rel = rd.keys(top.get("release", {}), "release", {"type", "options"}, {"type"})
+    release = ReleaseSpec(type=rd.string(rel.get("type"), "release.type", choices=RELEASE_TYPES) or "record",
+                          options=rd.params(rel.get("options"), "release.options"))
+
+    bud = rd.keys(top.get("budget", {}), "budget", {"epsilon", "delta"}, {"epsilon"})
+    budget = Budget(epsilon=rd.number(bud.get("epsilon"), "budget.epsilon") or 0.0,
+                    delta=rd.number(bud.get("delta", 0.0), "budget.delta") or 0.0)
+
+    rnd = rd.keys(top.get("randomness", {}) or {}, "randomness", {"seed"})
+    seed = rnd.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        rd.problems.append(f"randomness.seed: expected a non-negative integer or null, got {seed!r}")
+        seed = None
+    randomness = Randomness(seed=seed)
+
+    out = rd.keys(top.get("outputs", {}) or {}, "outputs", {"format", "rows", "formula_protection"})
+    rows = out.get("rows")
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0):
+        rd.problems.append(f"outputs.rows: expected a positive integer, got {rows!r}")
+        rows = None
+    fp = out.get("formula_protection", False)
+    if not isinstance(fp, bool):
+        rd.problems.append(f"outputs.formula_protection: expected true/false, got {fp!r}")
+        fp = False
+    outputs = Outputs(format=rd.string(out.get("format", "csv"), "outputs.format",
+                                       choices=OUTPUT_FORMATS) or "csv",
+                      rows=rows, formula_protection=fp)
+
+    acks = rd.strings(top.get("acknowledgements", []), "acknowledgements") or ()
+
+    columns = []
+    raw_cols = top.get("columns", [])
+    if not isinstance(raw_cols, list):
+        rd.problems.append(f"columns: expected a list, got {raw_cols!r}")
+        raw_cols = []
+    for i, rc in enumerate(raw_cols):
+        name = rc.get("name") if isinstance(rc, dict) else None
+        where = f"column {name!r}" if isinstance(name, str) else f"columns[{i}]"
+        c = rd.keys(rc, where, {"name", "type", "role", "domain", "mechanism", "group"},
+                    {"name", "type", "role"})
+        domain = None
+        if c.get("domain") is not None:
+            dd = rd.keys(c["domain"], f"{where} domain",
+                         {"kind", "source", "low", "high", "categories", "other", "cost",
+                          "search_low", "search_high", "candidates"}, {"kind"})
+            cost = None
+            if dd.get("cost") is not None:
+                cd = rd.keys(dd["cost"], f"{where} domain cost", {"epsilon", "delta"}, {"epsilon"})
+                cost = Cost(epsilon=rd.number(cd.get("epsilon"), f"{where} domain cost epsilon") or 0.0,
+                            delta=rd.number(cd.get("delta", 0.0), f"{where} domain cost delta") or 0.0)
+            domain = Domain(
+                kind=rd.string(dd.get("kind"), f"{where} domain kind", choices=("numeric", "categorical")) or "numeric",
+                source=rd.string(dd.get("source", "public"), f"{where} domain source", choices=DOMAIN_SOURCES) or "public",
+                low=rd.number(dd.get("low"), f"{where} domain low", allow_none=True),
+                high=rd.number(dd.get("high"), f"{where} domain high", allow_none=True),
+                categories=rd.strings(dd.get("categories"), f"{where} domain categories"),
+                other=rd.string(dd.get("other"), f"{where} domain other", allow_none=True),
+                cost=cost,
+                search_low=rd.number(dd.get("search_low"), f"{where} domain search_low", allow_none=True),
+                search_high=rd.number(dd.get("search_high"), f"{where} domain search_high", allow_none=True),
+                candidates=rd.strings(dd.get("candidates"), f"{where} domain candidates"),
+            )
+        mech = None
+        if c.get("mechanism") is not None:
+            md = rd.keys(c["mechanism"], f"{where} mechanism", {"name", "weight", "params"}, {"name"})
+            mech = Mechanism(name=rd.string(md.get("name"), f"{where} mechanism name",
+                                            choices=MECHANISM_NAMES) or "none",
+                             weight=rd.number(md.get("weight", 1.0), f"{where} mechanism weight") or 0.0,
+                             params=rd.params(md.get("params"), f"{where} mechanism params"))
+        columns.append(Column(
+            name=rd.string(c.get("name"), f"{where} name") or "",
+            type=rd.string(c.get("type"), f"{where} type", choices=COLUMN_TYPES) or "text",
+            role=rd.string(c.get("role"), f"{where} role", choices=ROLES) or "ignore",
+            domain=domain, mechanism=mech,
+            group=rd.string(c.get("group"), f"{where} group", allow_none=True)))
+
+    if rd.problems:
+        raise RecipeError(rd.problems)
+    recipe = Recipe(input=input_spec, release=release, columns=tuple(columns), budget=budget,
+                    randomness=randomness, outputs=outputs, acknowledgements=acks)
+    return recipe
+
+
+def load_recipe(path) -> Recipe:
+    """Read a recipe file; every failure is a UserError with one line."""
+    from dpstudio.errors import UserError
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise UserError(f"recipe not found: {path}") from None
+    except IsADirectoryError:
+        raise UserError(f"recipe path is a directory: {path}") from None
+    except PermissionError:
+        raise UserError(f"cannot read recipe (permission denied): {path}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"recipe {path} is not valid JSON: {exc}") from None
+    return recipe_from_json(data)
