@@ -219,12 +219,17 @@ def _drop_none(d: dict) -> dict:
     return {k: v for k, v in d.items() if v is not None}
 
 
+def _f(v):
+    """Numbers as floats, so a recipe and its JSON round trip hash identically."""
+    return None if v is None else float(v)
+
+
 def domain_to_json(d: Domain) -> dict:
-    out = {"kind": d.kind, "source": d.source, "low": d.low, "high": d.high,
+    out = {"kind": d.kind, "source": d.source, "low": _f(d.low), "high": _f(d.high),
            "categories": list(d.categories) if d.categories is not None else None,
            "other": d.other,
-           "cost": {"epsilon": d.cost.epsilon, "delta": d.cost.delta} if d.cost else None,
-           "search_low": d.search_low, "search_high": d.search_high,
+           "cost": {"epsilon": _f(d.cost.epsilon), "delta": _f(d.cost.delta)} if d.cost else None,
+           "search_low": _f(d.search_low), "search_high": _f(d.search_high),
            "candidates": list(d.candidates) if d.candidates is not None else None}
     return _drop_none(out)
 
@@ -236,7 +241,7 @@ def recipe_to_json(r: Recipe) -> dict:
         if c.domain is not None:
             col["domain"] = domain_to_json(c.domain)
         if c.mechanism is not None:
-            col["mechanism"] = {"name": c.mechanism.name, "weight": c.mechanism.weight,
+            col["mechanism"] = {"name": c.mechanism.name, "weight": _f(c.mechanism.weight),
                                 "params": c.mechanism.params.to_dict()}
         if c.group is not None:
             col["group"] = c.group
@@ -247,7 +252,7 @@ def recipe_to_json(r: Recipe) -> dict:
                              "options": r.input.options.to_dict(), "sha256": r.input.sha256}),
         "release": {"type": r.release.type, "options": r.release.options.to_dict()},
         "columns": cols,
-        "budget": {"epsilon": r.budget.epsilon, "delta": r.budget.delta},
+        "budget": {"epsilon": _f(r.budget.epsilon), "delta": _f(r.budget.delta)},
         "randomness": {"seed": r.randomness.seed},
         "outputs": _drop_none({"format": r.outputs.format, "rows": r.outputs.rows,
                                "formula_protection": r.outputs.formula_protection}),
