@@ -75,6 +75,7 @@ def cmd_recipe_init(args) -> int:
         roles=parse_assignments(args.role, "--role"), bounds=parse_assignments(args.bounds, "--bounds"),
         categories=parse_assignments(args.categories, "--categories"),
         mechanisms=parse_assignments(args.mechanism, "--mechanism"), seed=args.seed,
+        weights=parse_assignments(args.weight, "--weight"),
         out_format=args.format, rows=args.rows, release_options=options)
     recipe = fill_domains_from_data(recipe, loaded.frame)  # only for domains the user asked to copy
     write_text(recipe.dumps() + "\n", args.output)
@@ -287,6 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="public category list; or dp[:EPS[:CANDIDATES]]; or 'data' (flagged)")
     pi.add_argument("--mechanism", action="append", metavar="COL=NAME",
                     help="laplace, gaussian, rr, metric[:POOLFILE|:dataset] or none")
+    pi.add_argument("--weight", action="append", metavar="COL=W",
+                    help="relative share of the per-record budget for a perturbed column (default 1)")
     pi.add_argument("--seed", type=int, default=None, help="fixed seed (reproducible; reported). "
                                                            "Default: the OS's secure randomness")
     pi.add_argument("--format", default="csv", choices=OUTPUT_FORMATS, help="output data format")

@@ -71,16 +71,18 @@ def _parse_categories(col: str, spec: str) -> Domain:
 def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: float = 1.0,
                        delta: float | None = None, roles=None, bounds=None, categories=None,
                        mechanisms=None, seed: int | None = None, out_format: str = "csv",
-                       rows: int | None = None, release_options: dict | None = None) -> Recipe:
+                       rows: int | None = None, release_options: dict | None = None,
+                       weights=None) -> Recipe:
     if release not in RELEASE_TYPES:
         raise UserError(f"--release {release!r}: choose one of {', '.join(RELEASE_TYPES)}")
     roles = dict(roles or {})
     bounds = dict(bounds or {})
     categories = dict(categories or {})
     mechanisms = dict(mechanisms or {})
+    weights = dict(weights or {})
     known = {c.name for c in schema.columns}
     for flag, mapping in (("--role", roles), ("--bounds", bounds), ("--categories", categories),
-                          ("--mechanism", mechanisms)):
+                          ("--mechanism", mechanisms), ("--weight", weights)):
         for col in mapping:
             if col not in known:
                 raise UserError(f"{flag}: no column {col!r} in {loaded.path}")
@@ -113,7 +115,11 @@ def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: floa
                 if ":" in name:  # e.g. metric:pool.parquet
                     name, pool = name.split(":", 1)
                     params["pool"] = pool
-                mech = Mechanism(name=name, params=Params.of(params))
+                try:
+                    weight = float(weights.get(cs.name, 1.0))
+                except ValueError:
+                    raise UserError(f"--weight {cs.name}={weights[cs.name]!r}: expected a number") from None
+                mech = Mechanism(name=name, weight=weight, params=Params.of(params))
         columns.append(Column(name=cs.name, type=ctype, role=role, domain=domain, mechanism=mech,
                               group=cs.embedding_group if role == "embedding" else None))
 

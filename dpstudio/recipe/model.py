@@ -429,4 +429,10 @@ def load_recipe(path) -> Recipe:
         raise UserError(f"cannot read recipe (permission denied): {path}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"recipe {path} is not valid JSON: {exc}") from None
-    return recipe_from_json(data)
+    recipe = recipe_from_json(data)
+    # a relative input path is relative to the recipe's folder when it does not exist from here
+    from pathlib import Path
+    inp = Path(recipe.input.path)
+    if not inp.is_absolute() and not inp.exists() and (Path(path).parent / inp).exists():
+        recipe = replace(recipe, input=replace(recipe.input, path=str(Path(path).parent / inp)))
+    return recipe
