@@ -24,8 +24,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USER, f"{self.prog}: error: {message}\n")
 
 
+def _compact(obj):
+    """Drop Renyi-DP curves from printed JSON (long, and only the accountant needs them)."""
+    if isinstance(obj, dict):
+        return {k: _compact(v) for k, v in obj.items() if k != "rdp"}
+    if isinstance(obj, list):
+        return [_compact(v) for v in obj]
+    return obj
+
+
 def _print_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.write(json.dumps(_compact(obj), indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def _load_options(args) -> dict | None:

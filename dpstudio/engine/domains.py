@@ -1,0 +1,291 @@
+"""Differentially private estimation of column domains (BRIEF section 1.2 and 3.10).
+
+Bounds and category lists read silently from the private data leak (a maximum *is* a person,
+a rare category identifies its holder).  When the user cannot type a public domain, these
+functions estimate it with DP and return the :class:`PrivacyLoss` the recipe must record.
+Neighbours differ in one record (replace-one); ``n`` is public.
+
+Randomness: every draw comes from :class:`~dpstudio.engine.rng.RandomSource` (``uniform``).
+The samplers here are small private helpers (inverse-CDF exponential-mechanism sampling,
+Laplace as a difference of exponentials, Box-Muller Gaussians) written before the shared
+exact samplers of ``engine/mechanisms/sampling.py`` existed.  They only release a quantile
+(sampled from an explicit distribution) or a keep/drop decision, never a noisy float value,
+so the Mironov (2012) low-order-bit attack does not apply; the float arithmetic perturbs the
+sampled probabilities only at the 2^-53 level.  TODO: switch to the exact samplers.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from dpstudio.engine.accounting import (
+    PrivacyLoss, calibrate_gaussian_gdp, rdp_gaussian, rdp_laplace, rdp_pure_dp,
+)
+from dpstudio.engine.rng import RandomSource
+from dpstudio.errors import UserError
+
+
+# --------------------------------------------------------------------------- private samplers
+
+def _sample_log_weights(logw: np.ndarray, rng: RandomSource) -> int:
+    """Index ``i`` with probability ``exp(logw_i) / sum exp(logw)`` (inverse CDF, one uniform)."""
+    logw = np.asarray(logw, dtype=float)
+    finite = np.isfinite(logw)
+    if not finite.any():
+        raise ValueError("exponential mechanism: no candidate has positive weight")
+    w = np.exp(logw - logw[finite].max())
+    w[~finite] = 0.0
+    cdf = np.cumsum(w)
+    u = rng.uniform(1)[0] * cdf[-1]
+    i = int(np.searchsorted(cdf, u, side="right"))
+    i = min(i, cdf.size - 1)
+    while w[i] == 0.0:  # guard against landing on a zero-weight slot through rounding
+        i -= 1
+    return i
+
+
+def _exponential(n: int, rng: RandomSource) -> np.ndarray:
+    """Standard exponentials ``-log(1 - U)``, U on the 2^-53 grid (max 36.7)."""
+    return -np.log1p(-rng.uniform(n))
+
+
+def _laplace(scale: float, n: int, rng: RandomSource) -> np.ndarray:
+    """Laplace(0, scale) as the difference of two independent exponentials."""
+    return scale * (_exponential(n, rng) - _exponential(n, rng))
+
+
+def _gaussian(sigma: float, n: int, rng: RandomSource) -> np.ndarray:
+    """N(0, sigma^2) by Box-Muller from two uniforms."""
+    u1, u2 = rng.uniform(n), rng.uniform(n)
+    return sigma * np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
+
+
+# --------------------------------------------------------------------------- quantiles
+
+def _clean_numeric(values) -> np.ndarray:
+    x = np.asarray(pd.to_numeric(pd.Series(values).reset_index(drop=True), errors="coerce"), dtype=float)
+    return x
+
+
+def quantile_utility(sorted_values: np.ndarray, q: float, points: np.ndarray) -> np.ndarray:
+    """Utility ``u(y) = -| #{x_j < y} - q n |`` of candidate outputs ``y`` (Smith 2011).
+
+    For any fixed ``y``, replacing one record changes ``#{x_j < y}`` by at most 1, so the
+    utility has sensitivity 1 under replace-one (tested).  ``n`` is public.
+    """
+    n = sorted_values.size
+    below = np.searchsorted(sorted_values, points, side="left")
+    return -np.abs(below - q * n)
+
+
+def dp_quantile(values, q, *, epsilon: float, low: float, high: float, rng: RandomSource,
+                n_bins: int | None = None):
+    """epsilon-DP ``q``-quantile of ``values`` inside the PUBLIC range ``[low, high]``.
+
+    Exponential mechanism (McSherry & Talwar 2007, Thm 6) with utility
+    :func:`quantile_utility` (sensitivity 1), i.e. output density proportional to
+    ``exp(epsilon u(y) / 2)``:
+
+    * ``n_bins=None`` (Smith 2011, "Privacy-preserving statistical estimation with optimal
+      convergence rates"): base measure Lebesgue on ``[low, high]``.  ``u`` is constant on the
+      ``n+1`` intervals between the sorted clipped values, so pick interval ``i`` with
+      probability ``~ len_i exp(-eps |i - q n| / 2)`` and return a uniform point in it.
+    * ``n_bins=k``: a fixed public grid of ``k+1`` equally spaced points; uniform base measure.
+
+    The factor 1/2 is needed: u is not monotone in the data (a replaced record can move a
+    count either way), so the normaliser changes too.  NaN values are treated as ``low`` after
+    clipping?  No: NaN are rejected - impute first (n must stay public).  Values outside the
+    range are clipped (the clipped count is not private; it is not returned).
+    ``q`` may be an array: each quantile is a separate ``epsilon``-DP release (total
+    ``len(q) * epsilon`` by basic composition; the caller records it).
+    """
+    if not (epsilon > 0):
+        raise UserError(f"epsilon must be > 0, got {epsilon!r}")
+    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+        raise UserError(f"the public range must satisfy low <= high, got [{low!r}, {high!r}]")
+    qs = np.atleast_1d(np.asarray(q, dtype=float))
+    if np.any((qs < 0) | (qs > 1)):
+        raise UserError(f"quantile levels must lie in [0, 1], got {q!r}")
+    x = _clean_numeric(values)
+    if np.isnan(x).any():
+        raise UserError("dp_quantile: the column has missing or non-numeric values; impute them first")
+    x = np.sort(np.clip(x, low, high))
+    n = x.size
+    out = np.empty(qs.size)
+    if low == high:
+        out[:] = low
+    elif n_bins is None:
+        edges = np.concatenate([[low], x, [high]])
+        lengths = np.diff(edges)
+        with np.errstate(divide="ignore"):
+            loglen = np.log(lengths)
+        ranks = np.arange(n + 1)
+        for j, qq in enumerate(qs):
+            logw = loglen - 0.5 * epsilon * np.abs(ranks - qq * n)
+            i = _sample_log_weights(logw, rng)
+            u = rng.uniform(1)[0]
+            out[j] = min(edges[i] + u * lengths[i], high)
+    else:
+        k = int(n_bins)
+        if k < 1:
+            raise UserError(f"n_bins must be >= 1, got {n_bins!r}")
+        grid = low + (high - low) * (np.arange(k + 1) / k)
+        grid[-1] = high
+        for j, qq in enumerate(qs):
+            logw = 0.5 * epsilon * quantile_utility(x, qq, grid)
+            out[j] = grid[_sample_log_weights(logw, rng)]
+    return float(out[0]) if np.ndim(q) == 0 else out
+
+
+def dp_bounds(values, *, epsilon: float, coarse_low: float, coarse_high: float, rng: RandomSource,
+              lower_q: float = 0.01, upper_q: float = 0.99, n_bins: int | None = None,
+              label: str = "") -> tuple[float, float, PrivacyLoss]:
+    """epsilon-DP numeric bounds: the ``lower_q`` and ``upper_q`` DP quantiles (each at
+    ``epsilon/2``, basic composition) inside the public coarse range.
+
+    Returns ``(low, high, loss)``; if the two draws cross they are swapped (post-processing).
+    The loss carries the RDP curve ``2 x rdp_pure_dp(epsilon/2)``.
+    """
+    if not (0 <= lower_q < upper_q <= 1):
+        raise UserError(f"need 0 <= lower_q < upper_q <= 1, got {lower_q!r}, {upper_q!r}")
+    lo = dp_quantile(values, lower_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high,
+                     rng=rng, n_bins=n_bins)
+    hi = dp_quantile(values, upper_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high,
+                     rng=rng, n_bins=n_bins)
+    lo, hi = min(lo, hi), max(lo, hi)
+    half = np.asarray(rdp_pure_dp(epsilon / 2))
+    loss = PrivacyLoss(
+        epsilon=float(epsilon), delta=0.0, label=label or "DP bounds estimate",
+        rdp=tuple(float(v) for v in 2 * half), kind="dp",
+        details={"mechanism": "exponential-mechanism quantiles (Smith 2011)",
+                 "quantiles": [lower_q, upper_q], "epsilon_each": epsilon / 2,
+                 "public_range": [coarse_low, coarse_high]},
+    )
+    return lo, hi, loss
+
+
+# --------------------------------------------------------------------------- categories
+
+def candidate_counts(values, candidates: Sequence) -> np.ndarray:
+    """Counts of each public candidate; values outside the list are ignored.
+
+    Replace-one changes at most two counts, each by 1: L1 sensitivity 2, L2 sensitivity sqrt 2.
+    """
+    idx = pd.Index(list(candidates))
+    if not idx.is_unique:
+        raise UserError("the candidate category list has duplicates")
+    pos = idx.get_indexer(pd.Series(values).reset_index(drop=True))
+    pos = pos[pos >= 0]
+    return np.bincount(pos, minlength=len(idx)).astype(np.int64)
+
+
+def partition_selection_threshold(epsilon: float, delta: float) -> float:
+    """Threshold ``T = 1 + (2/eps) log(1/(2 delta))`` for Laplace(2/eps) partition selection
+    under replace-one neighbours (needs ``delta <= 1/2`` so that ``T >= 1``).
+
+    See :func:`dp_select_categories` for the proof; a partition held by one record is kept with
+    probability exactly ``delta``.
+    """
+    if not (0 < delta <= 0.5):
+        raise UserError(f"partition selection needs 0 < delta <= 1/2, got {delta!r}")
+    return 1.0 + (2.0 / epsilon) * math.log(1.0 / (2.0 * delta))
+
+
+def _sorted_values(vals: list) -> list:
+    try:
+        return sorted(vals)
+    except TypeError:
+        return sorted(vals, key=lambda v: (type(v).__name__, str(v)))
+
+
+def dp_select_categories(values, *, epsilon: float, delta: float, rng: RandomSource,
+                         candidates: Sequence | None = None, threshold: float | None = None,
+                         noise: str = "laplace", false_inclusion: float = 0.05,
+                         label: str = "") -> tuple[list, PrivacyLoss]:
+    """DP category list of a column.
+
+    **With a public candidate list** (``candidates``): noisy counts of the candidates, kept
+    when above ``threshold``; values outside the list are ignored.  Replace-one moves one
+    record between two categories: L1 sensitivity 2, L2 sensitivity sqrt 2.
+    ``noise="laplace"``: Laplace(2/eps) per count -> pure eps-DP (delta unused, loss delta 0).
+    ``noise="gaussian"``: sigma = sqrt2 * c with c the analytic-Gaussian multiplier for
+    (eps, delta) (exact GDP, mu = sqrt2/sigma).  Default threshold: the noise quantile at which a
+    zero-count candidate is kept with probability ``false_inclusion / len(candidates)``.
+    Output is a subset of ``candidates`` only, in the candidates' order.
+
+    **Without a list**: Laplace partition selection (Korolova et al. 2009; Gopi et al. 2020;
+    Desfontaines, Voss, Gipson & Mandayam 2022), adapted to replace-one.  Each distinct value
+    ``v`` with count ``c_v >= 1`` is kept iff ``c_v + Z_v > T``, ``Z_v ~ Lap(b)``, ``b = 2/eps``,
+    ``T = 1 + b log(1/(2 delta))``.  Proof (replace-one): a record moves from partition ``a`` to
+    ``a'``; only those two keep decisions change law, independently; write ``p1 =
+    P(1 + Z > T) = exp(-(T-1)/b)/2 = delta``.  (i) Both partitions present in both datasets:
+    each count moves by 1, each decision is (1/b = eps/2)-DP, jointly (eps, 0).  (ii) ``a`` held
+    only by the moved record (kept w.p. ``p1`` vs never), ``a'`` present in both: the hockey-stick
+    divergence at ``e^eps`` is ``p1`` from the outcomes keeping ``a`` plus, on the outcomes
+    dropping ``a``, ``sum ((1-p1) P_b - e^eps Q_b)_+ = 0`` since ``P_b <= e^{eps/2} Q_b``; the
+    reverse direction is ``<= sum (Q_b - e^eps (1-p1) P_b)_+ <= p1``.  (iii) ``a`` 1->0 and
+    ``a'`` 0->1: divergence ``p1``.  So the release is exactly (eps, delta)-DP (the naive
+    basic-composition argument would charge ``2 p1``; tests check all count cases exactly).
+    Under add/remove neighbours the classical rule is Lap(1/eps) with
+    ``T = 1 + log(1/(2 delta))/eps``; replace-one needs the doubled scale.  The kept list is
+    returned sorted by value, so its
+    order carries no count information.  Missing values are not a category here.
+    """
+    if not (epsilon > 0):
+        raise UserError(f"epsilon must be > 0, got {epsilon!r}")
+    if candidates is not None:
+        cands = list(candidates)
+        if not cands:
+            return [], PrivacyLoss(0.0, 0.0, label=label or "DP category selection")
+        counts = candidate_counts(values, cands)
+        k = len(cands)
+        beta = false_inclusion / k
+        if noise == "laplace":
+            b = 2.0 / epsilon
+            z = _laplace(b, k, rng)
+            thr = b * math.log(1.0 / (2.0 * beta)) if threshold is None else float(threshold)
+            loss = PrivacyLoss(
+                epsilon=float(epsilon), delta=0.0, label=label or "DP category selection",
+                rdp=tuple(2 * v for v in rdp_laplace(b, 1.0)),
+                details={"mechanism": "Laplace noisy counts of public candidates", "scale": b,
+                         "l1_sensitivity": 2, "threshold": thr},
+            )
+        elif noise == "gaussian":
+            if not (0 < delta < 1):
+                raise UserError("Gaussian noise needs 0 < delta < 1")
+            sigma = math.sqrt(2.0) * calibrate_gaussian_gdp(epsilon, delta, 1)
+            z = _gaussian(sigma, k, rng)
+            from scipy.stats import norm
+            thr = float(sigma * norm.isf(beta)) if threshold is None else float(threshold)
+            loss = PrivacyLoss(
+                epsilon=float(epsilon), delta=float(delta), label=label or "DP category selection",
+                rdp=rdp_gaussian(math.sqrt(2.0), sigma), gdp_mu=math.sqrt(2.0) / sigma,
+                details={"mechanism": "Gaussian noisy counts of public candidates", "sigma": sigma,
+                         "l2_sensitivity": math.sqrt(2.0), "threshold": thr},
+            )
+        else:
+            raise UserError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        keep = counts + z > thr
+        return [c for c, kp in zip(cands, keep) if kp], loss
+
+    if not (0 < delta <= 0.5):
+        raise UserError("selecting categories without a public list needs 0 < delta <= 1/2")
+    if noise != "laplace":
+        raise UserError("partition selection without a candidate list uses Laplace noise")
+    vc = pd.Series(values).reset_index(drop=True).value_counts(dropna=True, sort=False)
+    b = 2.0 / epsilon
+    thr = partition_selection_threshold(epsilon, delta) if threshold is None else float(threshold)
+    if thr < partition_selection_threshold(epsilon, delta):
+        raise UserError("a threshold below 1 + (2/eps) log(1/(2 delta)) does not deliver (eps, delta)-DP")
+    z = _laplace(b, len(vc), rng)
+    keep = vc.to_numpy(dtype=float) + z > thr
+    kept = _sorted_values([v for v, kp in zip(vc.index.tolist(), keep) if kp])
+    loss = PrivacyLoss(
+        epsilon=float(epsilon), delta=float(delta), label=label or "DP category discovery",
+        details={"mechanism": "Laplace partition selection (replace-one)", "scale": b,
+                 "threshold": thr},
+    )
+    return kept, loss
