@@ -167,7 +167,7 @@ def plan(recipe: Recipe) -> ReleasePlan:
 
 def _numeric_values(series: pd.Series, col, stats: dict) -> np.ndarray:
     try:
-        x = pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+        x = np.array(pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan))
     except (ValueError, TypeError):
         raise UserError(f"column {col.name!r}: expected numbers, found text values") from None
     d = col.domain
@@ -255,6 +255,7 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
     out: dict[str, object] = {}
     done_units: set[str] = set()
     kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore")]
+    clamp = bool(recipe.release.options.get("clamp_to_bounds", False))
     for i, col in enumerate(kept):
         cancel.check()
         progress(i / max(len(kept), 1), f"perturbing {col.name}")
@@ -282,6 +283,9 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
         if mech_name in ("laplace", "gaussian"):
             x = _numeric_values(frame[col.name], col, stats)
             y = mech.release(x, rng)
+            if clamp:
+                # post-processing: plausible values at the price of bias near the bounds
+                np.clip(y, col.domain.low, col.domain.high, out=y)
             out[col.name] = y.astype(np.int64) if col.type == "integer" else y
         else:
             codes = category_codes(frame[col.name], col, stats)
