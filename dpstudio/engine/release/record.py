@@ -272,7 +272,11 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
             names = [c.name for c in cols]
             pool = load_pool(col, frame, names, recipe)
             mech = build_mechanism(col, eps, delta, pool=pool)
-            chosen = mech.release(_vectors(frame, names), rng)
+            pool_param = col.mechanism.params.get("pool") if col.mechanism else None
+            # a record's own vector is excluded by position (never by value: excluding equal
+            # vectors would make some outputs impossible for one neighbour only, breaking DP)
+            self_index = np.arange(len(frame)) if pool_param == "dataset" else None
+            chosen = mech.release(_vectors(frame, names), rng, self_index=self_index)
             if len(names) == 1 and col.type == "vector":
                 out[col.name] = pd.Series(list(chosen), index=frame.index)
             else:

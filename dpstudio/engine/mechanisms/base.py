@@ -1,0 +1,74 @@
+"""The mechanism interface shared by every per-value DP mechanism.
+
+Each mechanism is a small class with keyword-only, validated parameters.  ``privacy_loss()``
+states the guarantee for replace-one neighbours (one record's value changes, BRIEF section 2);
+``release`` perturbs a whole column at once (vectorised, never a Python loop over rows); the
+per-record guarantee lifts to the dataset by seed 004 Thm 4.7 and to every query of the
+output by post-processing (seed 004 Thm 4.3).
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from dpstudio.engine.accounting import PrivacyLoss
+from dpstudio.engine.rng import RandomSource
+
+
+class Mechanism(ABC):
+    """One-record mechanism Y_d applied independently to every value of a column."""
+
+    name: str = ""
+
+    @abstractmethod
+    def privacy_loss(self) -> PrivacyLoss:
+        """The (eps, delta) guarantee (and RDP curve where defined) actually delivered."""
+
+    def expected_error(self) -> float | None:
+        """E rho(Y_d, d) per released value in the column's own metric (None if undefined)."""
+        return None
+
+    @abstractmethod
+    def release(self, values: np.ndarray, rng: RandomSource) -> np.ndarray:
+        """Perturb every value independently; ``rng`` supplies all randomness."""
+
+    def describe(self) -> dict:
+        return {"mechanism": self.name, **self.privacy_loss().to_json()}
+
+
+def check_epsilon(epsilon) -> float:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
+        raise ValueError(f"epsilon must be a number > 0, got {epsilon!r}")
+    e = float(epsilon)
+    if not (e > 0 and math.isfinite(e)):
+        raise ValueError(f"epsilon must be > 0 and finite, got {epsilon!r}")
+    return e
+
+
+def check_delta(delta, *, allow_zero: bool = True) -> float:
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)):
+        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
+    d = float(delta)
+    lo_ok = d >= 0 if allow_zero else d > 0
+    if not (lo_ok and d < 1):
+        rng_txt = "[0, 1)" if allow_zero else "(0, 1)"
+        raise ValueError(f"delta must lie in {rng_txt}, got {delta!r}")
+    return d
+
+
+def check_bounds(low, high) -> tuple[float, float]:
+    for nm, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{nm} must be a finite number, got {v!r}")
+        if not math.isfinite(float(v)):
+            raise ValueError(f"{nm} must be finite, got {v!r}")
+    if not float(high) > float(low):
+        raise ValueError(f"need low < high, got low={low!r}, high={high!r}")
+    return float(low), float(high)
+
+
+def logsumexp_rows(x: np.ndarray) -> np.ndarray:
+    m = np.max(x, axis=-1, keepdims=True)
+    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]
