@@ -105,12 +105,13 @@ def cmd_recipe_check(args) -> int:
     except RecipeError as exc:
         _print_json({"valid": False, "problems": exc.problems})
         return EXIT_USER
-    schema = None
+    schema = frame = None
     if args.input or args.with_data:
         from dpstudio.engine.data.schema import infer_schema
         from dpstudio.recipe.run import load_input
-        schema = infer_schema(load_input(recipe, args.input).frame)
-    result = check_recipe(recipe, schema)
+        frame = load_input(recipe, args.input).frame
+        schema = infer_schema(frame)
+    result = check_recipe(recipe, schema, frame)
     _print_json(result)
     return EXIT_OK if result["valid"] else EXIT_USER
 

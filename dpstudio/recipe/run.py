@@ -28,8 +28,12 @@ def compile_recipe(recipe: Recipe) -> ReleasePlan:
     return release_module(recipe.release.type).plan(recipe)
 
 
-def check_recipe(recipe: Recipe, schema=None) -> dict:
-    """What ``dpstudio recipe check`` prints: validity, every problem, and the total loss."""
+def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
+    """What ``dpstudio recipe check`` prints: validity, every problem, and the total loss.
+
+    With the data (``frame``), label and semi-sensitive releases also get the effective epsilon
+    for the label, which depends on how well the public columns predict it (raw-data estimate).
+    """
     problems = validate(recipe, schema)
     out: dict = {"valid": not problems, "problems": problems, "release": recipe.release.type,
                  "budget": {"epsilon": recipe.budget.epsilon, "delta": recipe.budget.delta}}
@@ -42,8 +46,20 @@ def check_recipe(recipe: Recipe, schema=None) -> dict:
         else:
             out.update(plan.to_json())
             extra = getattr(release_module(recipe.release.type), "label_guarantee", None)
-            if extra is not None:
-                out["label_guarantee"] = extra(recipe, plan)
+            guarantee = extra(recipe, plan) if extra is not None else None
+            if guarantee is not None:
+                out["label_guarantee"] = guarantee
+                if frame is not None and not problems:
+                    from dpstudio.engine.leakage.risk import label_risk
+                    views = label_risk(recipe, frame).get("label_views", {})
+                    for name, view in views.items():
+                        eff = view.get("effective_label_epsilon")
+                        if eff is None:  # label release: the public columns' own information
+                            eff = {"epsilon_label_rr": view.get("epsilon_label"),
+                                   "informed_minus_naive_at_epsilon":
+                                       view.get("at_epsilon", {}).get("informed_minus_naive")}
+                        out["label_guarantee"]["effective_for_label"] = {
+                            "column": name, **eff, "computed_on": "raw data - internal use only"}
     return out
 
 

@@ -163,6 +163,14 @@ def plan(recipe: Recipe) -> ReleasePlan:
                        mechanisms=tuple(summaries), notes=tuple(notes))
 
 
+def label_guarantee(recipe: Recipe, plan_: ReleasePlan | None = None) -> dict | None:
+    """The label's formal guarantee (no data read); None when the release has no label."""
+    if recipe.release.type not in ("label", "semi-sensitive") or not recipe.columns_with_role("label"):
+        return None
+    from dpstudio.engine.leakage.label import label_guarantee as _label_guarantee
+    return _label_guarantee(recipe, plan_)
+
+
 # ---- running ----------------------------------------------------------------------------
 
 def _numeric_values(series: pd.Series, col, stats: dict) -> np.ndarray:

@@ -1,0 +1,525 @@
+"""Label leakage through public features under label DP (seed 002; BRIEF section 4).
+
+A label release perturbs the label with randomized response (RR) and publishes the public
+features as they are.  With K classes RR keeps the label with probability
+``q = e^eps / (K - 1 + e^eps)`` and moves it to each other class with ``r = 1 / (K - 1 + e^eps)``
+(BRIEF 3.2; binary: flip probability ``pi = 1 / (1 + e^eps)``).
+
+Three attackers guess each record's true label from the release (seed 002, section 2.2):
+
+* *uninformed*: ``argmax_c P(c | x)`` from the public features only (independent of eps);
+* *naive*: trusts the released label ``y~`` (accuracy ``q = 1 - pi``), the attacker label DP
+  is designed against;
+* *informed*: Bayes-optimal, ``argmax_c P(c | x) * P(y~ | c)``.
+
+Closed forms (exact expectations over the mechanism's coins, conditioning on the dataset's
+true labels -- "observed" -- or with ``y ~ P(y | x)`` as in the seed's IEAU, Def. 2.2.1 --
+"model").  For record i with true label y and posterior row P:
+
+* released ``y~ = y`` (probability q): the informed attacker is right iff
+  ``P_y e^eps >= max_{c != y} P_c``, i.e. ``eps >= a_i = log(max_{c!=y} P_c / P_y)``;
+* released ``y~ = c != y`` (probability r each): right iff ``y`` is the argmax of P outside c
+  and ``P_y > e^eps P_c``, i.e. ``eps < b_ic = log(P_y / P_c)``.
+
+Hence ``acc_informed(eps) = mean_i [ q(eps) 1{a_i <= eps} + r(eps) #{c: b_ic > eps} ]``: two
+step functions of eps.  Sorting the thresholds once makes every curve over any eps grid a
+``searchsorted`` -- O(G log n) -- which is what makes the GUI's live preview instant.
+Binary case: the informed attacker follows ``y~`` when ``|logit P(1|x)| <= eps`` and
+otherwise ignores it.
+
+Individual unexpected leakage, seed 002 Prop. 3.0.2 (binary labels)::
+
+    IUEAdv_i <= 1 / (1 + e^-eps P(1-y|x)/P(y|x))  -  1 / (1 + e^-eps P(1-y)/P(y))
+
+It is positive iff ``k = [P(y|x)/P(y)] / [P(1-y|x)/P(1-y)] > 1`` (Cor. 3.0.3).  Within one
+label group the right-hand side is a decreasing function of ``P(1-y|x)/P(y|x)`` for every eps,
+so counts above a threshold and quantiles over records are again searchsorted on sorted arrays.
+
+**Caveat (checked numerically in tests/test_leakage_label.py and the report):** the seed's
+proof of Prop. 3.0.2 bounds ``P(y|x,y~) - P(y|y~)`` only when ``y~ = y`` (there it is an
+equality).  When RR flipped the label the difference is ``1/(1+e^eps r_x) - 1/(1+e^eps r_0)``,
+which can be far larger (eps=3, P(y)=0.5, P(y|x)=0.952: 0.449 against the "bound" 0.045):
+the step that replaces ``P(y~|y)`` by ``e^eps/(1+e^eps)`` in the *subtracted* term goes the
+wrong way.  We therefore report the seed's quantity under its name ("iue_adv_bound", exact for
+unflipped records) next to the exact expected accuracy advantage of the informed over the
+naive attacker.
+
+Semi-sensitive releases, seed 002 Prop. 4.0.1: see :func:`effective_label_epsilon`.
+
+Everything here reads raw data: internal, steward-only numbers (``computed_on``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from dpstudio.engine.leakage.logistic import crossfit_posteriors, encode_features, encode_labels
+from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+
+COMPUTED_ON = "raw data - internal use only"
+DEFAULT_GRID = np.geomspace(0.05, 10.0, 60)
+DEFAULT_THRESHOLD = 0.1
+QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
+POSTERIOR_CLIP = 1e-6
+
+__all__ = ["rr_keep_probability", "flip_probability", "k_ratio", "iue_adv_bound",
+           "informed_accuracy_binary", "LabelLeakageModel", "effective_label_epsilon",
+           "label_guarantee", "COMPUTED_ON", "DEFAULT_GRID"]
+
+
+# ---- closed forms --------------------------------------------------------------------------
+
+def rr_keep_probability(eps, n_classes: int = 2):
+    """P(y~ = y) of K-ary randomized response: e^eps / (K - 1 + e^eps) (BRIEF 3.2)."""
+    eps = np.asarray(eps, dtype=float)
+    return 1.0 / (1.0 + (n_classes - 1) * np.exp(-eps))
+
+
+def flip_probability(eps):
+    """Binary RR flip probability pi = 1 / (1 + e^eps)."""
+    return 1.0 / (1.0 + np.exp(np.asarray(eps, dtype=float)))
+
+
+def k_ratio(p_y_given_x, p_y):
+    """Seed 002 Cor. 3.0.3: k = [P(y|x)/P(y)] / [P(1-y|x)/P(1-y)] (binary)."""
+    a = np.asarray(p_y_given_x, dtype=float)
+    b = np.asarray(p_y, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (a / b) / ((1.0 - a) / (1.0 - b))
+
+
+def iue_adv_bound(p_y_given_x, p_y, eps):
+    """Seed 002 Prop. 3.0.2 right-hand side (broadcasts over records x eps):
+    1/(1 + e^-eps P(1-y|x)/P(y|x)) - 1/(1 + e^-eps P(1-y)/P(y)).
+
+    Equals P(y|x, y~) - P(y|y~) exactly on records whose label RR kept; see the module
+    docstring for why it is *not* an upper bound on records whose label RR flipped."""
+    a = np.clip(np.asarray(p_y_given_x, dtype=float), POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
+    b = np.asarray(p_y, dtype=float)
+    c = np.exp(-np.asarray(eps, dtype=float))
+    return 1.0 / (1.0 + c * (1.0 - a) / a) - 1.0 / (1.0 + c * (1.0 - b) / b)
+
+
+def posterior_gain_flipped(p_y_given_x, p_y, eps):
+    """P(y|x, y~) - P(y|y~) on a record whose binary label RR *flipped* (y~ = 1 - y):
+    1/(1 + e^eps P(1-y|x)/P(y|x)) - 1/(1 + e^eps P(1-y)/P(y))."""
+    a = np.clip(np.asarray(p_y_given_x, dtype=float), POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
+    b = np.asarray(p_y, dtype=float)
+    c = np.exp(np.asarray(eps, dtype=float))
+    return 1.0 / (1.0 + c * (1.0 - a) / a) - 1.0 / (1.0 + c * (1.0 - b) / b)
+
+
+def informed_accuracy_binary(p1, y, eps):
+    """Per-record expected accuracy of the Bayes-optimal (informed) attacker, binary RR,
+    given the true label y (expectation over RR's coin): 1 - pi if |logit p1| <= eps, else
+    1{argmax = y}.  Broadcasts (records x eps).  Reference implementation for the tests."""
+    p1 = np.clip(np.asarray(p1, float), POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
+    y = np.asarray(y)
+    L = np.log(p1) - np.log1p(-p1)
+    Ly = np.where(y == 1, L, -L)
+    eps = np.asarray(eps, float)
+    pi = flip_probability(eps)
+    return (1 - pi) * (eps >= -Ly) + pi * (eps < Ly)
+
+
+class _Steps:
+    """sum_j w_j 1{t_j <= eps} (or > eps) for many eps at once, by searchsorted + cumsum."""
+
+    def __init__(self, thresholds: np.ndarray, weights: np.ndarray | None = None):
+        t = np.asarray(thresholds, float).ravel()
+        w = np.ones_like(t) if weights is None else np.asarray(weights, float).ravel()
+        keep = np.isfinite(t) | (t == np.inf)
+        keep &= ~np.isnan(t)
+        order = np.argsort(t[keep], kind="stable")
+        self.t = t[keep][order]
+        self.cw = np.concatenate([[0.0], np.cumsum(w[keep][order])])
+        self.total_all = float(w.sum())
+
+    def le(self, eps) -> np.ndarray:
+        i = np.searchsorted(self.t, eps, side="right")
+        return self.cw[i]
+
+    def gt(self, eps) -> np.ndarray:
+        i = np.searchsorted(self.t, eps, side="right")
+        return self.cw[-1] - self.cw[i]
+
+
+def _attack_thresholds(P: np.ndarray, y: np.ndarray):
+    """Thresholds a_i (right when kept iff eps >= a_i) and b_ic (right when moved to c iff
+    eps < b_ic) for true labels y (n,) and posterior rows P (n, K)."""
+    n, K = P.shape
+    logP = np.log(np.clip(P, POSTERIOR_CLIP, None))
+    rows = np.arange(n)
+    ly = logP[rows, y]
+    others = logP.copy()
+    others[rows, y] = -np.inf
+    a = others.max(axis=1) - ly
+    # b_ic: for c != y, y must be argmax of P over classes != c (ties -> lowest index wins)
+    if K == 2:
+        b = (ly - logP[rows, 1 - y])[:, None]
+        return a, b
+    b = np.full((n, K), -np.inf)
+    order = np.argsort(-logP, axis=1, kind="stable")
+    top1, top2 = order[:, 0], order[:, 1]
+    for c in range(K):
+        best_excl_c = np.where(top1 == c, top2, top1)
+        ok = (best_excl_c == y) & (y != c)
+        b[ok, c] = ly[ok] - logP[ok, c]
+    b[rows, y] = -np.inf
+    return a, b
+
+
+# ---- the model the GUI previews -----------------------------------------------------------
+
+class LabelLeakageModel:
+    """Cross-fitted ``P(y | x_public)`` plus sorted thresholds: fit once, curves in milliseconds.
+
+    >>> m = LabelLeakageModel.fit(frame, ["age", "zip"], "diagnosis")
+    >>> m.curves(np.geomspace(0.05, 10, 60))   # attackers' accuracy, IUEAdv quantiles/counts
+    >>> m.at(1.0)                               # the same at one epsilon
+
+    All numbers are computed on the raw data: for the data steward, never for publication.
+    """
+
+    def __init__(self, posteriors: np.ndarray, labels: np.ndarray, classes: list, *,
+                 threshold: float = DEFAULT_THRESHOLD, info: dict | None = None):
+        P = np.asarray(posteriors, float)
+        y = np.asarray(labels, np.int64)
+        keep = y >= 0
+        self.dropped_missing_labels = int((~keep).sum())
+        P, y = P[keep], y[keep]
+        self.P, self.y, self.classes = P, y, list(classes)
+        self.n, self.K = P.shape
+        self.threshold = float(threshold)
+        self.info = dict(info or {})
+        counts = np.bincount(y, minlength=self.K).astype(float)
+        self.prior = counts / max(self.n, 1)
+        rows = np.arange(self.n)
+        guess = np.argmax(P, axis=1)
+        self.uninformed_observed = float(np.mean(guess == y)) if self.n else float("nan")
+        self.uninformed_model = float(np.mean(P.max(axis=1))) if self.n else float("nan")
+        # observed (true labels)
+        a, b = _attack_thresholds(P, y)
+        self._kept = _Steps(a)
+        self._moved = _Steps(b)
+        # model (y ~ P(y|x)): every hypothetical label weighted by its posterior
+        A, B, WA, WB = [], [], [], []
+        for c in range(self.K):
+            yc = np.full(self.n, c)
+            ac, bc = _attack_thresholds(P, yc)
+            A.append(ac)
+            WA.append(P[:, c])
+            B.append(bc)
+            WB.append(np.repeat(P[:, c][:, None], bc.shape[1], axis=1))
+        self._kept_m = _Steps(np.concatenate(A), np.concatenate(WA))
+        self._moved_m = _Steps(np.concatenate([x.ravel() for x in B]),
+                               np.concatenate([x.ravel() for x in WB]))
+        # naive attacker that also knows the prior (Bayes on y~ and P(y) only)
+        Pp = np.broadcast_to(self.prior, (self.n, self.K))
+        ap, bp = _attack_thresholds(np.ascontiguousarray(Pp), y)
+        self._kept_p = _Steps(ap)
+        self._moved_p = _Steps(bp)
+        # binary: k and the Prop. 3.0.2 quantities, per label group sorted for fast counts
+        self.binary = self.K == 2
+        if self.binary:
+            py = np.clip(P[rows, y], POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
+            self.p_true = py
+            self.k = k_ratio(py, self.prior[y])
+            self._rx = []   # sorted P(1-y|x)/P(y|x) per group
+            for g in (0, 1):
+                pg = py[y == g]
+                self._rx.append(np.sort((1.0 - pg) / pg))
+            self._r0 = np.array([(1 - self.prior[0]) / max(self.prior[0], 1e-300),
+                                 (1 - self.prior[1]) / max(self.prior[1], 1e-300)])
+
+    # ---- construction
+    @classmethod
+    def fit(cls, frame: pd.DataFrame, public_cols, label_col: str, *, folds: int = 5,
+            l2: float = 1e-3, seed: int = 0, threshold: float = DEFAULT_THRESHOLD,
+            progress=no_progress, cancel=NEVER_CANCELLED) -> "LabelLeakageModel":
+        """Cross-fitted logistic posteriors of the label from the public columns."""
+        y, classes = encode_labels(frame[label_col])
+        keep = y >= 0
+        sub = frame.loc[keep] if not keep.all() else frame
+        y = y[keep]
+        K = len(classes)
+        if K < 2:
+            P = np.ones((len(y), max(K, 1)))
+            return cls(P, y, classes, threshold=threshold, info={"note": "a single label value"})
+        public_cols = list(public_cols)
+        if public_cols:
+            X = encode_features(sub, public_cols)
+            P, info = crossfit_posteriors(X, y, K, folds=folds, l2=l2, seed=seed,
+                                          progress=progress, cancel=cancel)
+        else:
+            prior = np.bincount(y, minlength=K) / len(y)
+            P, info = np.tile(prior, (len(y), 1)), {"note": "no public columns: P(y|x) = P(y)"}
+        info = {**info, "public_columns": public_cols, "label_column": label_col,
+                "rows_without_label": int((~keep).sum())}
+        return cls(P, y, classes, threshold=threshold, info=info)
+
+    # ---- curves
+    def accuracies(self, eps) -> dict:
+        """Expected accuracy of each attacker at each eps (arrays shaped like eps)."""
+        eps = np.asarray(eps, float)
+        K = self.K
+        q = rr_keep_probability(eps, K)
+        r = (1.0 - q) / (K - 1)
+        n = max(self.n, 1)
+        inf_obs = (q * self._kept.le(eps) + r * self._moved.gt(eps)) / n
+        inf_mod = (q * self._kept_m.le(eps) + r * self._moved_m.gt(eps)) / n
+        naive_prior = (q * self._kept_p.le(eps) + r * self._moved_p.gt(eps)) / n
+        return {"informed": inf_obs, "naive": q + 0 * eps,
+                "uninformed": np.full(eps.shape, self.uninformed_observed),
+                "naive_with_prior": naive_prior,
+                "informed_model": inf_mod,
+                "uninformed_model": np.full(eps.shape, self.uninformed_model)}
+
+    def _count_bound_above(self, v, eps) -> np.ndarray:
+        """#records with IUEAdv bound > v (v, eps broadcast together)."""
+        v, eps = np.broadcast_arrays(np.asarray(v, float), np.asarray(eps, float))
+        total = np.zeros(v.shape)
+        c = np.exp(-eps)
+        for g in (0, 1):
+            rx = self._rx[g]
+            if rx.size == 0:
+                continue
+            s = v + 1.0 / (1.0 + c * self._r0[g])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                thr = np.where(s > 0, (1.0 / s - 1.0) / c, np.inf)
+            thr = np.where(s >= 1.0, -np.inf, thr)
+            cnt = np.searchsorted(rx, thr.ravel(), side="left").reshape(v.shape)
+            total += cnt
+        return total
+
+    def _bound_sorted(self, g: int, idx, c):
+        """The idx-th smallest bound in label group g (B increases as P(1-y|x)/P(y|x) falls)."""
+        rx = self._rx[g]
+        return 1.0 / (1.0 + c * rx[rx.size - 1 - idx]) - 1.0 / (1.0 + c * self._r0[g])
+
+    def bound_quantiles(self, eps, quantiles=QUANTILES) -> np.ndarray:
+        """Quantiles (inverted CDF) over records of the Prop. 3.0.2 bound, shape
+        (len(eps), len(quantiles)).  Exact: the k-th smallest of the union of the two label
+        groups' sorted sequences, by a vectorised binary search (O(log n) per query)."""
+        eps = np.atleast_1d(np.asarray(eps, float))
+        qs = np.asarray(quantiles, float)
+        n0, n1 = self._rx[0].size, self._rx[1].size
+        n = n0 + n1
+        shape = (eps.size, qs.size)
+        c = np.broadcast_to(np.exp(-eps)[:, None], shape)
+        k = np.clip(np.ceil(qs * n).astype(np.int64) - 1, 0, n - 1)
+        k = np.broadcast_to(k[None, :], shape)
+        lo = np.maximum(0, k + 1 - n1)
+        hi = np.minimum(k + 1, n0)
+        while True:
+            act = lo < hi
+            if not act.any():
+                break
+            i = (lo + hi) // 2
+            j = k + 1 - i
+            a0 = self._bound_sorted(0, np.where(act, np.minimum(i, n0 - 1), 0), c) if n0 else 0 * c
+            a1 = self._bound_sorted(1, np.where(act, np.clip(j - 1, 0, max(n1 - 1, 0)), 0), c) \
+                if n1 else 0 * c
+            go_right = act & (a0 < a1)
+            lo = np.where(go_right, i + 1, lo)
+            hi = np.where(act & ~go_right, i, hi)
+        i = lo
+        j = k + 1 - i
+        v0 = np.where(i > 0, self._bound_sorted(0, np.clip(i - 1, 0, max(n0 - 1, 0)), c), -np.inf) \
+            if n0 else np.full(shape, -np.inf)
+        v1 = np.where(j > 0, self._bound_sorted(1, np.clip(j - 1, 0, max(n1 - 1, 0)), c), -np.inf) \
+            if n1 else np.full(shape, -np.inf)
+        return np.maximum(v0, v1)
+
+    def curves(self, eps_grid=DEFAULT_GRID, *, quantiles=QUANTILES) -> dict:
+        """Every preview curve over the eps grid (plain lists, JSON-able)."""
+        eps = np.asarray(eps_grid, float)
+        acc = self.accuracies(eps)
+        out = {"epsilon": eps.tolist(), "n": self.n, "classes": [str(c) for c in self.classes],
+               "accuracy": {k: np.asarray(v).tolist() for k, v in acc.items()},
+               "informed_minus_naive": (acc["informed"] - acc["naive"]).tolist(),
+               "computed_on": COMPUTED_ON}
+        if self.binary:
+            cnt = self._count_bound_above(self.threshold, eps)
+            out["iue_adv_bound"] = {
+                "threshold": self.threshold,
+                "count_above": cnt.astype(int).tolist(),
+                "share_above": (cnt / max(self.n, 1)).tolist(),
+                "quantiles": {str(q): col.tolist() for q, col in
+                              zip(quantiles, self.bound_quantiles(eps, quantiles).T)}}
+        return out
+
+    def iue_adv(self, eps) -> np.ndarray:
+        """Per-record Prop. 3.0.2 bound at one eps (for histograms); binary labels only."""
+        if not self.binary:
+            raise ValueError("IUEAdv (seed 002 Prop. 3.0.2) is defined for binary labels")
+        return iue_adv_bound(self.p_true, self.prior[self.y], eps)
+
+    def at(self, eps: float, *, quantiles=QUANTILES) -> dict:
+        """Scalars at one eps: accuracies, IUEAdv bound distribution, count above threshold."""
+        e = float(eps)
+        acc = {k: float(v) for k, v in self.accuracies(np.array([e])).items()
+               for v in [v[0]]}
+        out = {"epsilon": e, "n": self.n, "accuracy": acc,
+               "informed_minus_naive": acc["informed"] - acc["naive"],
+               "computed_on": COMPUTED_ON}
+        if self.binary:
+            above = int(self._count_bound_above(self.threshold, e))
+            out["iue_adv_bound"] = {
+                "threshold": self.threshold, "count_above": above,
+                "share_above": above / max(self.n, 1),
+                "quantiles": {str(q): float(v) for q, v in
+                              zip(quantiles, self.bound_quantiles([e], quantiles)[0])}}
+        return out
+
+    def k_summary(self, quantiles=QUANTILES) -> dict:
+        """Distribution of k over records (eps-free) and the share with k > 1 (Cor. 3.0.3)."""
+        if not self.binary:
+            return {"available": False, "note": "k is defined for binary labels (seed 002)"}
+        k = self.k
+        return {"quantiles": {str(q): float(v) for q, v in zip(quantiles, np.quantile(k, quantiles))},
+                "share_k_above_1": float(np.mean(k > 1.0)), "count_k_above_1": int(np.sum(k > 1.0))}
+
+    def posterior_gain(self, eps: float, quantiles=QUANTILES) -> dict:
+        """Distribution over records of P(y|x,y~) - P(y|y~): on kept labels (the seed's Prop.
+        3.0.2 expression), on flipped labels, and its expectation over RR."""
+        e = float(eps)
+        B = self.iue_adv(e)
+        F = posterior_gain_flipped(self.p_true, self.prior[self.y], e)
+        pi = 1.0 / (1.0 + math.exp(e))
+        E = (1 - pi) * B + pi * F
+
+        def qd(v):
+            return {str(q): float(x) for q, x in zip(quantiles, np.quantile(v, quantiles))}
+        return {"epsilon": e, "kept_label_prop_3_0_2": qd(B), "flipped_label": qd(F),
+                "expected_over_rr": qd(E),
+                "share_records_where_expected_gain_exceeds_prop_3_0_2": float(np.mean(E > B + 1e-12)),
+                "computed_on": COMPUTED_ON}
+
+    def summary(self, eps: float, eps_grid=DEFAULT_GRID) -> dict:
+        return {"at_epsilon": self.at(eps), "curves": self.curves(eps_grid), "k": self.k_summary(),
+                "prior": {str(c): float(p) for c, p in zip(self.classes, self.prior)},
+                **({"posterior_gain": self.posterior_gain(eps)} if self.binary else {}),
+                "posterior_model": _jsonable_info(self.info), "computed_on": COMPUTED_ON}
+
+
+def _jsonable_info(info: dict) -> dict:
+    out = {}
+    for k, v in info.items():
+        if k == "fold_fits":
+            out["fold_iterations"] = [f.get("iterations") for f in v]
+            out["all_converged"] = all(f.get("converged") for f in v)
+        elif isinstance(v, (str, int, float, bool, list)) or v is None:
+            out[k] = v
+    return out
+
+
+# ---- semi-sensitive: seed 002 Prop. 4.0.1 ----------------------------------------------------
+
+def public_log_likelihood_ratio(posteriors: np.ndarray, labels: np.ndarray, *, quantile: float = 1.0,
+                                clip: float = 1e-3) -> float:
+    """Estimate lambda = max_x |ln P(x|y=1)/P(x|y=0)| over the public features (binary labels).
+
+    Bayes: P(x|y=1)/P(x|y=0) = [P(y=1|x)/P(y=0|x)] * [P(y=0)/P(y=1)].  We use the cross-fitted
+    posteriors clipped to [clip, 1-clip] (so lambda <= ln((1-clip)/clip) + |logit prior|) and take
+    the ``quantile`` (default 1.0 = the maximum) over records of |ln ratio|.  This is an
+    *estimate* from a fitted model, not a bound: a richer model or unseen x can give larger
+    ratios, so report it as such.
+    """
+    P = np.asarray(posteriors, float)
+    y = np.asarray(labels)
+    p1 = np.clip(P[:, 1], clip, 1 - clip)
+    prior1 = float(np.clip(np.mean(y == 1), clip, 1 - clip))
+    llr = (np.log(p1) - np.log1p(-p1)) - (math.log(prior1) - math.log1p(-prior1))
+    return float(np.quantile(np.abs(llr), quantile)) if llr.size else 0.0
+
+
+def effective_label_epsilon(eps_label: float, eps_sensitive: float = 0.0, *, posteriors=None,
+                            labels=None, public_llr: float | None = None, quantile: float = 1.0,
+                            clip: float = 1e-3) -> dict:
+    """Effective epsilon for the label of a semi-sensitive release (seed 002 Prop. 4.0.1).
+
+    Seed: odds(y | x_pub, x~_priv, y~) <= e^{eps_1 + eps_2} odds(y | x_pub), with
+    ``eps_1 = max{eps', ln max_x P(x|y=1)/P(x|y=0)}``, eps' of the Laplace-perturbed sensitive
+    features, eps_2 of RR on the label.
+
+    What the mathematics gives (see the report / tests): relative to odds(y | x_pub) the factor
+    is ``e^{eps' + eps_2}`` (the mixture argument bounds the sensitive part by e^{eps'}, RR by
+    e^{eps_2}; the public likelihood ratio is already inside odds(y | x_pub), and no independence
+    assumption is needed).  Relative to the *prior* odds -- what an "effective epsilon for the
+    label" must mean once public columns are published -- the factor is
+    ``e^{eps' + lambda + eps_2}`` with ``lambda = max_x |ln P(x|y=1)/P(x|y=0)|``: the terms add,
+    so the seed's ``max{eps', lambda} + eps_2`` understates it.  We return both; the headline
+    ``effective_label_epsilon`` is the corrected sum.
+    """
+    if public_llr is None:
+        if posteriors is None or labels is None:
+            raise ValueError("give public_llr, or posteriors and labels to estimate it")
+        public_llr = public_log_likelihood_ratio(posteriors, labels, quantile=quantile, clip=clip)
+    lam = float(public_llr)
+    e1_seed = max(float(eps_sensitive), lam)
+    return {
+        "effective_label_epsilon": float(eps_sensitive) + lam + float(eps_label),
+        "relative_to_public_posterior_epsilon": float(eps_sensitive) + float(eps_label),
+        "seed_prop_4_0_1_epsilon": e1_seed + float(eps_label),
+        "seed_epsilon_1": e1_seed,
+        "public_log_likelihood_ratio": lam,
+        "epsilon_label_rr": float(eps_label), "epsilon_sensitive": float(eps_sensitive),
+        "estimate": {"method": "cross-fitted logistic posteriors, clipped to "
+                               f"[{clip}, {1 - clip}], quantile {quantile} of |log ratio| over records",
+                     "conservative": "an estimate, not a bound: unseen public values or a richer "
+                                     "model could show a larger ratio",
+                     "cap": float(math.log((1 - clip) / clip))},
+        "note": ("posterior odds of the label given the release are at most e^effective_label_epsilon "
+                 "times the prior odds (e^(eps'+eps_2) times the odds given the public columns). "
+                 "Seed 002 Prop. 4.0.1 takes max{eps', lambda}, which understates the prior-relative "
+                 "factor; both are shown."),
+        "computed_on": COMPUTED_ON,
+    }
+
+
+def label_guarantee(recipe, plan=None) -> dict:
+    """The label's formal guarantee for the record module / report (no data read).
+
+    ``label`` release: eps-label DP with eps = the label unit's budget.  ``semi-sensitive``:
+    relative to what the public columns already say, the label's posterior odds move by at most
+    e^(eps_label + sum eps_sensitive) (seed 002 Prop. 4.0.1, corrected: no max, see
+    :func:`effective_label_epsilon`); the public columns' own information is not bounded by any
+    epsilon and is estimated, internally, by ``dpstudio risk``.
+    """
+    rtype = recipe.release.type
+    if rtype not in ("label", "semi-sensitive", "record"):
+        return {"label_epsilon": None, "note": f"no label guarantee for a {rtype!r} release"}
+    labels = [c.name for c in recipe.columns if c.role == "label"]
+    sens = {c.name for c in recipe.columns if c.role == "sensitive"}
+    eps_of: dict = {}
+    if plan is not None and getattr(plan, "mechanisms", None):
+        for m in plan.mechanisms:
+            for c in m.get("columns", [m.get("unit")]):
+                eps_of[c] = float(m.get("epsilon", 0.0))
+    else:
+        from dpstudio.engine.release.record import budget_split, perturbed_units
+        split = budget_split(recipe)
+        for unit, cols in perturbed_units(recipe):
+            for c in cols:
+                eps_of[c.name] = split[unit][0]
+    if not labels:
+        return {"label_epsilon": None, "note": "no column has the role 'label'"}
+    eps_label = sum(eps_of.get(n, 0.0) for n in labels)
+    if rtype == "label":
+        return {"label_epsilon": eps_label, "relative_to": "public columns",
+                "note": (f"{eps_label:g}-label DP: randomized response on the label. Public columns "
+                         "are released unchanged; when they predict the label, an attacker who "
+                         "combines them with the released label learns more than eps suggests "
+                         "(seed 002 section 3); the internal leakage estimate quantifies this.")}
+    eps_sens = sum(eps_of.get(n, 0.0) for n in sens)
+    total = eps_label + eps_sens if rtype == "semi-sensitive" else eps_label + eps_sens
+    return {"label_epsilon": total, "epsilon_label_rr": eps_label, "epsilon_sensitive": eps_sens,
+            "relative_to": "public columns",
+            "note": (f"the label's posterior odds given the release are at most e^{total:g} times its "
+                     "odds given the public columns alone (RR on the label plus the perturbed "
+                     "sensitive features, which may be correlated with it; seed 002 Prop. 4.0.1 with "
+                     "eps_1 = eps' - the public columns' own information is added separately, as an "
+                     "internal estimate)")}
