@@ -38,6 +38,10 @@ def atomic_path(target, *, cancel=NEVER_CANCELLED):
         raise UserError(f"output directory does not exist: {directory}")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dpstmp", dir=directory)
     os.close(fd)
+    # mkstemp makes the file private (0600); a finished export gets the user's usual permissions
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         yield Path(tmp)
         cancel.check()

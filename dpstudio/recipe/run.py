@@ -98,7 +98,7 @@ def load_input(recipe: Recipe, input_path=None, *, progress=no_progress, cancel=
 
 
 def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None, report_path=None,
-                    report_variant: str = "internal", progress=no_progress,
+                    report_variant: str = "internal", with_risk: bool = True, progress=no_progress,
                     cancel=NEVER_CANCELLED) -> ReleaseResult:
     """Run a whole release: load, validate, account, reserve budget, perturb, write, record."""
     from dpstudio.engine.data.schema import infer_schema
@@ -169,6 +169,13 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
     if recipe.randomness.seed is not None:
         result.warnings.append(f"a fixed random seed ({recipe.randomness.seed}) was used: the noise is "
                                f"reproducible by anyone who knows it - not for production releases")
+    if report_path is not None and report_variant == "internal" and with_risk:
+        progress(0.88, "estimating residual risks (raw data, internal report only)")
+        try:
+            from dpstudio.engine.leakage.risk import risk_for_recipe
+            result.risk = risk_for_recipe(recipe, frame, seed=0)
+        except Exception as exc:  # the release is done; a failed estimate must not lose it
+            result.warnings.append(f"risk estimate unavailable: {type(exc).__name__}: {exc}")
     if report_path is not None:
         progress(0.9, "writing report")
         from dpstudio.report import write_report

@@ -104,10 +104,13 @@ def _mechanism_summary(name: str, cols, mech, eps: float, delta: float) -> dict:
     col = cols[0]
     info = {"unit": name, "columns": [c.name for c in cols], "mechanism": _mechanism_name(col),
             "epsilon": eps, "delta": delta}
-    for attr in ("scale", "sigma", "grid_step", "flip_probability", "p_other", "keep_probability"):
+    for attr, key in (("scale", "scale"), ("sigma", "sigma"), ("step", "grid_step"),
+                      ("p", "p_each_other_category"), ("keep", "p_keep")):
         v = getattr(mech, attr, None)
-        if isinstance(v, (int, float, np.floating)):
-            info[attr] = float(v)
+        if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool):
+            info[key] = float(v)
+    if hasattr(mech, "n_categories"):
+        info["categories_count"] = int(mech.n_categories)
     err = mech.expected_error() if hasattr(mech, "expected_error") else None
     if err is not None:
         info["expected_error"] = float(err)

@@ -1,0 +1,51 @@
+"""Compliance reports of a release: HTML (self-contained, printable) or PDF (Qt), in an
+*internal* variant (everything, including figures computed on the raw data) and an *external*
+one (publishable: DP outputs and public information only).
+
+Only :mod:`dpstudio.report.charts` and :mod:`dpstudio.report.pdf` import Qt, lazily.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from dpstudio.errors import UserError
+from dpstudio.report.model import VARIANTS, ReportModel, build_model
+
+__all__ = ["write_report", "build_model", "render", "ReportModel", "VARIANTS"]
+
+
+def _kind(path) -> str:
+    ext = Path(path).suffix.lower()
+    if ext in (".html", ".htm"):
+        return "html"
+    if ext == ".pdf":
+        return "pdf"
+    raise UserError(f"cannot tell the report format of {path}: use a .html or .pdf file name")
+
+
+def render(result, kind: str, *, variant: str = "internal", frame=None) -> bytes:
+    """The report as bytes (``kind``: "html" or "pdf")."""
+    if kind == "html":
+        from dpstudio.report.charts import qt_available
+        from dpstudio.report.html import render_html
+        model = build_model(result, variant, frame, charts=qt_available())
+        return render_html(model).encode("utf-8")
+    if kind == "pdf":
+        try:
+            from dpstudio.report.pdf import render_pdf_bytes
+            model = build_model(result, variant, frame, charts=True)
+            return render_pdf_bytes(model)
+        except ImportError as exc:
+            raise UserError(f"PDF reports need Qt (PySide6), which failed to load: {exc}; "
+                            f"write an .html report instead") from None
+    raise UserError(f"unknown report format {kind!r}")
+
+
+def write_report(result, path, *, variant: str = "internal", frame=None) -> str:
+    """Write the report atomically (HTML or PDF by extension); returns its SHA-256."""
+    from dpstudio.export import write_bytes
+
+    if variant not in VARIANTS:
+        raise UserError(f"report variant must be 'internal' or 'external', got {variant!r}")
+    data = render(result, _kind(path), variant=variant, frame=frame)
+    return write_bytes(data, path)

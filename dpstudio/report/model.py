@@ -1,0 +1,473 @@
+"""The report's content, built once from a ReleaseResult and rendered as HTML or PDF.
+
+All variant filtering happens here, so no renderer can leak: the *external* variant contains
+no number computed from the raw data other than DP outputs (no clipped counts, no risk
+estimates, no domain values copied from the data, nor anything derived from them such as a
+noise scale or the recipe's hash).  The row count is public in the DP model (BRIEF 2).
+No Qt here.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dpstudio.report import text as T
+
+VARIANTS = ("internal", "external")
+
+
+@dataclass
+class Cell:
+    text: str
+    flag: bool = False  # shown in red: a privacy risk
+
+
+@dataclass
+class Block:
+    kind: str  # "p", "warn", "note", "table", "list", "kv", "pre", "image", "signoff"
+    content: object = None
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+    internal_only: bool = False
+
+    def add(self, kind, content=None, caption=""):
+        self.blocks.append(Block(kind, content, caption))
+        return self
+
+
+@dataclass
+class ReportModel:
+    title: str
+    variant: str
+    banner: str
+    header: list[tuple[str, str]]
+    sections: list[Section]
+    images: dict[str, bytes] = field(default_factory=dict)
+
+
+def fmt(x, digits: int = 4) -> str:
+    if x is None:
+        return "\u2014"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float):
+        if x == 0:
+            return "0"
+        if math.isfinite(x) and x == round(x) and abs(x) < 1e15:
+            return f"{int(round(x)):,}"
+        if math.isfinite(x) and 1000 <= abs(x) < 1e15:
+            return f"{x:,.0f}"
+        if math.isfinite(x) and 1e-3 <= abs(x) < 1000:
+            return f"{x:.{digits}g}"
+        return f"{x:.{digits - 1}e}".replace("e-0", "e-").replace("e+0", "e+")
+    return str(x)
+
+
+def _eps(x) -> str:
+    return fmt(float(x), 4) if x is not None else "\u2014"
+
+
+def _loss_text(eps, delta) -> str:
+    return f"\u03b5 = {_eps(eps)}, \u03b4 = {fmt(float(delta or 0.0))}"
+
+
+# ---- pieces ------------------------------------------------------------------------------------
+
+def _dp_domains(result) -> dict:
+    """Domains estimated with DP at release time (DP outputs: publishable)."""
+    stats = getattr(result.outcome, "steward_stats", None) or {}
+    return {k.split(":", 1)[1]: v for k, v in stats.items() if isinstance(k, str) and k.startswith("dp_domain:")}
+
+
+def _domain_text(col, dp_values, external: bool) -> tuple[str, str, bool]:
+    d = col.domain
+    if col.role in ("identifier", "ignore"):
+        return "\u2014", "dropped, not released", False
+    if d is None:
+        return "\u2014", "\u2014", False
+    src = T.SOURCE_TEXT.get(d.source, d.source)
+    if d.source == "dp" and d.cost is not None:
+        src += f" (cost {_loss_text(d.cost.epsilon, d.cost.delta)}, included in the total)"
+    if d.source == "data" and external:
+        return T.WITHHELD, src, True
+    if d.kind == "numeric":
+        lo, hi = d.low, d.high
+        if (lo is None or hi is None) and isinstance(dp_values, list) and len(dp_values) == 2:
+            lo, hi = dp_values
+        if lo is None or hi is None:
+            rng = f"searched in [{fmt(d.search_low)}, {fmt(d.search_high)}]" if d.search_low is not None else "\u2014"
+            return rng, src, d.source == "data"
+        return f"[{fmt(lo)}, {fmt(hi)}]", src, d.source == "data"
+    cats = d.categories
+    if cats is None and isinstance(dp_values, list):
+        cats = tuple(dp_values)
+    if cats is None:
+        return "\u2014", src, d.source == "data"
+    shown = ", ".join(str(c) for c in cats[:12])
+    if len(cats) > 12:
+        shown += f", \u2026 ({len(cats)} in all)"
+    if d.other:
+        shown += f" (other values \u2192 {d.other})"
+    return shown, src, d.source == "data"
+
+
+def _copied_columns(recipe) -> set[str]:
+    return {c.name for c in recipe.columns if c.domain is not None and c.domain.source == "data"
+            and c.role not in ("identifier", "ignore")}
+
+
+def redacted_recipe_json(recipe, external: bool) -> dict:
+    """The recipe for reproduction; externally, values copied from the data are withheld and
+    the input path is reduced to the file name."""
+    data = copy.deepcopy(recipe.to_json())
+    if not external:
+        return data
+    copied = _copied_columns(recipe)
+    for c in data.get("columns", []):
+        if c.get("name") in copied and "domain" in c:
+            for key in ("low", "high", "categories", "other"):
+                if key in c["domain"]:
+                    c["domain"][key] = T.WITHHELD
+    if "input" in data and "path" in data["input"]:
+        data["input"]["path"] = Path(str(data["input"]["path"])).name
+    return data
+
+
+MECH_PARAMS = {"scale": "Laplace scale b", "sigma": "Gaussian σ", "grid_step": "noise grid step",
+               "flip_probability": "flip probability", "p_other": "P(each other category)",
+               "keep_probability": "P(value kept)"}
+
+
+def _accuracy_units(result, copied: set[str], external: bool) -> tuple[list[dict], list[str]]:
+    """Per-unit inputs of the error-vs-floor computation (from the plan: public information,
+    except domains copied from the data, left out of the external variant)."""
+    total = float(result.plan.total.epsilon) or 1.0
+    units, skipped = [], []
+    for m in result.plan.mechanisms:
+        name = m.get("unit") or ", ".join(m.get("columns", []))
+        mech = m.get("mechanism")
+        eps = float(m.get("epsilon") or 0.0)
+        if eps <= 0 or mech not in ("laplace", "gaussian", "rr"):
+            if mech not in (None, "none"):
+                skipped.append(name)
+            continue
+        if external and set(m.get("columns", [name])) & copied:
+            skipped.append(f"{name} (withheld: its domain was copied from the data)")
+            continue
+        u = {"name": name, "mechanism": mech, "delta": float(m.get("delta") or 0.0),
+             "weight": eps / total, "eps": eps, "expected_error": m.get("expected_error")}
+        if mech == "rr":
+            n = m.get("categories")
+            if not n:
+                skipped.append(name)
+                continue
+            u.update(kind="categorical", n_categories=int(n))
+        else:
+            dom = m.get("domain")
+            if not dom or dom[0] is None or dom[1] is None:
+                skipped.append(name)
+                continue
+            u.update(kind="numeric", diam=float(dom[1]) - float(dom[0]))
+        units.append(u)
+    return units, skipped
+
+
+def _floor(u) -> float:
+    try:
+        from dpstudio.engine.bounds import floor_continuous, floor_finite
+    except ImportError:  # closed forms of seed 004 Thm 5.3 / 5.5
+        def floor_continuous(diam, eps, delta=0.0):
+            return (1 - delta) * diam / (2 * (1 + math.exp(eps)))
+
+        def floor_finite(m, kappa, eps, delta=0.0):
+            return (1 - delta) * kappa * m / (m + math.exp(eps))
+    if u["kind"] == "numeric":
+        return float(floor_continuous(u["diam"], u["eps"], u["delta"]))
+    return float(floor_finite(u["n_categories"] - 1, 1.0, u["eps"], u["delta"]))
+
+
+def _flatten(d, prefix="") -> list[tuple[str, str]]:
+    rows = []
+    if isinstance(d, dict):
+        for k, v in d.items():
+            rows += _flatten(v, f"{prefix}{k}" if not prefix else f"{prefix} / {k}")
+    elif isinstance(d, (list, tuple)) and len(d) <= 12 and all(not isinstance(x, (dict, list)) for x in d):
+        rows.append((prefix, ", ".join(fmt(x) for x in d)))
+    elif isinstance(d, (list, tuple)):
+        for i, v in enumerate(d[:50]):
+            rows += _flatten(v, f"{prefix}[{i}]")
+    else:
+        rows.append((prefix, fmt(d)))
+    return rows
+
+
+# ---- the model ---------------------------------------------------------------------------------
+
+def build_model(result, variant: str = "internal", frame=None, *, charts: bool = True) -> ReportModel:
+    if variant not in VARIANTS:
+        from dpstudio.errors import UserError
+        raise UserError(f"report variant must be 'internal' or 'external', got {variant!r}")
+    external = variant == "external"
+    recipe, plan = result.recipe, result.plan
+    total = plan.total
+    comp = plan.composition
+    copied = _copied_columns(recipe)
+    guarantee = plan.guarantee
+    g_name = T.GUARANTEE_NAME.get(guarantee, guarantee)
+    data = getattr(result.outcome, "data", None)
+    n_rows = len(frame) if frame is not None else None
+    n_out = len(data) if data is not None else None
+
+    banner = ("EXTERNAL VERSION \u2014 for publication: contains only the differentially private "
+              "outputs and public information." if external else
+              "INTERNAL VERSION \u2014 contains figures computed on the raw data. Do not publish; "
+              "use the external version for that.")
+    header = [("Dataset", result.dataset_name),
+              ("Input fingerprint (SHA-256)", result.input_sha256),
+              ("Release id", result.release_id),
+              ("Date (UTC)", result.started_at.replace("T", " ").replace("+00:00", "")),
+              ("dpstudio version", result.version),
+              ("Release type", recipe.release.type),
+              ("Output file", Path(result.output_path).name if result.output_path else "\u2014"),
+              ("Output SHA-256", result.output_sha256 or "\u2014")]
+    sections: list[Section] = []
+
+    # 1. summary
+    s = Section("Summary")
+    kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore")]
+    dropped = [c for c in recipe.columns if c.role in ("identifier", "ignore")]
+    if data is not None:
+        what = (f"A table of {fmt(n_out)} rows and {len(data.columns)} columns derived from "
+                f"\u201c{result.dataset_name}\u201d" + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "") + ".")
+        if recipe.release.type == "synthetic":
+            what += " The rows are synthetic: generated by a model trained with differential privacy, not real people's records."
+    else:
+        what = (f"A {recipe.release.type} computed from \u201c{result.dataset_name}\u201d"
+                + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "") + " with differential privacy.")
+    if dropped:
+        what += " Dropped before release: " + ", ".join(c.name for c in dropped) + "."
+    s.add("p", "What was released: " + what)
+    s.add("kv", [("Guarantee", g_name), ("Total privacy loss", _loss_text(total.epsilon, total.delta)),
+                 ("Accounting method", comp.method),
+                 ("Neighbouring datasets", "differ in one person's record (replace-one); the number of rows is public")])
+    factor = math.exp(total.epsilon)
+    s.add("p", T.EPSILON_PLAIN.format(eps=_eps(total.epsilon), factor=fmt(factor, 3),
+                                      delta_part=T.DELTA_PLAIN.format(delta=fmt(total.delta)) if total.delta else ""))
+    s.add("p", "What the guarantee means: " + T.GUARANTEE_MEANS.get(guarantee, T.GUARANTEE_MEANS["record-level"]))
+    if comp.metric_epsilon:
+        s.add("p", T.METRIC_PLAIN.format(eps=_eps(comp.metric_epsilon)))
+    s.add("p", "What it does not mean:")
+    s.add("list", list(T.GUARANTEE_DOES_NOT_MEAN))
+    if copied:
+        s.add("warn", "Domains of " + ", ".join(sorted(copied)) + " were copied from the private data. "
+              "They are not protected by the guarantee" + (" and are withheld from this version." if external else "."))
+    if recipe.randomness.seed is not None:
+        s.add("warn", "A fixed random seed was used: the noise can be reproduced by anyone who knows the "
+                      "seed. Not acceptable for a production release.")
+    if result.ledger_after is None:
+        s.add("warn", "This release was not recorded in a privacy budget ledger.")
+    sections.append(s)
+
+    # 2. columns
+    s = Section("Columns")
+    dpv = _dp_domains(result)
+    mech_of = {}
+    for m in plan.mechanisms:
+        for cname in m.get("columns", [m.get("unit")]):
+            mech_of[cname] = m.get("mechanism")
+    rows = []
+    for c in recipe.columns:
+        dom, src, flag = _domain_text(c, dpv.get(c.name), external)
+        mech = mech_of.get(c.name)
+        if mech is None:
+            mech = "dropped" if c.role in ("identifier", "ignore") else "released unchanged"
+        rows.append([Cell(c.name, flag), Cell(T.ROLE_TEXT.get(c.role, c.role)), Cell(c.type),
+                     Cell(dom, flag), Cell(src, flag), Cell(T.MECHANISM_TEXT.get(mech, mech))])
+    s.add("table", {"head": ["Column", "Role", "Type", "Domain", "Domain source", "Treatment"], "rows": rows,
+                    "widths": [13, 14, 13, 24, 21, 15]})
+    s.add("note", "A domain is the range of values (numbers) or list of categories (text) a column may "
+                  "take. It must be public knowledge or estimated with differential privacy; values "
+                  "copied from the data (in red) can identify people.")
+    unchanged = [c.name for c in kept if c.name not in mech_of]
+    if unchanged:
+        s.add("warn", "Released without noise (not protected by the guarantee): " + ", ".join(unchanged) + ".")
+    sections.append(s)
+
+    # 3. mechanisms
+    s = Section("Mechanisms and parameters")
+    rows = []
+    for m in plan.mechanisms:
+        name = m.get("unit") or ", ".join(m.get("columns", []))
+        hide = external and set(m.get("columns", [name])) & copied
+        params = []
+        for k, label in MECH_PARAMS.items():
+            if k in m:
+                params.append(f"{label} = {T.WITHHELD if hide and k in ('scale', 'sigma', 'grid_step') else fmt(m[k])}")
+        err = m.get("expected_error")
+        rows.append([Cell(name), Cell(T.MECHANISM_TEXT.get(m.get("mechanism"), str(m.get("mechanism")))),
+                     Cell(_eps(m.get("epsilon"))), Cell(fmt(float(m.get("delta") or 0.0))),
+                     Cell("; ".join(params) or "\u2014"),
+                     Cell(T.WITHHELD if hide and err is not None else fmt(err))])
+    if rows:
+        s.add("table", {"head": ["Unit", "Mechanism", "ε", "δ", "Parameters", "Expected error"], "rows": rows,
+                        "widths": [14, 20, 9, 8, 34, 15]})
+    else:
+        s.add("p", "No per-column mechanism: see the accounting transcript.")
+    sections.append(s)
+
+    # 4. accounting
+    s = Section("Privacy accounting")
+    s.add("kv", [("Method", comp.method), ("Total", _loss_text(total.epsilon, total.delta)),
+                 *([("Metric DP (separate)", f"\u03b5 = {_eps(comp.metric_epsilon)} per unit distance")]
+                   if comp.metric_epsilon else [])])
+    alts = getattr(comp, "alternatives", None) or {}
+    if len(alts) > 1:
+        s.add("table", {"head": ["Method", "ε", "δ"],
+                        "rows": [[Cell(k), Cell(_eps(v[0])), Cell(fmt(float(v[1])))] for k, v in alts.items()]})
+    s.add("pre", "\n".join(comp.transcript), caption="Accounting transcript")
+    sections.append(s)
+
+    # 5. ledger
+    s = Section("Privacy budget ledger")
+    if result.ledger_before is None and result.ledger_after is None:
+        s.add("warn", "Not recorded in a ledger: the spend of this release is not tracked.")
+    else:
+        def _b(sm, key):
+            if not sm or sm.get(key) is None:
+                return "no cap set" if key in ("cap", "remaining") else "\u2014"
+            v = sm[key]
+            return f"\u03b5 = {_eps(v.get('epsilon'))}, \u03b4 = " + (
+                "not capped" if v.get("delta") is None else fmt(float(v.get("delta"))))
+        rows = [[Cell(lbl), Cell(_b(result.ledger_before, key)), Cell(_b(result.ledger_after, key))]
+                for lbl, key in (("Cap", "cap"), ("Spent", "spent"), ("Remaining", "remaining"))]
+        rows.append([Cell("Releases recorded"), Cell(fmt((result.ledger_before or {}).get("releases", 0))),
+                     Cell(fmt((result.ledger_after or {}).get("releases", 0)))])
+        s.add("table", {"head": ["", "Before this release", "After this release"], "rows": rows,
+                        "widths": [20, 40, 40]})
+        s.add("note", "Spend adds up across releases of the same file (basic composition), identified by "
+                      "its SHA-256 fingerprint, so renaming the file does not reset it.")
+    sections.append(s)
+
+    # 6. accuracy
+    s = Section("Accuracy")
+    units, skipped = _accuracy_units(result, copied, external)
+    if units:
+        rows = []
+        for u in units:
+            floor = _floor(u)
+            err = u["expected_error"]
+            ratio = (err / floor) if (err is not None and floor > 0) else None
+            rows.append([Cell(u["name"]), Cell(u["mechanism"]), Cell(_eps(u["eps"])), Cell(fmt(err)),
+                         Cell(fmt(floor)), Cell(f"{ratio:.2f} \u00d7" if ratio else "\u2014")])
+        s.add("p", "Expected error of each column against its floor: the smallest worst-case error any "
+                   "mechanism with the same \u03b5 and \u03b4 can achieve (a theoretical lower bound: "
+                   "seed 004, Thm 5.3 for numbers, Thm 5.5 for categories). Numbers: average absolute difference "
+                   "between released and true value, in the column's units. Categories: probability that "
+                   "the released category is wrong.")
+        s.add("table", {"head": ["Unit", "Mechanism", "ε of the unit", "Expected error", "Floor", "Error / floor"],
+                        "rows": rows})
+        if charts:
+            try:
+                from dpstudio.report.charts import error_floor_chart
+                png = error_floor_chart(units, float(total.epsilon))
+            except Exception:  # a chart must never stop a report
+                png = None
+            if png:
+                s.add("image", "error_floor.png",
+                      caption="Expected error (solid) and floor (dashed) against the release's total \u03b5; "
+                              "numbers relative to the column's range. The dotted line marks the chosen \u03b5.")
+                images = {"error_floor.png": png}
+            else:
+                images = {}
+        else:
+            images = {}
+    else:
+        images = {}
+        s.add("p", "No per-column accuracy figures for this release type.")
+    if skipped:
+        s.add("note", "Not shown: " + ", ".join(skipped) + ".")
+    sections.append(s)
+
+    # 7. utility (DP outputs only)
+    ps = getattr(result.outcome, "public_stats", None) or {}
+    if ps:
+        s = Section("Utility of the released data")
+        s.add("note", "Computed from the differentially private output only.")
+        flat = _flatten({k: v for k, v in ps.items() if k != "synthesizer_transcript"})
+        if flat:
+            s.add("kv", flat[:60])
+        if ps.get("synthesizer_transcript"):
+            s.add("pre", "\n".join(map(str, ps["synthesizer_transcript"])), caption="Synthesizer accounting")
+        sections.append(s)
+
+    # 8. risk and steward statistics (internal only)
+    if not external:
+        s = Section("Residual risk estimates", internal_only=True)
+        s.add("warn", T.RISK_LABEL)
+        if result.risk:
+            s.add("kv", _flatten(result.risk)[:80])
+        else:
+            s.add("p", "No risk estimate was run for this release (dpstudio risk RECIPE computes one).")
+        sections.append(s)
+        stats = {k: v for k, v in (getattr(result.outcome, "steward_stats", None) or {}).items()
+                 if not (isinstance(k, str) and k.startswith("dp_domain:"))}
+        s = Section("Data steward statistics", internal_only=True)
+        s.add("warn", T.STEWARD_LABEL)
+        cols = stats.get("columns") if isinstance(stats.get("columns"), dict) else None
+        if cols:
+            keys = sorted({k for v in cols.values() if isinstance(v, dict) for k in v})
+            label = {"clipped": "values clipped to the bounds", "missing_filled": "missing values filled",
+                     "mapped_to_other": "values mapped to 'other'"}
+            s.add("table", {"head": ["Column"] + [label.get(k, k) for k in keys],
+                            "rows": [[Cell(n)] + [Cell(fmt(v.get(k))) for k in keys] for n, v in cols.items()]})
+        rest = {k: v for k, v in stats.items() if k != "columns"}
+        if rest:
+            s.add("kv", _flatten(rest)[:60])
+        if not cols and not rest:
+            s.add("p", "None recorded.")
+        sections.append(s)
+
+    # 9. warnings and acknowledgements
+    s = Section("Warnings and acknowledgements")
+    warnings = list(dict.fromkeys(list(result.warnings) + list(plan.notes)))
+    if warnings:
+        s.add("list", warnings)
+    else:
+        s.add("p", "No warnings.")
+    if recipe.acknowledgements:
+        s.add("p", "The user acknowledged:")
+        s.add("list", [T.ack_text(a) + f" [{a}]" for a in recipe.acknowledgements])
+    sections.append(s)
+
+    # 10. randomness and reproduction
+    s = Section("Randomness and reproduction")
+    s.add("kv", [("Randomness source", result.randomness),
+                 ("Kind", "cryptographically secure (production)" if recipe.randomness.seed is None
+                  else f"fixed seed {recipe.randomness.seed} (testing only)")])
+    rj = redacted_recipe_json(recipe, external)
+    if not (external and copied):
+        s.add("kv", [("Recipe SHA-256", recipe.sha256())])
+    s.add("p", "Running this recipe again with dpstudio gives a release with the same guarantee and "
+               "cost (new noise unless a fixed seed was used), and spends budget again.")
+    s.add("pre", json.dumps(rj, indent=2, ensure_ascii=False), caption="Recipe (JSON)")
+    sections.append(s)
+
+    # 11. sign-off
+    s = Section("Sign-off")
+    s.add("p", T.SIGN_OFF_TEXT)
+    s.add("signoff", ["Data steward", "Compliance officer"])
+    sections.append(s)
+
+    title = "Differential privacy release report"
+    return ReportModel(title=title, variant=variant, banner=banner, header=header, sections=sections,
+                       images=images)
