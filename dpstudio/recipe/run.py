@@ -159,6 +159,11 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
             ledger.abort(reservation)
         raise
 
+    if outcome.data is not None and outcome.artifact is not None:
+        # e.g. a density with sampled values: the table is the output, the JSON goes beside it
+        import json
+        write_text(json.dumps(outcome.artifact, indent=2),
+                   output_path.with_name(output_path.stem + ".artifact.json"))
     result = ReleaseResult(recipe=recipe, plan=plan, outcome=outcome, schema=schema,
                            dataset_name=Path(loaded.path).name, input_sha256=loaded.sha256,
                            release_id=release_id, started_at=started, randomness=rng.describe(),

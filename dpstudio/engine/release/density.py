@@ -1,0 +1,138 @@
+"""Release type ``density``: DP kernel density estimate of 1 or 2 numeric sensitive columns with
+Gaussian-process noise on a grid (BRIEF 3.6; :mod:`dpstudio.engine.density` has the maths).
+
+Options: ``bandwidth`` (in units of the public range, default Scott's rule from n and the
+public range), ``grid_size`` (default 256 in 1-D, 64 per axis in 2-D), ``sample_rows``
+(default 0: synthetic values drawn from the clipped, renormalised DP density — post-processing).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from dpstudio.engine import density as kde
+from dpstudio.engine.accounting import PrivacyLoss, compose, rdp_gaussian
+from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+from dpstudio.engine.release.base import ReleaseOutcome, ReleasePlan
+from dpstudio.errors import UserError
+from dpstudio.recipe.model import Recipe
+
+
+def _columns(recipe: Recipe):
+    cols = list(recipe.columns_with_role("sensitive"))
+    if len(cols) not in (1, 2):
+        raise UserError(f"release 'density': mark 1 or 2 numeric columns 'sensitive', got {len(cols)}")
+    for c in cols:
+        if c.domain is None or (not c.domain.known and c.domain.source != "dp"):
+            raise UserError(f"column {c.name!r}: needs public bounds")
+    return cols
+
+
+def _options(recipe: Recipe, d: int) -> dict:
+    o = recipe.release.options
+    g = int(o.get("grid_size", 256 if d == 1 else 64))
+    if not 2 <= g <= (4096 if d == 1 else 256):
+        raise UserError(f"release option grid_size={g}: choose 2..{4096 if d == 1 else 256}")
+    h = o.get("bandwidth")
+    if h is not None and not float(h) > 0:
+        raise UserError(f"release option bandwidth must be > 0, got {h!r}")
+    rows = int(o.get("sample_rows", 0))
+    if rows < 0:
+        raise UserError("release option sample_rows must be >= 0")
+    return {"grid_size": g, "bandwidth": None if h is None else float(h), "sample_rows": rows}
+
+
+def _loss(recipe: Recipe) -> PrivacyLoss:
+    b = recipe.budget
+    # the analytic calibration makes mu = Delta / sigma the GDP mu for (eps, delta)
+    from dpstudio.engine.accounting import gdp_mu_for
+    mu = float(gdp_mu_for(b.epsilon, b.delta))
+    return PrivacyLoss(epsilon=b.epsilon, delta=b.delta, kind="dp", gdp_mu=mu,
+                       rdp=rdp_gaussian(1.0, 1.0 / mu),
+                       label="Gaussian-process noise on a kernel density estimate")
+
+
+def plan(recipe: Recipe) -> ReleasePlan:
+    from dpstudio.engine.release.domains import domain_components
+
+    cols = _columns(recipe)
+    d = len(cols)
+    opts = _options(recipe, d)
+    b = recipe.budget
+    if not (b.delta > 0):
+        raise UserError("release 'density': needs delta > 0")
+    components = list(domain_components(recipe)) + [_loss(recipe)]
+    composition = compose(components, delta=b.delta, method="basic")
+    summary = {"mechanism": "KDE + multiplier * GP(0, K) on a grid (HRW 2013; seed 004 Thm 6.1/6.8)",
+               "columns": [c.name for c in cols], "epsilon": b.epsilon, "delta": b.delta,
+               "grid_size": opts["grid_size"],
+               "bandwidth": opts["bandwidth"] if opts["bandwidth"] is not None else "Scott's rule n^(-1/(d+4))/sqrt(12)",
+               "sensitivity": "sqrt(2 - 2 exp(-d/(2h^2))) / (n (2 pi h^2)^(d/2)), at most sqrt(2)/(n (2 pi h^2)^(d/2))",
+               "calibration": "analytic Gaussian mechanism (Balle & Wang 2018) for Mahalanobis sensitivity"}
+    return ReleasePlan(components=tuple(components), composition=composition, guarantee="central",
+                       mechanisms=(summary,))
+
+
+def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progress=no_progress,
+        cancel=NEVER_CANCELLED) -> ReleaseOutcome:
+    from dpstudio.engine.release.domains import resolve_dp_domains
+
+    recipe, domain_stats = resolve_dp_domains(recipe, frame, rng)
+    cols = _columns(recipe)
+    d = len(cols)
+    opts = _options(recipe, d)
+    n = len(frame)
+    if n < 1:
+        raise UserError("release 'density': the table has no rows")
+    b = recipe.budget
+    stats: dict = {}
+    pts = np.empty((n, d))
+    lows, highs = [], []
+    for k, c in enumerate(cols):
+        lo, hi = float(c.domain.low), float(c.domain.high)
+        x = pd.to_numeric(frame[c.name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        miss = np.isnan(x)
+        clipped = int(np.count_nonzero((x < lo) | (x > hi)))
+        stats[c.name] = {"clipped": clipped, "missing": int(miss.sum())}
+        pts[:, k] = (np.clip(x, lo, hi) - lo) / (hi - lo)
+        lows.append(lo)
+        highs.append(hi)
+    h = opts["bandwidth"] if opts["bandwidth"] is not None else kde.scott_bandwidth(n, d)
+    grids = [kde.grid_1d(opts["grid_size"]) for _ in range(d)]
+    cancel.check()
+    progress(0.1, "kernel density on the grid")
+    f = kde.kde_on_grid(pts, grids, h, n)
+    delta_s = kde.kde_sensitivity(n, h, d)
+    mult = kde.analytic_multiplier(b.epsilon, b.delta, delta_s)
+    cancel.check()
+    progress(0.4, "Gaussian-process noise")
+    noise = kde.GPNoise.for_grids(grids, h)
+    f_dp = f + mult * noise.sample(rng)
+    vol = float(np.prod(np.asarray(highs) - np.asarray(lows)))
+    dens = f_dp / vol  # density on the original scale
+    grid_orig = {c.name: (lows[k] + grids[k] * (highs[k] - lows[k])).tolist() for k, c in enumerate(cols)}
+    corollary = kde.corollary_multiplier(b.epsilon, b.delta, delta_s) if b.epsilon <= 1 else None
+    guarantee = {"epsilon": b.epsilon, "delta": b.delta, "kind": "central (eps, delta)-DP",
+                 "neighbours": "replace-one (n public)", "n": n, "bandwidth_scaled": h,
+                 "sensitivity": delta_s, "sensitivity_hrw_sqrt2": kde.hrw_sensitivity(n, h, d),
+                 "noise_multiplier": mult, "noise_multiplier_corollary_eps_le_1": corollary,
+                 "calibration": "analytic Gaussian mechanism (Balle & Wang 2018 Thm 8) on M^{-1/2} f",
+                 "jitter": kde.JITTER, "randomness": rng.describe()}
+    artifact = {"type": "density", "columns": [c.name for c in cols], "grid": grid_orig,
+                "bandwidth": {c.name: h * (highs[k] - lows[k]) for k, c in enumerate(cols)},
+                "density": dens.tolist(),
+                "note": "noisy density on the grid (original units); may be negative: clip for use",
+                "guarantee": guarantee}
+    data = None
+    if opts["sample_rows"] > 0:
+        cancel.check()
+        progress(0.8, "sampling synthetic values")
+        u = kde.sample_from_grid_density(f_dp, grids, opts["sample_rows"], rng.numpy_generator())
+        data = pd.DataFrame({c.name: lows[k] + u[:, k] * (highs[k] - lows[k]) for k, c in enumerate(cols)})
+        for c in cols:
+            if c.type == "integer":
+                data[c.name] = np.rint(data[c.name]).astype(np.int64)
+    progress(1.0, "density released")
+    return ReleaseOutcome(data=data, artifact=artifact, steward_stats={"columns": stats, **domain_stats})

@@ -1,0 +1,203 @@
+"""Release type ``model``: DP logistic regression by exact Gibbs-posterior sampling (BRIEF 3.7).
+
+Features: the kept numeric/boolean non-label columns, scaled with their PUBLIC bounds to
+[-1, 1] and by R/sqrt(d) (option ``scaling`` = "ball", default: ||z|| <= R with no clipping
+inside the bounds) or scaled to [-1, 1] then clipped to the L2 ball of radius R ("box").
+Values outside the bounds are clipped; missing values take the middle of the bounds (z = 0).
+Label: the label column's two declared categories, the first is -1.  Options: ``norm_bound``
+R (default 1), ``lambda`` (default: :func:`gibbs_logistic.default_lambda`), ``prior_scale``,
+``sampler_delta_fraction`` (default 1e-3), ``sampler`` ("rejection", exact; or "ula", refused
+unless its published schedule fits ``max_steps``).  The guarantee and every number behind it
+are in :mod:`dpstudio.engine.models.gibbs_logistic`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from dpstudio.engine.accounting import PrivacyLoss, compose
+from dpstudio.engine.models import gibbs_logistic as gl
+from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+from dpstudio.engine.release.base import ReleaseOutcome, ReleasePlan
+from dpstudio.errors import UserError
+from dpstudio.recipe.model import Recipe
+from dpstudio.recipe.validate import NUMERIC_TYPES
+
+
+def _features(recipe: Recipe):
+    return [c for c in recipe.columns if c.role not in ("identifier", "ignore", "label")
+            and (c.type in NUMERIC_TYPES or c.type == "boolean")]
+
+
+def _label(recipe: Recipe):
+    labels = recipe.columns_with_role("label")
+    if len(labels) != 1:
+        raise UserError("release 'model': needs exactly one label column")
+    lab = labels[0]
+    cats = lab.domain.categories if lab.domain is not None else None
+    if not cats or len(cats) != 2:
+        raise UserError(f"column {lab.name!r}: the DP logistic regression needs exactly 2 declared "
+                        f"label categories, got {list(cats or [])!r}")
+    return lab
+
+
+def _options(recipe: Recipe) -> dict:
+    o = recipe.release.options
+    out = {"norm_bound": float(o.get("norm_bound", 1.0)),
+           "lambda": o.get("lambda"), "prior_scale": o.get("prior_scale"),
+           "sampler_delta_fraction": float(o.get("sampler_delta_fraction", gl.DEFAULT_SAMPLER_DELTA_FRACTION)),
+           "sampler": str(o.get("sampler", "rejection")), "scaling": str(o.get("scaling", "ball")),
+           "max_steps": float(o.get("max_steps", 1e7))}
+    if out["sampler"] not in ("rejection", "ula"):
+        raise UserError(f"release option sampler={out['sampler']!r}: choose 'rejection' or 'ula'")
+    if out["scaling"] not in ("ball", "box"):
+        raise UserError(f"release option scaling={out['scaling']!r}: choose 'ball' or 'box'")
+    if not out["norm_bound"] > 0:
+        raise UserError(f"release option norm_bound must be > 0, got {out['norm_bound']!r}")
+    return out
+
+
+def _loss(recipe: Recipe) -> PrivacyLoss:
+    b = recipe.budget
+    return PrivacyLoss(epsilon=b.epsilon, delta=b.delta, kind="dp",
+                       label="Gibbs-posterior logistic regression (exact rejection sampler)",
+                       details={"delta_split": "delta_gibbs + (e^eps + 1) gamma"})
+
+
+def plan(recipe: Recipe) -> ReleasePlan:
+    from dpstudio.engine.release.domains import domain_components
+
+    opts = _options(recipe)
+    _label(recipe)
+    feats = _features(recipe)
+    if not feats:
+        raise UserError("release 'model': no numeric/boolean feature columns")
+    for c in feats:
+        if c.type != "boolean" and (c.domain is None or (not c.domain.known and c.domain.source != "dp")):
+            raise UserError(f"column {c.name!r}: needs public bounds")
+    b = recipe.budget
+    if not (b.delta > 0):
+        raise UserError("release 'model': needs delta > 0")
+    frac = opts["sampler_delta_fraction"]
+    d_sampler = b.delta * frac
+    gamma = d_sampler / (math.exp(b.epsilon) + 1.0)
+    d_gibbs = b.delta - d_sampler
+    L = gl.lipschitz_constant(opts["norm_bound"])
+    summary = {
+        "mechanism": "Gibbs posterior, logistic loss + N(0, I/(n lambda)) prior (seed 001 Thm 8, Thm 12)",
+        "features": [c.name for c in feats], "label": _label(recipe).name,
+        "epsilon": b.epsilon, "delta": b.delta, "delta_gibbs": d_gibbs, "delta_sampler": d_sampler,
+        "gamma": gamma, "norm_bound": opts["norm_bound"], "lipschitz": L,
+        "a_max": gl.exact_a_max(b.epsilon, d_gibbs),
+        "beta": "sqrt(a_max * n * lambda / (2 L^2)), computed with the public n at release time",
+        "sampler": opts["sampler"], "scaling": opts["scaling"],
+    }
+    components = list(domain_components(recipe)) + [_loss(recipe)]
+    composition = compose(components, delta=b.delta or None, method="basic")
+    notes = ("the sampler is exact rejection sampling capped so that TV <= gamma (Thm 12 adds "
+             "(e^eps + 1) gamma to delta); its running time depends on the data and is not released",)
+    return ReleasePlan(components=tuple(components), composition=composition, guarantee="central",
+                       mechanisms=(summary,), notes=notes)
+
+
+def _scale(recipe: Recipe, frame: pd.DataFrame, opts: dict, stats: dict):
+    feats = _features(recipe)
+    d = len(feats)
+    R = opts["norm_bound"]
+    cols = []
+    centers, halfw = [], []
+    for c in feats:
+        if c.type == "boolean" and (c.domain is None or c.domain.kind != "numeric"):
+            lo, hi = 0.0, 1.0
+        else:
+            lo, hi = float(c.domain.low), float(c.domain.high)
+        x = pd.to_numeric(frame[c.name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan).copy()
+        miss = np.isnan(x)
+        x[miss] = 0.5 * (lo + hi)
+        clipped = int(np.count_nonzero((x < lo) | (x > hi)))
+        stats[c.name] = {"clipped": clipped, "missing_filled": int(miss.sum())}
+        x = np.clip(x, lo, hi)
+        centers.append(0.5 * (lo + hi))
+        halfw.append(0.5 * (hi - lo))
+        cols.append((x - centers[-1]) / halfw[-1])
+    Z = np.column_stack(cols) if cols else np.zeros((len(frame), 0))
+    if opts["scaling"] == "ball":
+        factor = R / math.sqrt(d)
+        Z = Z * factor
+        scale = np.full(d, factor) / np.asarray(halfw)
+    else:
+        scale = 1.0 / np.asarray(halfw)
+    norms = np.linalg.norm(Z, axis=1)
+    over = norms > R * (1 + 1e-12)
+    stats["norm_clipped"] = int(over.sum())
+    if over.any():
+        Z[over] *= (R / norms[over])[:, None]
+    return feats, Z, np.asarray(centers), scale
+
+
+def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progress=no_progress,
+        cancel=NEVER_CANCELLED) -> ReleaseOutcome:
+    from dpstudio.engine.release.domains import resolve_dp_domains
+    from dpstudio.engine.release.record import category_codes
+
+    recipe, domain_stats = resolve_dp_domains(recipe, frame, rng)
+    opts = _options(recipe)
+    lab = _label(recipe)
+    stats: dict = {}
+    feats, Z, centers, scale = _scale(recipe, frame, opts, stats)
+    codes = category_codes(frame[lab.name], lab, stats)
+    y = np.where(codes == 0, -1.0, 1.0)
+    n, d = Z.shape
+    zt = np.hstack([Z, np.ones((n, 1))])
+    yz = y[:, None] * zt
+    b = recipe.budget
+    try:
+        cal = gl.calibrate(n, d + 1, b.epsilon, b.delta, norm_bound=opts["norm_bound"],
+                           lam=None if opts["lambda"] is None else float(opts["lambda"]),
+                           prior_scale=None if opts["prior_scale"] is None else float(opts["prior_scale"]),
+                           sampler_delta_fraction=opts["sampler_delta_fraction"])
+        progress(0.05, "sampling the Gibbs posterior")
+        if opts["sampler"] == "rejection":
+            res = gl.sample_rejection(yz, cal, rng, progress=progress, cancel=cancel)
+        else:
+            res = gl.sample_ula(yz, cal, rng, max_steps=int(opts["max_steps"]), progress=progress,
+                                cancel=cancel)
+    except ValueError as exc:
+        raise UserError(f"release 'model': {exc}") from None
+    theta = gl.snap(res.theta)
+    a, b0 = theta[:-1], float(theta[-1])
+    # a'z + b = sum_j a_j s_j (x_j - c_j) + b  (exact wherever no L2 clipping happened)
+    w = a * scale
+    intercept = b0 - float(np.dot(w, centers))
+    guarantee = {
+        "epsilon": b.epsilon, "delta": b.delta, "neighbours": "replace-one (n public)",
+        "kind": "central (eps, delta)-DP",
+        "derivation": ("seed 001 Thm 8(ii) exact tail condition a = 2 L^2 beta^2 / m <= "
+                       "(sqrt(eps + log 1/delta_gibbs) - sqrt(log 1/delta_gibbs))^2, L = sqrt(R^2 + 1); "
+                       "Thm 12: + (e^eps + 1) gamma for a sampler within TV gamma"),
+        **cal.to_json(),
+        "sampler": ("exact rejection from the tangent Gaussian envelope, capped so that "
+                    "P(no acceptance) <= gamma (Devroye 1986 Ch. II Thm 3.1)") if opts["sampler"] == "rejection"
+        else "unadjusted Langevin, Vempala & Wibisono 2019 Thm 1 schedule",
+        "randomness": rng.describe(),
+    }
+    artifact = {
+        "type": "logistic_regression",
+        "label": {"column": lab.name, "negative": lab.domain.categories[0],
+                  "positive": lab.domain.categories[1]},
+        "features": [c.name for c in feats],
+        "coefficients": {c.name: float(v) for c, v in zip(feats, w)},
+        "intercept": intercept,
+        "scaled": {"coefficients": [float(v) for v in a], "intercept": b0,
+                   "scaling": opts["scaling"], "norm_bound": opts["norm_bound"],
+                   "centers": [float(v) for v in centers], "scale": [float(v) for v in scale],
+                   "note": "z = scale * (clip(x, low, high) - center), then clipped to ||z|| <= R"},
+        "guarantee": guarantee,
+    }
+    steward = {"columns": stats, **domain_stats,
+               "sampler": {"accepted": res.accepted, "proposals": res.proposals,
+                           **{k: v for k, v in res.info.items() if k != "ula"}}}
+    progress(1.0, "model released")
+    return ReleaseOutcome(artifact=artifact, steward_stats=steward)
