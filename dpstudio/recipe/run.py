@@ -174,7 +174,9 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
     if recipe.randomness.seed is not None:
         result.warnings.append(f"a fixed random seed ({recipe.randomness.seed}) was used: the noise is "
                                f"reproducible by anyone who knows it - not for production releases")
-    if report_path is not None and report_variant == "internal" and with_risk:
+    # synthetic-data risk needs a second fit on a training split: only on request (dpstudio risk)
+    if report_path is not None and report_variant == "internal" and with_risk \
+            and recipe.release.type != "synthetic":
         progress(0.88, "estimating residual risks (raw data, internal report only)")
         try:
             from dpstudio.engine.leakage.risk import risk_for_recipe

@@ -73,6 +73,49 @@ def fmt(x, digits: int = 4) -> str:
     return str(x)
 
 
+def _pct(x) -> str:
+    return "\u2014" if x is None else f"{100 * float(x):.1f} %"
+
+
+def risk_summary(risk: dict) -> list[str]:
+    """The residual-risk estimates in plain sentences (internal report only)."""
+    lines: list[str] = []
+    link = risk.get("linkage") if isinstance(risk, dict) else None
+    if isinstance(link, dict) and "reid_rate" in link:
+        lines.append(
+            f"Linkage attack: matching released records back to the originals on the "
+            f"quasi-identifiers re-identifies {_pct(link.get('reid_rate'))} of the records it tries "
+            f"(without any noise: {_pct(link.get('reid_rate_unperturbed'))}; by pure chance: "
+            f"{_pct(link.get('chance_rate'))}).")
+    for name, view in (risk.get("label_views") or {}).items():
+        at = view.get("at_epsilon") or {}
+        acc = at.get("accuracy") or {}
+        if acc:
+            lines.append(
+                f"Label '{name}' at its epsilon {fmt(at.get('epsilon'))}: an attacker who only sees the "
+                f"public columns guesses it right {_pct(acc.get('uninformed'))} of the time, one who trusts "
+                f"the released label {_pct(acc.get('naive'))}, and one who combines both "
+                f"{_pct(acc.get('informed'))}.")
+        iue = at.get("iue_adv_bound") or {}
+        if "share_above" in iue:
+            lines.append(f"{_pct(iue.get('share_above'))} of records ({fmt(iue.get('count_above'))}) have an "
+                         f"individual unexpected leakage above {fmt(iue.get('threshold'))} (seed 002 Prop. 3.0.2).")
+        eff = view.get("effective_label_epsilon")
+        if isinstance(eff, dict) and eff.get("effective_label_epsilon") is not None:
+            lines.append(f"Effective epsilon for the label, counting what the public columns reveal: "
+                         f"{fmt(eff['effective_label_epsilon'])} (an estimate, not a bound).")
+    syn = risk.get("synthetic") if isinstance(risk, dict) else None
+    if isinstance(syn, dict):
+        for key, text in (("dcr_ratio_median", "median distance-to-closest-record ratio (synthetic vs holdout)"),
+                          ("mia_advantage", "membership-inference advantage")):
+            if key in syn:
+                lines.append(f"Synthetic data: {text} = {fmt(syn[key])}.")
+    emb = risk.get("embedding") if isinstance(risk, dict) else None
+    if isinstance(emb, dict) and "reid_rate" in emb:
+        lines.append(f"Embeddings: nearest-neighbour re-identification {_pct(emb.get('reid_rate'))}.")
+    return lines
+
+
 def _eps(x) -> str:
     return fmt(float(x), 4) if x is not None else "\u2014"
 
@@ -415,7 +458,10 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         s = Section("Residual risk estimates", internal_only=True)
         s.add("warn", T.RISK_LABEL)
         if result.risk:
-            s.add("kv", _flatten(result.risk)[:80])
+            lines = risk_summary(result.risk)
+            if lines:
+                s.add("list", lines)
+            s.add("kv", _flatten(result.risk)[:80], caption="All estimates")
         else:
             s.add("p", "No risk estimate was run for this release (dpstudio risk RECIPE computes one).")
         sections.append(s)
