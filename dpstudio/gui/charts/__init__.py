@@ -1,0 +1,1 @@
+"""Live preview charts (pyqtgraph) for the budget page; computations live in ``preview``."""

@@ -1,0 +1,224 @@
+"""The observable session: the current Recipe plus the loaded table and its schema.
+
+Pages never keep state of their own: they read ``session.recipe`` and change it only through
+``session.update(lambda r: replace(r, ...))``; every change emits ``recipeChanged`` and is
+undoable.  Loading a new table emits ``dataChanged`` (then ``recipeChanged``).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from dpstudio.recipe.model import Recipe
+
+UNDO_LIMIT = 200
+
+
+def recipe_for_file(path, loaded, schema) -> tuple[Recipe, str | None]:
+    """The recipe a freshly loaded file starts with: a ``<stem>.recipe.json`` saved beside it
+    when it was made for this very file, else one built from the inferred schema."""
+    from dpstudio.recipe.build import recipe_from_schema
+    from dpstudio.recipe.model import load_recipe
+
+    p = Path(path)
+    sibling = p.with_name(p.stem + ".recipe.json")
+    if sibling.is_file():
+        try:
+            r = load_recipe(sibling)
+        except Exception:  # noqa: BLE001 - a broken sibling is ignored, the schema recipe is used
+            r = None
+        if r is not None and (r.input.sha256 in (None, loaded.sha256)) \
+                and {c.name for c in r.columns} == {c.name for c in schema.columns}:
+            r = replace(r, input=replace(r.input, path=str(loaded.path), sha256=loaded.sha256,
+                                         format=loaded.format))
+            return r, str(sibling)
+    return recipe_from_schema(loaded, schema), None
+
+
+def load_for_session(path, options=None, *, progress, cancel):
+    """Worker job: load a table, infer its schema, make its starting recipe (no Qt)."""
+    from dpstudio.engine.data.loader import load_table
+    from dpstudio.engine.data.schema import infer_schema
+    from dpstudio.engine.progress import sub_progress
+
+    loaded = load_table(path, options, progress=sub_progress(progress, 0.0, 0.85), cancel=cancel)
+    cancel.check()
+    progress(0.9, "inferring column types")
+    schema = infer_schema(loaded.frame)
+    cancel.check()
+    recipe, source = recipe_for_file(path, loaded, schema)
+    progress(1.0, "ready")
+    return loaded, schema, recipe, source
+
+
+def load_recipe_and_data(recipe_path, *, progress, cancel):
+    """Worker job: open a saved recipe and the table it names."""
+    from dpstudio.engine.data.schema import infer_schema
+    from dpstudio.recipe.model import load_recipe
+    from dpstudio.recipe.run import load_input
+
+    recipe = load_recipe(recipe_path)
+    loaded = load_input(recipe, progress=progress, cancel=cancel)
+    schema = infer_schema(loaded.frame)
+    return loaded, schema, recipe, str(recipe_path)
+
+
+# validation problems are grouped by the page that can fix them
+def _page_of(problem: str) -> str:
+    p = problem.lower()
+    if p.startswith("budget"):
+        return "budget"
+    if p.startswith("release") or "mechanism" in p or " use '" in p or "released unchanged" in p \
+            or "cannot be released by" in p or "embeddings are released only" in p:
+        return "release"
+    if p.startswith("input"):
+        return "data"
+    return "columns"
+
+
+class Session(QObject):
+    recipeChanged = Signal()
+    dataChanged = Signal()
+    targetsChanged = Signal()  # output / report paths (not part of the recipe)
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.recipe: Recipe | None = None
+        self.loaded = None
+        self.schema = None
+        self.recipe_source: str | None = None  # file the recipe came from, if any
+        self.output_path: str = ""
+        self.report_path: str = ""
+        self._undo: list[Recipe] = []
+        self._redo: list[Recipe] = []
+        self._cache: dict = {}
+        self._last_merge: str | None = None
+        self.derived: dict = {}  # expensive results shared by pages (e.g. the leakage model)
+
+    # ---- data ------------------------------------------------------------------------
+    @property
+    def has_data(self) -> bool:
+        return self.loaded is not None and self.recipe is not None
+
+    @property
+    def frame(self):
+        return None if self.loaded is None else self.loaded.frame
+
+    def set_data(self, loaded, schema, recipe: Recipe, recipe_source: str | None = None) -> None:
+        self.loaded, self.schema, self.recipe = loaded, schema, recipe
+        self.recipe_source = recipe_source
+        self._undo.clear()
+        self._redo.clear()
+        self._cache.clear()
+        self.derived.clear()
+        p = Path(loaded.path)
+        ext = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx", "json": ".json"}[recipe.outputs.format]
+        self.output_path = str(p.with_name(f"{p.stem}_dp{ext}"))
+        self.report_path = str(p.with_name(f"{p.stem}_dp_report.html"))
+        self.dataChanged.emit()
+        self.targetsChanged.emit()
+        self.recipeChanged.emit()
+
+    def set_targets(self, output_path: str | None = None, report_path: str | None = None) -> None:
+        if output_path is not None:
+            self.output_path = output_path
+        if report_path is not None:
+            self.report_path = report_path
+        self.targetsChanged.emit()
+
+    # ---- recipe ----------------------------------------------------------------------
+    def update(self, change: Callable[[Recipe], Recipe], merge: str | None = None) -> bool:
+        """Apply ``change`` to the recipe (a pure function returning a new Recipe).
+
+        Successive changes with the same ``merge`` key (e.g. dragging the epsilon slider) make
+        one undo step."""
+        if self.recipe is None:
+            return False
+        new = change(self.recipe)
+        if new is None or new == self.recipe:
+            return False
+        if not (merge is not None and merge == self._last_merge and self._undo):
+            self._undo.append(self.recipe)
+            del self._undo[:-UNDO_LIMIT]
+        self._last_merge = merge
+        self._redo.clear()
+        self._set(new)
+        return True
+
+    def update_column(self, name: str, **changes) -> bool:
+        return self.update(lambda r: r.with_column(name, **changes))
+
+    def set_recipe(self, recipe: Recipe) -> None:
+        self.update(lambda _r: recipe)
+
+    def _set(self, recipe: Recipe) -> None:
+        self.recipe = recipe
+        self._cache.clear()
+        self.recipeChanged.emit()
+
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def undo(self) -> None:
+        if self._undo:
+            self._redo.append(self.recipe)
+            self._last_merge = None
+            self._set(self._undo.pop())
+
+    def redo(self) -> None:
+        if self._redo:
+            self._undo.append(self.recipe)
+            self._last_merge = None
+            self._set(self._redo.pop())
+
+    # ---- derived (cached per recipe) ---------------------------------------------------
+    def problems(self) -> list[str]:
+        if self.recipe is None:
+            return []
+        if "problems" not in self._cache:
+            from dpstudio.recipe.validate import validate
+            self._cache["problems"] = validate(self.recipe, self.schema)
+        return self._cache["problems"]
+
+    def page_problems(self, page: str) -> list[str]:
+        return [p for p in self.problems() if _page_of(p) == page]
+
+    def plan(self):
+        """``(plan, error_text)``: the computed privacy accounting, or why there is none."""
+        if self.recipe is None:
+            return None, "no data loaded"
+        if "plan" not in self._cache:
+            from dpstudio.recipe.run import compile_recipe
+            try:
+                self._cache["plan"] = (compile_recipe(self.recipe), None)
+            except Exception as exc:  # noqa: BLE001 - shown to the user, never raised
+                from dpstudio.gui.dialogs import error_summary
+                self._cache["plan"] = (None, error_summary(exc))
+        return self._cache["plan"]
+
+    def preview_recipe(self) -> Recipe | None:
+        """The recipe with 'copied from data' domains resolved (for previews on this machine only).
+
+        Cached by the columns, so moving the epsilon slider never re-reads the data."""
+        r = self.recipe
+        if r is None:
+            return None
+        key = (r.columns, id(self.loaded))
+        cached = getattr(self, "_preview", None)
+        if cached is None or cached[0] != key:
+            filled = r
+            if self.frame is not None and any(c.domain is not None and c.domain.source == "data"
+                                              and not c.domain.known for c in r.columns):
+                from dpstudio.recipe.build import fill_domains_from_data
+                try:
+                    filled = fill_domains_from_data(r, self.frame)
+                except Exception:  # noqa: BLE001 - the preview then shows the column as unknown
+                    filled = r
+            self._preview = cached = (key, filled.columns)
+        return replace(r, columns=cached[1])

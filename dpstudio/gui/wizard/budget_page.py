@@ -1,0 +1,232 @@
+"""Step 4 - Budget: epsilon (log slider + spin box) and delta, the dataset's ledger balance,
+and live charts that follow epsilon."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QDoubleValidator
+from PySide6.QtWidgets import (QDoubleSpinBox, QGroupBox, QHBoxLayout, QInputDialog, QLabel, QLineEdit,
+                               QPushButton, QSlider, QVBoxLayout)
+
+from dpstudio.gui.charts.preview import EPS_MAX, EPS_MIN
+from dpstudio.gui.texts import delta_tooltip, epsilon_tooltip
+from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
+from dpstudio.gui.wizard.budget_charts import PreviewPanel
+
+SLIDER_STEPS = 1000
+_LO, _HI = math.log10(EPS_MIN), math.log10(EPS_MAX)
+
+
+def slider_to_eps(pos: int) -> float:
+    return float(f"{10 ** (_LO + (_HI - _LO) * pos / SLIDER_STEPS):.3g}")
+
+
+def eps_to_slider(eps: float) -> int:
+    eps = min(max(eps, EPS_MIN), EPS_MAX)
+    return round((math.log10(eps) - _LO) / (_HI - _LO) * SLIDER_STEPS)
+
+
+def strength(eps: float, tr) -> str:
+    if eps <= 1:
+        return tr("strong protection")
+    if eps <= 5:
+        return tr("moderate protection")
+    if eps <= 10:
+        return tr("weak protection")
+    return tr("very weak protection")
+
+
+def fmt_loss(d) -> str:
+    if not d:
+        return "—"
+    e, dl = d.get("epsilon"), d.get("delta")
+    out = f"ε {e:.3g}" if e is not None else "ε —"
+    if dl:
+        out += f", δ {dl:.1e}"
+    return out
+
+
+class BudgetPage(WizardPage):
+    key = "budget"
+
+    def __init__(self, session, runner, parent=None):
+        super().__init__(session, runner, parent)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, SLIDER_STEPS)
+        self.slider.setPageStep(50)
+        self.slider.setToolTip(epsilon_tooltip())
+        self.slider.valueChanged.connect(lambda pos: self.set_epsilon(slider_to_eps(pos)))
+        self.spin = QDoubleSpinBox()
+        self.spin.setRange(EPS_MIN, EPS_MAX)
+        self.spin.setDecimals(3)
+        self.spin.setSingleStep(0.1)
+        self.spin.setToolTip(epsilon_tooltip())
+        self.spin.valueChanged.connect(self.set_epsilon)
+        self.strength = QLabel()
+        self.delta = QLineEdit()
+        v = QDoubleValidator(0.0, 0.999, 20)
+        v.setNotation(QDoubleValidator.Notation.ScientificNotation)
+        self.delta.setValidator(v)
+        self.delta.setToolTip(delta_tooltip())
+        self.delta.setMaximumWidth(120)
+        self.delta.editingFinished.connect(self._delta_edited)
+        self.delta_hint = QLabel()
+        self.delta_hint.setObjectName("note")
+
+        eps_label = QLabel(self.tr("Privacy budget ε"))
+        eps_label.setToolTip(epsilon_tooltip())
+        delta_label = QLabel(self.tr("δ"))
+        delta_label.setToolTip(delta_tooltip())
+        row = QHBoxLayout()
+        row.addWidget(eps_label)
+        row.addWidget(QLabel(self.tr("more private")))
+        row.addWidget(self.slider, 1)
+        row.addWidget(QLabel(self.tr("more accurate")))
+        row.addWidget(self.spin)
+        row.addWidget(self.strength)
+        row2 = QHBoxLayout()
+        row2.addWidget(delta_label)
+        row2.addWidget(self.delta)
+        row2.addWidget(self.delta_hint, 1)
+
+        self.total = QLabel()
+        self.total.setTextFormat(Qt.TextFormat.RichText)
+        self.ledger_text = QLabel()
+        self.ledger_text.setWordWrap(True)
+        self.cap_button = QPushButton(self.tr("Set a budget cap…"))
+        self.cap_button.setToolTip(self.tr("The most ε this dataset may ever spend over all its releases."))
+        self.cap_button.clicked.connect(self.ask_cap)
+        ledger_box = QGroupBox(self.tr("This dataset's budget"))
+        lb = QHBoxLayout(ledger_box)
+        lb.addWidget(self.ledger_text, 1)
+        lb.addWidget(self.cap_button)
+
+        controls = QGroupBox(self.tr("Budget of this release"))
+        cl = QVBoxLayout(controls)
+        cl.addLayout(row)
+        cl.addLayout(row2)
+        cl.addWidget(self.total)
+        self.problem_label = note_label("", "problems")
+        top = QHBoxLayout()
+        top.addWidget(controls, 3)
+        top.addWidget(ledger_box, 2)
+        self.preview = PreviewPanel(session, runner)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.problem_label)
+        lay.addWidget(self.preview, 1)
+        self.ledger_summary = None
+
+    def title(self):
+        return self.tr("Set the privacy budget")
+
+    def subtitle(self):
+        return self.tr("Move ε and watch the charts: less ε means more privacy and more noise.")
+
+    def help_text(self):
+        return "<br><br>".join([epsilon_tooltip(), delta_tooltip(), self.tr(
+            "The left chart shows the expected error of the selected column at every ε, next to the red "
+            "floor: no differentially private mechanism can be more accurate than the floor. The "
+            "histogram compares original and privatized values on a sample (this preview stays on your "
+            "computer). For label releases, the attacker chart shows how often someone could guess the "
+            "label from the published data.")])
+
+    # ---- edits -------------------------------------------------------------------------
+    def set_epsilon(self, eps: float) -> None:
+        eps = float(eps)
+        if eps > 0:
+            self.session.update(lambda r: replace(r, budget=replace(r.budget, epsilon=eps)), merge="epsilon")
+
+    def _delta_edited(self):
+        try:
+            d = float(self.delta.text() or 0)
+        except ValueError:
+            return
+        self.session.update(lambda r: replace(r, budget=replace(r.budget, delta=d)))
+
+    # ---- view --------------------------------------------------------------------------
+    def on_data_changed(self):
+        self.refresh_ledger()
+
+    def refresh(self):
+        rec = self.session.recipe
+        if rec is None:
+            return
+        eps, delta = rec.budget.epsilon, rec.budget.delta
+        with blocked(self.slider, self.spin):
+            if slider_to_eps(self.slider.value()) != eps:
+                self.slider.setValue(eps_to_slider(eps))
+            if abs(self.spin.value() - eps) > 1e-9:
+                self.spin.setValue(eps)
+        self.strength.setText(strength(eps, self.tr))
+        if not self.delta.hasFocus():
+            self.delta.setText("0" if delta == 0 else f"{delta:.1e}")
+        rows = self.session.schema.rows if self.session.schema else 0
+        self.delta_hint.setText(self.tr("keep δ far below 1/n = {0:.1e}; 0 = pure ε-DP").format(1 / rows)
+                                if rows else "")
+        plan, err = self.session.plan()
+        if plan is not None:
+            t = plan.total
+            text = self.tr("Total privacy loss of this release (computed): <b>ε = {0:.3g}</b>").format(t.epsilon)
+            if t.delta:
+                text += self.tr(", δ = {0:.1e}").format(t.delta)
+            self.total.setText(text)
+        else:
+            self.total.setText(self.tr("Total privacy loss: not computable yet — {0}").format(err))
+        problems = self.problems()
+        self.problem_label.setText("<br>".join(f"• {p}" for p in problems))
+        self.preview.update_all()
+        self._ledger_text()
+
+    def refresh_ledger(self):
+        self.ledger_summary = None
+        if self.session.loaded is None:
+            return
+        try:
+            from dpstudio.ledger import Ledger
+            self.ledger_summary = Ledger().summary(self.session.loaded.sha256)
+            self.ledger_error = None
+        except Exception as exc:  # noqa: BLE001 - shown in the box
+            from dpstudio.gui.dialogs import error_summary
+            self.ledger_error = error_summary(exc)
+        self._ledger_text()
+
+    def _ledger_text(self):
+        s = self.ledger_summary
+        if s is None:
+            self.ledger_text.setText(getattr(self, "ledger_error", None) or self.tr("Ledger not available yet."))
+            self.cap_button.setEnabled(False)
+            return
+        self.cap_button.setEnabled(True)
+        cap = s.get("cap")
+        lines = [self.tr("Spent so far: {0} in {1} release(s)").format(fmt_loss(s.get("spent")), s.get("releases", 0)),
+                 self.tr("Cap: {0}").format(fmt_loss(cap) if cap else self.tr("none set"))]
+        rem = s.get("remaining")
+        if rem:
+            lines.append(self.tr("Remaining: {0}").format(fmt_loss(rem)))
+            plan, _ = self.session.plan()
+            if plan is not None and rem.get("epsilon") is not None and plan.total.epsilon > rem["epsilon"] + 1e-12:
+                lines.append("<span style='color:#D55E00'>" + self.tr(
+                    "This release needs more than what remains: it will be refused.") + "</span>")
+        self.ledger_text.setText("<br>".join(lines))
+
+    def ask_cap(self):
+        if self.session.loaded is None:
+            return
+        cur = (self.ledger_summary or {}).get("cap") or {}
+        value, ok = QInputDialog.getDouble(self, self.tr("Budget cap"),
+                                           self.tr("Total ε this dataset may spend over all releases:"),
+                                           cur.get("epsilon") or 5.0, 0.0, 1000.0, 3)
+        if ok:
+            self.set_cap(value)
+
+    def set_cap(self, epsilon: float):
+        from dpstudio.gui.dialogs import show_error
+        try:
+            from dpstudio.ledger import Ledger
+            Ledger().set_cap(self.session.loaded.sha256, epsilon)
+        except Exception as exc:  # noqa: BLE001
+            show_error(self.window(), self.tr("Could not set the cap"), exc)
+        self.refresh_ledger()

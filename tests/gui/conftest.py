@@ -1,0 +1,82 @@
+"""GUI tests: offscreen Qt, temporary QSettings and ledger for every test."""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_CSV = REPO / "resources" / "demo" / "census_demo.csv"
+DEMO_RECIPE = REPO / "resources" / "demo" / "census_demo.recipe.json"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch, qapp):
+    """Every test gets its own settings folder and budget ledger."""
+    monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite"))
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    from dpstudio.gui.app import create_application
+    create_application()
+    QSettings().clear()
+    yield
+    QSettings().clear()
+
+
+@pytest.fixture
+def demo_copy(tmp_path):
+    """The demo CSV copied into a temporary folder (outputs go beside it); no sibling recipe."""
+    d = tmp_path / "data"
+    d.mkdir()
+    dst = d / "census.csv"
+    shutil.copy(DEMO_CSV, dst)
+    return dst
+
+
+@pytest.fixture
+def window(qtbot):
+    from dpstudio.gui.main_window import MainWindow
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1280, 800)
+    win.show()
+    yield win
+    win.runner.cancel_all()
+    win.runner.wait(5000)
+
+
+def load(qtbot, win, path, timeout=30000):
+    win.data_page.load(str(path))
+    qtbot.waitUntil(lambda: win.session.has_data and not win.data_page.loading, timeout=timeout)
+
+
+@pytest.fixture
+def loaded_demo(qtbot, window, tmp_path):
+    """The window with the demo data and its ready recipe (copied together)."""
+    d = tmp_path / "demo"
+    d.mkdir()
+    shutil.copy(DEMO_CSV, d / "census_demo.csv")
+    if DEMO_RECIPE.exists():
+        shutil.copy(DEMO_RECIPE, d / "census_demo.recipe.json")
+    load(qtbot, window, d / "census_demo.csv")
+    return window
+
+
+def wait_for(pred, timeout=10.0):
+    from PySide6.QtWidgets import QApplication
+    t0 = time.monotonic()
+    while not pred():
+        QApplication.processEvents()
+        time.sleep(0.005)
+        if time.monotonic() - t0 > timeout:
+            raise TimeoutError
