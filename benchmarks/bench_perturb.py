@@ -62,7 +62,7 @@ def make_recipe(path: str):
 DIFFPRIVLIB_SCRIPT = r"""
 import json, sys, time
 import numpy as np
-from diffprivlib.mechanisms import Laplace, Exponential
+from diffprivlib.mechanisms import Laplace, ExponentialCategorical
 rows = int(sys.argv[1])
 g = np.random.default_rng(2)
 num = g.normal(50, 15, (rows, 10)).clip(0, 100)
@@ -71,7 +71,7 @@ eps = 4.0 / 19
 lap = Laplace(epsilon=eps, sensitivity=100.0)
 levels = [str(k) for k in range(6)]
 util = [[a, b, 0.0 if a == b else 1.0] for a in levels for b in levels]
-expo = Exponential(epsilon=eps, sensitivity=1.0, utility=util)
+expo = ExponentialCategorical(epsilon=eps, utility_list=util)
 t = time.perf_counter()
 for r in range(rows):
     for j in range(10):

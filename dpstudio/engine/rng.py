@@ -72,6 +72,8 @@ class RandomSource:
 
         Lemire's multiply-shift with rejection, so there is no modulo bias.
         """
+        if np.ndim(high) == 0 and n is not None:
+            return self._integers_scalar(int(high), int(n))
         high_arr = np.asarray(high, dtype=np.uint64)
         if n is None:
             n = high_arr.size if high_arr.ndim else 1
@@ -89,6 +91,21 @@ class RandomSource:
             ok = low >= threshold[todo]
             out[todo[ok]] = (m[ok] >> np.uint64(32)).astype(np.int64)
             todo = todo[~ok]
+        return out
+
+    def _integers_scalar(self, high: int, n: int) -> np.ndarray:
+        """The same Lemire draw for one common bound, without per-element bound arrays."""
+        if not 1 <= high < 2**32:
+            raise ValueError(f"integers: high must lie in [1, 2**32), got {high!r}")
+        h = np.uint64(high)
+        threshold = np.uint64((2**32 - high) % high)
+        m = self.uint32(n).astype(np.uint64)
+        m *= h
+        out = (m >> np.uint64(32)).astype(np.int64)
+        if threshold:
+            bad = np.flatnonzero((m & np.uint64(0xFFFFFFFF)) < threshold)
+            if bad.size:
+                out[bad] = self._integers_scalar(high, bad.size)
         return out
 
     def uniform(self, n: int) -> np.ndarray:

@@ -193,19 +193,52 @@ def _numeric_values(series: pd.Series, col, stats: dict) -> np.ndarray:
     return x
 
 
+def _int_categories(cats) -> np.ndarray | None:
+    try:
+        return np.array([int(c) for c in cats], dtype=np.int64)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> np.ndarray:
+    """Position of each value in ``cats`` (-1 when absent or missing), vectorised.
+
+    Integer/boolean columns with integer-like categories are matched as numbers (no string
+    conversion of a million cells); text columns through pyarrow's hash lookup."""
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype):
+        as_int = _int_categories(cats)
+        if pd.api.types.is_bool_dtype(dtype) and as_int is None:
+            as_int = np.array([{"true": 1, "false": 0}.get(c.lower(), -(2 ** 62)) for c in cats], np.int64)
+        if as_int is not None:
+            missing = series.isna().to_numpy()
+            values = series.to_numpy(dtype=np.int64, na_value=0) if missing.any() else \
+                series.to_numpy(dtype=np.int64)
+            order = np.argsort(as_int, kind="stable")
+            sorted_cats = as_int[order]
+            pos = np.clip(np.searchsorted(sorted_cats, values), 0, len(cats) - 1)
+            codes = np.where(sorted_cats[pos] == values, order[pos], -1)
+            codes[missing] = -1
+            return codes.astype(np.int64)
+    if pd.api.types.is_float_dtype(dtype):
+        # 1.0 -> "1": integer-coded categories stored as floats (because of NaNs) still match
+        f = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        as_int = _int_categories(cats)
+        if as_int is not None and np.all(np.isnan(f) | (f == np.round(f))):
+            return _lookup_codes(pd.Series(f).astype("Int64"), cats)
+        series = pd.Series(f).map(lambda v: None if np.isnan(v) else (str(int(v)) if v == round(v) else str(v)))
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array(series.astype("string").to_numpy(dtype=object, na_value=None), type=pa.string())
+    idx = pc.index_in(arr, value_set=pa.array(list(cats), type=pa.string()))
+    return idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 def category_codes(series: pd.Series, col, stats: dict | None = None) -> np.ndarray:
     """Codes into the declared category list; out-of-list values go to ``other`` or are refused."""
     cats = _categories(col)
-    values = series
-    if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_integer_dtype(values.dtype):
-        values = values.astype("string")
-    elif pd.api.types.is_float_dtype(values.dtype):
-        # 1.0 -> "1" so integer-coded categories read as floats (because of NaNs) still match
-        f = values.to_numpy(dtype=np.float64, na_value=np.nan)
-        integral = np.isfinite(f) & (f == np.round(f))
-        values = pd.Series(np.where(integral, np.round(f).astype("int64", copy=False).astype(str),
-                                    values.astype(str)), index=series.index).where(~np.isnan(f), None)
-    codes = pd.Categorical(values, categories=list(cats)).codes.astype(np.int64)
+    codes = _lookup_codes(series, cats)
     bad = codes < 0
     n_bad = int(bad.sum())
     if n_bad:
@@ -222,15 +255,11 @@ def category_codes(series: pd.Series, col, stats: dict | None = None) -> np.ndar
 def _decode_categories(codes: np.ndarray, col, original: pd.Series):
     cats = _categories(col)
     if pd.api.types.is_integer_dtype(original.dtype) or pd.api.types.is_bool_dtype(original.dtype):
-        try:
-            as_int = np.array([int(c) for c in cats], dtype=np.int64)
-            if pd.api.types.is_bool_dtype(original.dtype):
-                return as_int[codes].astype(bool)
-            return as_int[codes]
-        except ValueError:
-            pass
-    return pd.Categorical.from_codes(codes, categories=list(cats)).astype("str") \
-        if hasattr(pd, "StringDtype") else np.asarray(cats, dtype=object)[codes]
+        as_int = _int_categories(cats)
+        if as_int is not None:
+            return as_int[codes].astype(bool) if pd.api.types.is_bool_dtype(original.dtype) else as_int[codes]
+    # categorical dtype: compact in memory and written as dictionary-encoded Parquet
+    return pd.Categorical.from_codes(codes, categories=list(cats))
 
 
 def load_pool(col, frame: pd.DataFrame, group_cols: list[str], recipe: Recipe) -> np.ndarray:
