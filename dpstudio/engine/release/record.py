@@ -214,10 +214,16 @@ def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> np.ndarray:
             missing = series.isna().to_numpy()
             values = series.to_numpy(dtype=np.int64, na_value=0) if missing.any() else \
                 series.to_numpy(dtype=np.int64)
-            order = np.argsort(as_int, kind="stable")
-            sorted_cats = as_int[order]
-            pos = np.clip(np.searchsorted(sorted_cats, values), 0, len(cats) - 1)
-            codes = np.where(sorted_cats[pos] == values, order[pos], -1)
+            if as_int.min() >= 0 and as_int.max() < 1 << 16:
+                # small non-negative codes: one table lookup per cell
+                lut = np.full(int(as_int.max()) + 2, -1, dtype=np.int64)
+                lut[as_int] = np.arange(len(cats))
+                codes = lut[np.clip(values, -1, len(lut) - 1)]
+            else:
+                order = np.argsort(as_int, kind="stable")
+                sorted_cats = as_int[order]
+                pos = np.clip(np.searchsorted(sorted_cats, values), 0, len(cats) - 1)
+                codes = np.where(sorted_cats[pos] == values, order[pos], -1)
             codes[missing] = -1
             return codes.astype(np.int64)
     if pd.api.types.is_float_dtype(dtype):

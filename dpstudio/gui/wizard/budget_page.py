@@ -164,8 +164,11 @@ class BudgetPage(WizardPage):
         if not self.delta.hasFocus():
             self.delta.setText("0" if delta == 0 else f"{delta:.1e}")
         rows = self.session.schema.rows if self.session.schema else 0
-        self.delta_hint.setText(self.tr("keep δ far below 1/n = {0:.1e}; 0 = pure ε-DP").format(1 / rows)
-                                if rows else "")
+        if rec.release.type in ("synthetic", "model", "density"):
+            hint = self.tr("this release needs δ > 0; keep it far below 1/n = {0:.1e}")
+        else:
+            hint = self.tr("keep δ far below 1/n = {0:.1e}; 0 = pure ε-DP")
+        self.delta_hint.setText(hint.format(1 / rows) if rows else "")
         plan, err = self.session.plan()
         if plan is not None:
             t = plan.total

@@ -65,7 +65,7 @@ def _sync_ack(recipe: Recipe) -> Recipe:
 def set_role(recipe: Recipe, name: str, role: str) -> Recipe:
     col = replace(recipe.column(name), role=role)
     col = replace(col, mechanism=fit_mechanism(col, recipe.release.type))
-    return _sync_ack(recipe.with_column(name, role=col.role, mechanism=col.mechanism))
+    return _sync_pool_ack(_sync_ack(recipe.with_column(name, role=col.role, mechanism=col.mechanism)))
 
 
 def set_type(recipe: Recipe, name: str, col_type: str) -> Recipe:
@@ -108,3 +108,91 @@ def suggested_delta(rows: int | None) -> float:
     if not rows:
         return 1e-6
     return min(1e-6, 0.1 / rows)
+
+
+# ---- embedding pools (metric selection) -----------------------------------------------------
+
+def embedding_units(recipe: Recipe) -> list[tuple[str, list]]:
+    """The embedding vectors of a recipe: (group key, its columns), in column order."""
+    units: list[tuple[str, list]] = []
+    index: dict[str, list] = {}
+    for c in recipe.columns:
+        if c.role != "embedding":
+            continue
+        key = c.group or c.name
+        if key not in index:
+            index[key] = []
+            units.append((key, index[key]))
+        index[key].append(c)
+    return units
+
+
+def embedding_pool(recipe: Recipe, key: str) -> str | None:
+    """The pool of an embedding unit: a file path, "dataset", or None (not chosen yet)."""
+    for k, cols in embedding_units(recipe):
+        if k == key:
+            pools = {c.mechanism.params.get("pool") if c.mechanism else None for c in cols}
+            return pools.pop() if len(pools) == 1 else None
+    raise KeyError(key)
+
+
+def _sync_pool_ack(recipe: Recipe) -> Recipe:
+    from dpstudio.recipe.validate import ACK_DATASET_POOL
+    uses = any(c.role == "embedding" and c.mechanism is not None and c.mechanism.params.get("pool") == "dataset"
+               for c in recipe.columns)
+    acks = tuple(a for a in recipe.acknowledgements if a != ACK_DATASET_POOL)
+    if uses:
+        acks = acks + (ACK_DATASET_POOL,)
+    return replace(recipe, acknowledgements=acks) if acks != recipe.acknowledgements else recipe
+
+
+def set_embedding_pool(recipe: Recipe, key: str, pool: str | None, *, acknowledge: bool = False) -> Recipe:
+    """Metric selection for every column of embedding unit ``key`` with ``pool`` (a public file,
+    or "dataset": the data's own vectors, which needs ``acknowledge=True`` - the user confirmed
+    that the output then consists of other people's real vectors)."""
+    from dpstudio.recipe.model import Params
+    from dpstudio.recipe.validate import ACK_DATASET_POOL
+
+    if pool == "dataset" and not acknowledge and ACK_DATASET_POOL not in recipe.acknowledgements:
+        raise ValueError("using the dataset's own vectors as the pool needs the user's explicit confirmation")
+    cols = dict(embedding_units(recipe))[key]
+    names = {c.name for c in cols}
+    out = []
+    for c in recipe.columns:
+        if c.name in names:
+            cur = c.mechanism or Mechanism(name="metric")
+            params = cur.params.to_dict()
+            if pool is None:
+                params.pop("pool", None)
+            else:
+                params["pool"] = pool
+            c = replace(c, mechanism=replace(cur, name="metric", params=Params.of(params)))
+        out.append(c)
+    return _sync_pool_ack(replace(recipe, columns=tuple(out)))
+
+
+def pool_file_problem(path: str, columns: list[str]) -> str | None:
+    """Why a pool file cannot serve an embedding made of ``columns`` (None: it can).  Reads only
+    the file's header."""
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        return f"{path}: not found"
+    try:
+        if p.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+            names = list(pq.read_schema(str(p)).names)
+        elif p.suffix.lower() in (".csv", ".txt", ".tsv", ".gz"):
+            import pandas as pd
+            names = list(pd.read_csv(p, nrows=0, sep=None if p.suffix.lower() == ".tsv" else ",").columns)
+        else:
+            return f"{p.name}: choose a CSV or Parquet file"
+    except Exception as exc:  # noqa: BLE001 - shown to the user
+        return f"{p.name}: cannot be read ({type(exc).__name__}: {exc})"
+    if len(columns) > 1:
+        missing = [c for c in columns if c not in names]
+        if missing:
+            return (f"{p.name} lacks the vector columns {', '.join(missing[:5])}"
+                    f"{' …' if len(missing) > 5 else ''}: the pool needs the same columns as the data")
+    return None

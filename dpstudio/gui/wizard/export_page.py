@@ -18,6 +18,17 @@ from dpstudio.recipe.model import OUTPUT_FORMATS
 EXT = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx", "json": ".json"}
 
 
+def artifact_only(recipe) -> bool:
+    """Releases whose output is a JSON artifact, not a table (a model; a density without samples)."""
+    t = recipe.release.type
+    return t == "model" or (t == "density" and not int(recipe.release.options.get("sample_rows", 0) or 0))
+
+
+def artifact_beside(recipe) -> bool:
+    """A density with sampled rows: the table is the output, the density JSON goes beside it."""
+    return recipe.release.type == "density" and not artifact_only(recipe)
+
+
 def run_release(recipe, output_path, report_path, report_variant, *, progress, cancel):
     """Worker job: the one release pipeline, with the ledger (opened on this thread)."""
     from dpstudio.recipe.run import execute_release
@@ -86,7 +97,8 @@ class ExportPage(WizardPage):
         out_row.addWidget(self.output, 1)
         out_row.addWidget(self.format)
         out_row.addWidget(self.out_browse)
-        form.addRow(self.tr("Privatized data file"), out_row)
+        self.output_label = QLabel(self.tr("Privatized data file"))
+        form.addRow(self.output_label, out_row)
         form.addRow("", self.formula)
         seed_row = QHBoxLayout()
         seed_row.addWidget(self.seed_box)
@@ -179,6 +191,19 @@ class ExportPage(WizardPage):
         rec = self.session.recipe
         if rec is None:
             return
+        artifact = artifact_only(rec)
+        self.format.setEnabled(not artifact)
+        self.formula.setEnabled(not artifact)
+        self.output_label.setText(self.tr("Released model (JSON file)") if rec.release.type == "model" else
+                                  self.tr("Released density (JSON file)") if artifact else
+                                  self.tr("Privatized data file"))
+        self.format.setToolTip(self.tr("This release is a JSON file (coefficients / density grid), not a table.")
+                               if artifact else self.tr("File format of the released table"))
+        out = self.session.output_path
+        if out:
+            want = ".json" if artifact else EXT[rec.outputs.format]
+            if Path(out).suffix.lower() != want:
+                self.session.set_targets(output_path=str(Path(out).with_suffix(want)))
         with blocked(self.format, self.formula, self.seed_box, self.seed):
             self.format.setCurrentIndex(self.format.findData(rec.outputs.format))
             self.formula.setChecked(rec.outputs.formula_protection)
@@ -271,7 +296,15 @@ class ExportPage(WizardPage):
         self.result = result
         self.progress.setValue(1000)
         self.progress_text.setText(self.tr("Done."))
-        lines = [self.tr("Privatized data: <b>{0}</b>").format(result.output_path)]
+        rec = result.recipe
+        if artifact_only(rec):
+            lines = [self.tr("Released {0} (JSON): <b>{1}</b>").format(
+                self.tr("model") if rec.release.type == "model" else self.tr("density"), result.output_path)]
+        else:
+            lines = [self.tr("Privatized data: <b>{0}</b>").format(result.output_path)]
+            if artifact_beside(rec):
+                p = Path(result.output_path)
+                lines.append(self.tr("Density (JSON): <b>{0}</b>").format(p.with_name(p.stem + ".artifact.json")))
         if self.session.report_path and Path(self.session.report_path).exists():
             lines.append(self.tr("Report: <b>{0}</b>").format(self.session.report_path))
         after = result.ledger_after or {}

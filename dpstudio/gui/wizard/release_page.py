@@ -2,15 +2,34 @@
 in plain words (what it protects, what it does not)."""
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QComboBox, QDoubleSpinBox, QGridLayout,
-                               QGroupBox, QHBoxLayout, QHeaderView, QLabel, QRadioButton, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout)
+from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QComboBox, QDoubleSpinBox, QFileDialog,
+                               QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
+                               QMessageBox, QPushButton, QRadioButton, QSpinBox, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from dpstudio.gui.texts import mechanism_text, mechanism_tooltip, release_text
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
-from dpstudio.gui.wizard.edits import allowed_mechanisms, set_mechanism, set_release_type
-from dpstudio.recipe.model import RELEASE_TYPES
+from dpstudio.gui.wizard.edits import (allowed_mechanisms, embedding_pool, embedding_units, pool_file_problem,
+                                       set_embedding_pool, set_mechanism, set_release_type)
+from dpstudio.recipe.model import Params, RELEASE_TYPES
+
+# release options edited on this page: (key, kind, minimum, maximum, step, special text at the minimum)
+MODEL_OPTIONS = ("norm_bound", "lambda")
+DENSITY_OPTIONS = ("bandwidth", "grid_size", "sample_rows")
+
+
+def set_release_option(recipe, key: str, value):
+    """A release option set (``value`` None removes it: the engine's default applies)."""
+    opts = recipe.release.options.to_dict()
+    if value is None:
+        opts.pop(key, None)
+    else:
+        opts[key] = value
+    return replace(recipe, release=replace(recipe.release, options=Params.of(opts)))
 
 
 def release_available(rtype: str) -> bool:
@@ -52,6 +71,8 @@ class ReleasePage(WizardPage):
         self.method_row.addWidget(self.method_label)
         self.method_row.addWidget(self.method, 1)
         grid.addLayout(self.method_row, 4, 0, 1, 2)
+        self.options_box = self._build_options()
+        grid.addWidget(self.options_box, 5, 0, 1, 2)
 
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels([self.tr("Column"), self.tr("Mechanism"), self.tr("Budget share"),
@@ -68,8 +89,20 @@ class ReleasePage(WizardPage):
         lay.addWidget(types_box)
         lay.addWidget(QLabel(self.tr("<b>How each released column is protected</b>")))
         lay.addWidget(self.table, 1)
+        self.pool_box = QGroupBox(self.tr("Embedding vectors: where the replacement vectors come from"))
+        self.pool_layout = QVBoxLayout(self.pool_box)
+        self.pool_layout.addWidget(note_label(self.tr(
+            "Each embedding vector is replaced by a vector from a <b>public pool</b> — a file with the same "
+            "vector columns, e.g. embeddings of public texts — preferring vectors close to the original.")))
+        self.pool_rows: dict[str, tuple] = {}
+        self.pool_box.setVisible(False)
+        lay.addWidget(self.pool_box)
         lay.addWidget(self.problem_label)
         self._rows_key = None
+        self._pool_key = None
+        # replaced in tests: dialogs that would block
+        self.choose_pool_file = self._browse_pool_file
+        self.confirm_dataset_pool = self._ask_dataset_pool
 
     def title(self):
         return self.tr("Choose the release")
@@ -97,9 +130,11 @@ class ReleasePage(WizardPage):
         title, what, guarantee = release_text(rtype)
         self.type_text.setText(f"{what}<br><i>{guarantee}</i>")
         self._refresh_method(rec)
+        self._refresh_options(rec)
         self._refresh_table(rec)
+        self._refresh_pools(rec)
         problems = self.problems()
-        self.problem_label.setText("" if not problems else "<br>".join(f"• {p}" for p in problems[:6]))
+        self.problem_label.setText("" if not problems else "<br>".join(f"• {p}" for p in _collapse(problems)[:6]))
 
     def _refresh_method(self, rec):
         show = rec.release.type == "synthetic"
@@ -187,3 +222,187 @@ class ReleasePage(WizardPage):
         m = self.method.currentData()
         if m:
             self.session.update(lambda r: replace(r, release=replace(r.release, options=r.release.options.with_(method=m))))
+
+
+    # ---- release options (model, density) ---------------------------------------------
+    def _build_options(self) -> QGroupBox:
+        box = QGroupBox(self.tr("Options"))
+        form = QFormLayout(box)
+        self.opt = {}
+        nb = QDoubleSpinBox()
+        nb.setRange(0.01, 1000.0)
+        nb.setDecimals(2)
+        nb.setValue(1.0)
+        nb.setToolTip(self.tr("How far every row's (scaled) features may reach: rows are shrunk to fit inside "
+                              "this radius. Larger lets the model use more of each row but needs more noise; "
+                              "1 suits features scaled to their public bounds."))
+        lam = QDoubleSpinBox()
+        lam.setRange(0.0, 1e6)
+        lam.setDecimals(3)
+        lam.setSpecialValueText(self.tr("automatic"))
+        lam.setToolTip(self.tr("How strongly the coefficients are pulled towards zero (regularisation). "
+                               "Stronger pulling makes the privacy noise smaller but the model simpler. "
+                               "'automatic' uses dpstudio's default for your table size and ε."))
+        bw = QDoubleSpinBox()
+        bw.setRange(0.0, 1.0)
+        bw.setDecimals(3)
+        bw.setSingleStep(0.01)
+        bw.setSpecialValueText(self.tr("automatic"))
+        bw.setToolTip(self.tr("How much the density is smoothed, as a share of the column's public range. "
+                              "More smoothing hides single people better and needs less noise, but blurs "
+                              "peaks. 'automatic' follows the usual rule of thumb for the table size."))
+        gs = QSpinBox()
+        gs.setRange(1, 4096)
+        gs.setSpecialValueText(self.tr("automatic"))
+        gs.setToolTip(self.tr("How many points the published density is given at (per axis). More points "
+                              "make a finer picture and a bigger file; they do not cost privacy. "
+                              "'automatic': 256 for one column, 64 × 64 for two."))
+        sr = QSpinBox()
+        sr.setRange(0, 10_000_000)
+        sr.setSingleStep(1000)
+        sr.setSpecialValueText(self.tr("none (publish the density only)"))
+        sr.setToolTip(self.tr("Optionally also draw this many artificial values from the private density "
+                              "(a table of made-up rows). They cost no extra privacy: they come from the "
+                              "published density, not from the data."))
+        for key, w, label in (("norm_bound", nb, self.tr("Feature radius")),
+                              ("lambda", lam, self.tr("Regularisation (λ)")),
+                              ("bandwidth", bw, self.tr("Smoothing (bandwidth)")),
+                              ("grid_size", gs, self.tr("Grid points")),
+                              ("sample_rows", sr, self.tr("Artificial rows to draw"))):
+            w.valueChanged.connect(lambda _v, k=key: self._option_edited(k))
+            form.addRow(label, w)
+            self.opt[key] = w
+        self._opt_form = form
+        return box
+
+    def _refresh_options(self, rec):
+        rtype = rec.release.type
+        shown = MODEL_OPTIONS if rtype == "model" else DENSITY_OPTIONS if rtype == "density" else ()
+        self.options_box.setVisible(bool(shown))
+        self.options_box.setTitle(self.tr("Model options") if rtype == "model" else self.tr("Density options"))
+        o = rec.release.options
+        with blocked(*self.opt.values()):
+            for key, w in self.opt.items():
+                self._opt_form.setRowVisible(w, key in shown)
+                v = o.get(key)
+                default = {"norm_bound": 1.0, "sample_rows": 0}.get(key, w.minimum())
+                w.setValue(default if v is None else float(v) if isinstance(w, QDoubleSpinBox) else int(v))
+
+    def _option_edited(self, key):
+        w = self.opt[key]
+        v = w.value()
+        if key in ("lambda", "bandwidth", "grid_size") and v == w.minimum():
+            value = None  # automatic
+        elif key == "sample_rows" and v == 0:
+            value = None
+        else:
+            value = int(v) if isinstance(w, QSpinBox) else float(v)
+        self.session.update(lambda r: set_release_option(r, key, value), merge=f"option:{key}")
+
+    # ---- embedding pools ----------------------------------------------------------------
+    def _refresh_pools(self, rec):
+        units = embedding_units(rec) if rec.release.type == "record" else []
+        self.pool_box.setVisible(bool(units))
+        key = tuple((k, tuple(c.name for c in cols)) for k, cols in units)
+        if key != self._pool_key:
+            self._pool_key = key
+            for widgets in self.pool_rows.values():
+                widgets[0].setParent(None)
+                widgets[0].deleteLater()
+            self.pool_rows = {}
+            for k, cols in units:
+                row = QWidget()
+                h = QHBoxLayout(row)
+                h.setContentsMargins(0, 0, 0, 0)
+                names = [c.name for c in cols]
+                what = names[0] if len(names) == 1 else self.tr("{0} ({1} columns: {2} … {3})").format(
+                    k, len(names), names[0], names[-1])
+                name = QLabel(f"<b>{what}</b>")
+                status = QLabel()
+                status.setWordWrap(True)
+                file_b = QPushButton(self.tr("Choose a public pool file…"))
+                file_b.setToolTip(self.tr("A CSV or Parquet file of public vectors with the same columns; "
+                                          "released vectors are picked from it."))
+                file_b.clicked.connect(lambda _c=False, kk=k: self.choose_pool(kk))
+                data_b = QPushButton(self.tr("Use the dataset's own vectors…"))
+                data_b.setToolTip(self.tr("Pick replacements among the other rows of this table. The output "
+                                          "then contains other people's real vectors; you will be asked to "
+                                          "confirm."))
+                data_b.clicked.connect(lambda _c=False, kk=k: self.use_dataset_pool(kk))
+                h.addWidget(name)
+                h.addWidget(status, 1)
+                h.addWidget(file_b)
+                h.addWidget(data_b)
+                self.pool_layout.addWidget(row)
+                self.pool_rows[k] = (row, status, file_b, data_b)
+        for k, _cols in units:
+            pool = embedding_pool(rec, k)
+            status = self.pool_rows[k][1]
+            if pool is None:
+                status.setText("<span style='color:#D55E00'>" + self.tr("⚠ no pool chosen yet") + "</span>")
+                status.setToolTip("")
+            elif pool == "dataset":
+                status.setText("<span style='color:#D55E00'>" + self.tr(
+                    "the dataset's own vectors (confirmed: the output contains other people's real vectors)")
+                    + "</span>")
+                status.setToolTip("")
+            else:
+                status.setText(self.tr("public pool: {0}").format(Path(str(pool)).name))
+                status.setToolTip(str(pool))
+
+    def _browse_pool_file(self, key: str) -> str:
+        start = str(Path(self.session.loaded.path).parent) if self.session.loaded is not None else ""
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Public pool of vectors for {0}").format(key), start,
+                                              self.tr("Tables (*.csv *.parquet)"))
+        return path
+
+    def choose_pool(self, key: str) -> bool:
+        """Ask for a public pool file and use it for embedding ``key`` (its columns are checked)."""
+        rec = self.session.recipe
+        if rec is None:
+            return False
+        path = self.choose_pool_file(key)
+        if not path:
+            return False
+        cols = [c.name for c in dict(embedding_units(rec))[key]]
+        problem = pool_file_problem(path, cols)
+        if problem:
+            from dpstudio.gui.dialogs import show_error
+            self._pool_error = show_error(self.window(), self.tr("This file cannot be the pool"), problem)
+            return False
+        return self.session.update(lambda r: set_embedding_pool(r, key, str(path)))
+
+    def _ask_dataset_pool(self, key: str) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Use the dataset's own vectors?"), self.tr(
+            "Each vector of <b>{0}</b> would be replaced by the vector of <b>another row of this table</b>."
+            "<br><br>The published file then consists of <b>other people's real vectors</b>: nobody's "
+            "vector stays in their own row, but every published vector belongs to a real person in your "
+            "data. Only do this if those vectors may be shown to the readers of the release. "
+            "A public pool file avoids this.<br><br>The recipe and the report will record that you "
+            "accepted this ({1}).").format(key, "embedding-pool-is-dataset"),
+            QMessageBox.StandardButton.NoButton, self)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        yes = box.addButton(self.tr("Use the dataset's vectors"), QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is yes
+
+    def use_dataset_pool(self, key: str) -> bool:
+        if self.session.recipe is None or not self.confirm_dataset_pool(key):
+            return False
+        return self.session.update(lambda r: set_embedding_pool(r, key, "dataset", acknowledge=True))
+
+
+def _collapse(problems: list[str]) -> list[str]:
+    """One line for the many identical problems of an embedding group's columns."""
+    import re
+
+    order, count = [], {}
+    for p in problems:
+        generic = re.sub(r"^column '[^']*': ", "", p)
+        if generic not in count:
+            order.append((generic, p))
+            count[generic] = 0
+        count[generic] += 1
+    return [p if count[g] == 1 else f"{p} (and {count[g] - 1} more column(s))" for g, p in order]
