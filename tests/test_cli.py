@@ -97,7 +97,7 @@ def test_recipe_init_and_check_report_problems_then_total(tmp_path):
     assert code == 0, (out, err)
     assert result["valid"]
     assert result["total"]["epsilon"] == pytest.approx(2.0)
-    assert result["guarantee"] == "record-level"
+    assert result["guarantee"] == "semi-sensitive"  # public columns pass through unchanged
 
 
 def test_release_refused_for_a_changed_input(tmp_path):

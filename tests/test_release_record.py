@@ -105,3 +105,69 @@ def test_out_of_list_category_is_refused_or_mapped_to_other(tmp_path):
     code, _, err = cli("release", recipe, "--output", tmp_path / "o.csv", "--no-ledger")
     assert code == 0, err
     assert set(pd.read_csv(tmp_path / "o.csv")["c"]) <= {"a", "b", "other"}
+
+
+def _tiny_recipe(tmp_path, csv_text, *args):
+    data = tmp_path / "d.csv"
+    data.write_text(csv_text)
+    recipe = tmp_path / "r.json"
+    code, _, err = cli("recipe", "init", data, "-o", recipe, *args)
+    assert code == 0, err
+    return recipe
+
+
+def test_output_type_does_not_reveal_a_missing_value(tmp_path):
+    """Review finding A4: one missing value turned the released column from ints into strings."""
+    outs = []
+    for i, grade in enumerate(["2", ""]):
+        sub = tmp_path / str(i)
+        sub.mkdir()
+        rows = "".join(f"{k},{(k % 3) + 1}\n" for k in range(40))
+        recipe = _tiny_recipe(sub, f"x,grade\n{rows}99,{grade}\n", "--role", "x=sensitive", "--role",
+                              "grade=sensitive", "--bounds", "x=0:100", "--categories", "grade=1,2,3")
+        r = json.loads(recipe.read_text())
+        for c in r["columns"]:
+            if c["name"] == "grade":
+                c["type"] = "categorical"
+                c["domain"]["other"] = "3"
+                c["mechanism"] = {"name": "rr", "weight": 1.0, "params": {}}
+            if c["name"] == "x":
+                c["type"] = "integer"
+        recipe.write_text(json.dumps(r))
+        code, _, err = cli("release", recipe, "--output", sub / "o.json", "--no-ledger")
+        assert code == 0, err
+        outs.append(json.loads((sub / "o.json").read_text()))
+    assert {type(row["grade"]) for row in outs[0]} == {type(row["grade"]) for row in outs[1]} == {int}
+
+
+def test_public_columns_make_a_record_release_semi_sensitive(tmp_path):
+    """Review finding A2: a column copied verbatim is not covered by record-level DP."""
+    from dpstudio.recipe.model import load_recipe
+    from dpstudio.recipe.run import compile_recipe
+    recipe = _tiny_recipe(tmp_path, "zip,hiv\n" + "".join(f"{10000 + k},{'yn'[k % 2]}\n" for k in range(30)),
+                          "--role", "zip=public", "--role", "hiv=sensitive", "--categories", "hiv=n,y")
+    plan = compile_recipe(load_recipe(recipe))
+    assert plan.guarantee == "semi-sensitive" and plan.total.kind == "semi-sensitive"
+    assert any("zip" in n and "not protected" in n for n in plan.notes)
+    r = json.loads(recipe.read_text())
+    r["columns"] = [c if c["name"] != "zip" else {**c, "role": "ignore"} for c in r["columns"]]
+    recipe.write_text(json.dumps(r))
+    assert compile_recipe(load_recipe(recipe)).guarantee == "record-level"
+
+
+def test_validation_catches_degenerate_domains():
+    """Review finding C: these used to pass validation and crash later."""
+    from dpstudio.recipe.model import (Budget, Column, Cost, Domain, InputSpec, Mechanism, Recipe,
+                                       ReleaseSpec)
+    from dpstudio.recipe.validate import validate
+
+    def one(col):
+        return validate(Recipe(input=InputSpec("x.csv"), release=ReleaseSpec("record"), columns=(col,),
+                               budget=Budget(1.0)))
+    assert one(Column("a", "categorical", "sensitive", Domain("categorical", categories=("a",), other="a"),
+                      Mechanism("rr")))
+    assert one(Column("a", "float", "sensitive", Domain("numeric", source="dp", low=1, high=1,
+                                                        cost=Cost(0.1)), Mechanism("laplace")))
+    assert any("delta in (0, 0.5]" in p for p in one(
+        Column("a", "categorical", "sensitive", Domain("categorical", source="dp", cost=Cost(0.1)),
+               Mechanism("rr"))))

@@ -83,7 +83,8 @@ def test_html_is_self_contained(release, tmp_path):
     html = path.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "<style>" in html
     assert 'src="http' not in html and "<link" not in html and "<script" not in html
-    assert res.input_sha256 in html and "record-level differential privacy" in html
+    # the fixture releases "sex" unchanged, so the delivered guarantee is semi-sensitive DP
+    assert res.input_sha256 in html and "semi-sensitive differential privacy" in html
     assert "ε = 1" in html and "δ = 0" in html
     assert "What it does not mean" in html and "Sign-off" in html
     assert "internal use only" in html
@@ -122,7 +123,12 @@ def test_pdf_text_has_the_key_figures(release, tmp_path):
     text = pdf_text(path)
     flat = " ".join(text.split())
     assert "ε = 1" in flat and "δ = 0" in flat
-    assert res.input_sha256 in flat
+    # the external version must not carry a hash of the raw input (it can be brute-forced)
+    assert res.input_sha256 not in flat and res.recipe.sha256() not in flat
+    assert "withheld in the external version" in flat
+    internal = tmp_path / "i.pdf"
+    write_report(res, internal, variant="internal", frame=frame)
+    assert res.input_sha256 in " ".join(pdf_text(internal).split())
     assert "Total privacy loss ε = 1, δ = 0" in flat
     assert "EXTERNAL VERSION" in flat and "internal use only" not in flat
     assert "page 1 of" in flat

@@ -14,6 +14,7 @@ from dpstudio.recipe.validate import ACK_DOMAIN_FROM_DATA, NUMERIC_TYPES, defaul
 
 # share of the budget spent on each DP domain estimate when the user asks for one without a cost
 DEFAULT_DP_DOMAIN_EPSILON = 0.1
+DEFAULT_DISCOVERY_DELTA = 1e-7
 
 
 def parse_assignments(items, what: str) -> dict[str, str]:
@@ -61,7 +62,9 @@ def _parse_categories(col: str, spec: str) -> Domain:
             except ValueError:
                 raise UserError(f"--categories {col}={spec!r}: expected dp[:EPS[:A,B,C]]") from None
             candidates = tuple(x for x in tail.split(",") if x) or None
-        return Domain(kind="categorical", source="dp", cost=Cost(epsilon=cost), candidates=candidates)
+        # without a public list, partition selection needs a small delta (kept far below 1/n)
+        return Domain(kind="categorical", source="dp", candidates=candidates,
+                      cost=Cost(epsilon=cost, delta=0.0 if candidates else DEFAULT_DISCOVERY_DELTA))
     cats = tuple(x for x in spec.split(","))
     if any(x == "" for x in cats):
         raise UserError(f"--categories {col}={spec!r}: empty category name")

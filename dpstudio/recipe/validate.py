@@ -51,7 +51,12 @@ def _domain_problems(col, where: str) -> list[str]:
             if d.search_low is None or d.search_high is None or not d.search_low < d.search_high:
                 p.append(f"{where}: DP bounds need a public search range search_low < search_high, got "
                          f"[{d.search_low!r}, {d.search_high!r}]")
-        return p
+        if d.kind == "categorical" and not d.known and not d.candidates and d.cost is not None \
+                and not (0 < d.cost.delta <= 0.5):
+            p.append(f"{where}: discovering categories without a public candidate list needs a cost "
+                     f"delta in (0, 0.5], got {d.cost.delta!r}")
+        if not d.known:
+            return p
     if d.kind == "numeric":
         if d.low is None or d.high is None:
             p.append(f"{where}: bounds need both low and high, got [{d.low!r}, {d.high!r}]")
@@ -65,7 +70,7 @@ def _domain_problems(col, where: str) -> list[str]:
             if len(set(cats)) != len(cats):
                 dup = sorted({c for c in cats if cats.count(c) > 1})
                 p.append(f"{where}: category list repeats {dup!r}")
-            if len(cats) < 2 and d.other is None:
+            if len(set(cats)) < 2:
                 p.append(f"{where}: a category list needs at least 2 categories, got {list(cats)!r}")
             if d.other is not None and d.other not in cats:
                 p.append(f"{where}: 'other' category {d.other!r} is not in the category list")

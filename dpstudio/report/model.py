@@ -183,6 +183,8 @@ def redacted_recipe_json(recipe, external: bool) -> dict:
                     c["domain"][key] = T.WITHHELD
     if "input" in data and "path" in data["input"]:
         data["input"]["path"] = Path(str(data["input"]["path"])).name
+    if "input" in data and "sha256" in data["input"]:
+        data["input"]["sha256"] = T.WITHHELD  # a hash of the raw file is not a DP output
     return data
 
 
@@ -276,7 +278,10 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
               "INTERNAL VERSION \u2014 contains figures computed on the raw data. Do not publish; "
               "use the external version for that.")
     header = [("Dataset", result.dataset_name),
-              ("Input fingerprint (SHA-256)", result.input_sha256),
+              # a hash of the raw file can be brute-forced by someone who knows all but one value
+              ("Input fingerprint (SHA-256)", "withheld in the external version (a hash of the raw "
+                                              "data; the internal report and the ledger have it)"
+               if external else result.input_sha256),
               ("Release id", result.release_id),
               ("Date (UTC)", result.started_at.replace("T", " ").replace("+00:00", "")),
               ("dpstudio version", result.version),
@@ -501,7 +506,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                  ("Kind", "cryptographically secure (production)" if recipe.randomness.seed is None
                   else f"fixed seed {recipe.randomness.seed} (testing only)")])
     rj = redacted_recipe_json(recipe, external)
-    if not (external and copied):
+    if not external:  # the recipe's hash covers the input's hash: internal only
         s.add("kv", [("Recipe SHA-256", recipe.sha256())])
     s.add("p", "Running this recipe again with dpstudio gives a release with the same guarantee and "
                "cost (new noise unless a fixed seed was used), and spends budget again.")

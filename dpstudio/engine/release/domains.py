@@ -8,6 +8,16 @@ import numpy as np
 from dpstudio.engine.accounting import PrivacyLoss
 
 
+def _category_strings(series):
+    """Values as the strings category lists use: integral floats as "1", not "1.0"."""
+    import pandas as pd
+    if pd.api.types.is_float_dtype(series.dtype):
+        f = series.to_numpy(dtype=np.float64)
+        if np.all(f == np.round(f)):
+            return np.round(f).astype(np.int64).astype(str)
+    return series.astype(str).to_numpy()
+
+
 def _needs_estimate(col) -> bool:
     d = col.domain
     return d is not None and d.source == "dp" and not d.known and col.role not in ("identifier", "ignore")
@@ -49,7 +59,7 @@ def resolve_dp_domains(recipe, frame, rng):
                 c = replace(c, domain=replace(d, low=float(low), high=float(high)))
                 notes[f"dp_domain:{c.name}"] = [float(low), float(high)]
             else:
-                values = frame[c.name].dropna().astype(str).to_numpy()
+                values = _category_strings(frame[c.name].dropna())
                 cats, _loss = dp_domains.dp_select_categories(
                     values, epsilon=d.cost.epsilon, delta=d.cost.delta, rng=rng,
                     candidates=list(d.candidates) if d.candidates else None)
@@ -58,6 +68,10 @@ def resolve_dp_domains(recipe, frame, rng):
                 if other is None:
                     other = "(other)"
                 cats = cats + ((other,) if other not in cats else ())
+                if len(cats) < 2:
+                    from dpstudio.errors import UserError
+                    raise UserError(f"column {c.name!r}: DP category discovery kept no category; "
+                                    f"give a public category list (or a larger cost)")
                 c = replace(c, domain=replace(d, categories=cats, other=other))
                 notes[f"dp_domain:{c.name}"] = list(cats)
         cols.append(c)

@@ -135,6 +135,14 @@ def plan(recipe: Recipe) -> ReleasePlan:
 
     rtype = recipe.release.type
     kind = LOSS_KIND[rtype]
+    guarantee = GUARANTEE[rtype]
+    perturbed_names = {c.name for _, cols in perturbed_units(recipe) for c in cols}
+    passthrough = [c.name for c in recipe.columns
+                   if c.role not in ("identifier", "ignore") and c.name not in perturbed_names]
+    if rtype == "record" and passthrough:
+        # replace-one neighbours change whole records: a column copied verbatim has no
+        # protection, so what is delivered is semi-sensitive DP (public columns assumed known)
+        kind, guarantee = LOSS_KIND["semi-sensitive"], GUARANTEE["semi-sensitive"]
     split = budget_split(recipe)
     if not split:
         raise UserError(f"release {rtype!r}: no column would be perturbed - mark columns "
@@ -159,10 +167,18 @@ def plan(recipe: Recipe) -> ReleasePlan:
         components.append(_unit_loss(name, col, mech, kind))
         summaries.append(_mechanism_summary(name, cols, mech, eps, delta))
     composition = compose(components, delta=recipe.budget.delta or None, method="basic")
-    if rtype in ("label", "semi-sensitive"):
-        notes.append("public columns are released unchanged: if they predict the label, the label is "
-                     "less protected than epsilon suggests (see the leakage estimate)")
-    return ReleasePlan(components=tuple(components), composition=composition, guarantee=GUARANTEE[rtype],
+    if passthrough:
+        notes.append(f"columns released unchanged ({', '.join(passthrough)}) are not protected: the "
+                     f"guarantee covers the perturbed columns only, assuming the unchanged ones are public"
+                     + ("; if they predict the label, the label is less protected than epsilon suggests "
+                        "(see the leakage estimate)" if recipe.columns_with_role("label") else ""))
+    for c in recipe.columns:
+        if c.role == "embedding" and c.mechanism is not None and c.mechanism.params.get("pool") == "dataset":
+            notes.append(f"embedding {c.group or c.name}: replacements are drawn from the dataset itself, so "
+                         f"the released vectors ARE other people's real vectors; epsilon protects the "
+                         f"person whose vector is replaced, NOT the people whose vectors are emitted")
+            break
+    return ReleasePlan(components=tuple(components), composition=composition, guarantee=guarantee,
                        mechanisms=tuple(summaries), notes=tuple(notes))
 
 
@@ -178,7 +194,8 @@ def label_guarantee(recipe: Recipe, plan_: ReleasePlan | None = None) -> dict | 
 
 def _numeric_values(series: pd.Series, col, stats: dict) -> np.ndarray:
     try:
-        x = np.array(pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan))
+        x = np.array(pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan),
+                     dtype=np.float64)
     except (ValueError, TypeError):
         raise UserError(f"column {col.name!r}: expected numbers, found text values") from None
     d = col.domain
@@ -258,12 +275,16 @@ def category_codes(series: pd.Series, col, stats: dict | None = None) -> np.ndar
     return codes
 
 
-def _decode_categories(codes: np.ndarray, col, original: pd.Series):
+def decode_categories(codes: np.ndarray, col):
+    """Released values from codes.  The output type depends on the recipe only (declared type
+    and category list), never on the raw column's dtype: one missing value turns a pandas
+    int column into float, and letting that change the output would reveal it."""
     cats = _categories(col)
-    if pd.api.types.is_integer_dtype(original.dtype) or pd.api.types.is_bool_dtype(original.dtype):
-        as_int = _int_categories(cats)
-        if as_int is not None:
-            return as_int[codes].astype(bool) if pd.api.types.is_bool_dtype(original.dtype) else as_int[codes]
+    as_int = _int_categories(cats)
+    if as_int is not None:  # integer-coded categories come back as integers
+        return as_int[codes]
+    if col.type == "boolean" and {c.lower() for c in cats} <= {"true", "false"}:
+        return np.array([c.lower() == "true" for c in cats])[codes]
     # categorical dtype: compact in memory and written as dictionary-encoded Parquet
     return pd.Categorical.from_codes(codes, categories=list(cats))
 
@@ -339,7 +360,7 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
             out[col.name] = y.astype(np.int64) if col.type == "integer" else y
         else:
             codes = category_codes(frame[col.name], col, stats)
-            out[col.name] = _decode_categories(mech.release(codes, rng), col, frame[col.name])
+            out[col.name] = decode_categories(mech.release(codes, rng), col)
     progress(1.0, "perturbation done")
     data = pd.DataFrame({c.name: out[c.name] for c in kept if c.name in out})
     return ReleaseOutcome(data=data, steward_stats={"columns": stats, **domain_stats})

@@ -89,13 +89,19 @@ def _as_strings(frame: pd.DataFrame, spec) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _restore_dtypes(synth: pd.DataFrame, original: pd.DataFrame) -> pd.DataFrame:
-    for name in synth.columns:
-        dt = original[name].dtype
-        if pd.api.types.is_integer_dtype(dt) and not pd.api.types.is_integer_dtype(synth[name].dtype):
-            conv = pd.to_numeric(synth[name], errors="coerce")
+def _declared_dtypes(synth: pd.DataFrame, recipe: Recipe) -> pd.DataFrame:
+    """Output types from the recipe's declared types only (never the raw frame's dtypes, which
+    change with a single missing value)."""
+    for c in recipe.columns:
+        if c.name not in synth.columns:
+            continue
+        if c.type == "integer" or (c.domain is not None and c.domain.categories
+                                   and all(x.lstrip("-").isdigit() for x in c.domain.categories)):
+            conv = pd.to_numeric(synth[c.name], errors="coerce")
             if conv.notna().all():
-                synth[name] = conv.round().astype(np.int64)
+                synth[c.name] = conv.round().astype(np.int64)
+        elif c.type == "categorical" and c.domain is not None and c.domain.categories:
+            synth[c.name] = pd.Categorical(synth[c.name].astype(str), categories=list(c.domain.categories))
     return synth
 
 
@@ -114,7 +120,7 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
     cancel.check()
     rows = recipe.outputs.rows or len(frame)
     progress(0.92, f"sampling {rows} rows")
-    out = _restore_dtypes(fitted.sample(rows, rng), frame)
+    out = _declared_dtypes(fitted.sample(rows, rng), recipe)
     loss = fitted.privacy_loss()
     if loss.epsilon > recipe.budget.epsilon * (1 + 1e-9) or loss.delta > recipe.budget.delta * (1 + 1e-9):
         raise RuntimeError(f"synthesizer {method} spent ({loss.epsilon}, {loss.delta}) beyond the recipe's "
