@@ -121,6 +121,20 @@ class GPNoise:
             cov = np.kron(cov, B @ B.T)
         return cov
 
+    def whiten(self, f: np.ndarray) -> np.ndarray:
+        """B^{-1} f (per axis): coordinates in which the GP noise is isotropic N(0, I)."""
+        if len(self.factors) == 1:
+            return np.linalg.solve(self.factors[0], f)
+        B1, B2 = self.factors
+        return np.linalg.solve(B1, np.linalg.solve(B2, f.T).T)
+
+    def color(self, c: np.ndarray) -> np.ndarray:
+        """B c: back from whitened coordinates (post-processing)."""
+        if len(self.factors) == 1:
+            return self.factors[0] @ c
+        B1, B2 = self.factors
+        return B1 @ c @ B2.T
+
     def sample(self, rng: RandomSource, size: int | None = None) -> np.ndarray:
         """One (or ``size``) draws of N(0, M') on the grid (shape grid or (size, *grid))."""
         k = 1 if size is None else int(size)
