@@ -245,12 +245,17 @@ def dp_select_categories(values, *, epsilon: float, delta: float, rng: RandomSou
         beta = false_inclusion / k
         if noise == "laplace":
             b = 2.0 / epsilon
-            z = _laplace(b, k, rng)
+            # counts are integers: the exact discrete Laplace keeps the pure-eps claim exact (a
+            # float Laplace built from capped exponentials is truncated, adding a tiny delta)
+            from dpstudio.engine.mechanisms.laplace import discrete_laplace_rdp
+            from dpstudio.engine.mechanisms.sampling import discrete_laplace
+            z = discrete_laplace(b, k, rng).astype(np.float64)
             thr = b * math.log(1.0 / (2.0 * beta)) if threshold is None else float(threshold)
             loss = PrivacyLoss(
                 epsilon=float(epsilon), delta=0.0, label=label or "DP category selection",
-                rdp=tuple(2 * v for v in rdp_laplace(b, 1.0)),
-                details={"mechanism": "Laplace noisy counts of public candidates", "scale": b,
+                # two counts move by 1 each: twice the discrete Laplace's own RDP at shift 1
+                rdp=tuple(2 * v for v in discrete_laplace_rdp(b, 1)),
+                details={"mechanism": "discrete Laplace noisy counts of public candidates", "scale": b,
                          "l1_sensitivity": 2, "threshold": thr},
             )
         elif noise == "gaussian":
