@@ -70,6 +70,25 @@ def take(outdir: str, *, dark: bool = False) -> list[Path]:
     win.session.update(lambda r: set_role(set_release_type(r, "label"), "employed", "label"))
     _wait(app, lambda: win.budget_page.preview._leak_worker is None, timeout=60)
     shot("4b_budget_label")
+    # synthetic data: noise-to-signal ratio and a quick trial fit (columns without a domain left out)
+    win.session.set_recipe(recipe)
+    win.session.update(lambda r: set_release_type(r, "synthetic"))
+    for c in win.session.recipe.columns:
+        if c.role not in ("identifier", "ignore") and c.domain is None:
+            win.session.update(lambda r, n=c.name: set_role(r, n, "ignore"))
+    win.go_to(3)
+    panel = win.budget_page.preview
+    if panel.start_trial() is not None:
+        _wait(app, lambda: panel.trial_worker is None, timeout=120)
+    panel.column_combo.setCurrentText("income")
+    shot("4c_budget_synthetic")
+    win.session.set_recipe(recipe)
+    win.session.update(lambda r: set_release_type(r, "model"))
+    for c in win.session.recipe.columns:
+        if c.role not in ("identifier", "ignore", "label") and c.domain is None:
+            win.session.update(lambda r, n=c.name: set_role(r, n, "ignore"))
+    win.go_to(2)
+    shot("3b_release_model")
     win.session.set_recipe(recipe)
     win.go_to(4)
     shot("5_review")

@@ -25,6 +25,15 @@ class HistogramChart(ChartBox):
         for it in (self.orig, self.priv, self.bars_orig, self.bars_priv):
             p.addItem(it)
         self._kind = None
+        self._legend = p.legend
+
+    def set_series_names(self, original: str, other: str) -> None:
+        """Legend texts (e.g. "original" / "synthetic (trial)" for a synthetic-data trial)."""
+        for item, text in ((self.orig, original), (self.priv, other)):
+            item.opts["name"] = text
+            for sample, label in self._legend.items:
+                if sample.item is item:
+                    label.setText(text)
 
     def set_numeric(self, edges, original, private, xlabel: str) -> None:
         p = self.plot.getPlotItem()

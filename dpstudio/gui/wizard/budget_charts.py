@@ -84,11 +84,19 @@ class PreviewPanel(QWidget):
         self.trial_button.setToolTip(tr("Trains the synthesizer on a small sample to show what the output "
                                         "looks like. Nothing is saved or published."))
         self.trial_button.clicked.connect(self.start_trial)
+        self.trial_cancel = QPushButton(tr("Cancel"))
+        self.trial_cancel.setEnabled(False)
+        self.trial_cancel.clicked.connect(self.cancel_trial)
         self.trial_result = QLabel()
         self.trial_result.setWordWrap(True)
+        self.trial = None  # the last trial: {"text", "marginals"}
         sl.addWidget(QLabel("<b>" + tr("Synthetic data") + "</b>"))
         sl.addWidget(self.synth_text)
-        sl.addWidget(self.trial_button, 0, Qt.AlignmentFlag.AlignLeft)
+        trow = QHBoxLayout()
+        trow.addWidget(self.trial_button)
+        trow.addWidget(self.trial_cancel)
+        trow.addStretch(1)
+        sl.addLayout(trow)
         sl.addWidget(self.trial_result, 1)
 
         top = QHBoxLayout()
@@ -128,6 +136,8 @@ class PreviewPanel(QWidget):
         key = (rec.columns, rec.release.type, rec.budget.delta)
         if force or key != self._curve_key:
             self._rebuild(rec, key)
+        elif rec.release.type == "synthetic":
+            self._update_synth(rec)  # the noise-to-signal ratio follows epsilon
         eps = rec.budget.epsilon if rec.budget.epsilon > 0 else 1.0
         self._set_epsilon(eps)
 
@@ -154,13 +164,30 @@ class PreviewPanel(QWidget):
                 self.table.setItem(i, 3, QTableWidgetItem())
             self.notes.setText("; ".join(notes))
         rtype = rec.release.type
+        self.table.setVisible(rtype in ("record", "label", "semi-sensitive"))
+        if rtype in ("synthetic", "model", "density"):
+            self._sample_key = None
+            self._sample = None
+            self.error_chart.title.setText("<b>" + tr("How this release is protected") + "</b>")
+        if rtype == "synthetic":
+            self._synth_columns(rec)
+            self.error_chart.show_message(tr("Synthetic data adds its noise inside the synthesizer, not to each "
+                                             "value: see the noise-to-signal ratio and the trial fit below."))
+            self._draw_trial()
+            self._update_side(rec)
+            return
+        self.hist_chart.set_series_names(tr("original"), tr("privatized"))
+        self.hist_chart.title.setText("<b>" + tr("Original vs privatized values (sample)") + "</b>")
         if not self._units:
             msg = tr("Error curves are shown for record, label and semi-sensitive releases with a domain "
                      "for every released column.") if rtype in ("record", "label", "semi-sensitive") else \
-                tr("This release type adds its noise inside the {0}; see the summary on the right.").format(
-                    tr("synthesizer") if rtype == "synthetic" else tr("model"))
+                tr("This release adds its noise inside the {0}, not to each value, so there is no per-column "
+                   "error curve; the total privacy loss above is what it spends.").format(
+                    tr("model") if rtype == "model" else tr("density estimate"))
             self.error_chart.show_message(msg)
-            self.hist_chart.show_message(tr("Nothing to preview yet."))
+            self.hist_chart.show_message(tr("Nothing to preview yet.") if rtype in ("record", "label", "semi-sensitive")
+                                         else tr("Only the {0} is published, never rows.").format(
+                                             tr("model's coefficients") if rtype == "model" else tr("density grid")))
         else:
             i = max(self.column_combo.currentIndex(), 0)
             u = self._units[i]
@@ -172,6 +199,38 @@ class PreviewPanel(QWidget):
                                                       "mechanism could do").format(u.name) + "</b>")
             self._ensure_sample(u)
         self._update_side(rec)
+
+    def _synth_columns(self, rec) -> None:
+        names = [c.name for c in rec.columns if c.role not in ("identifier", "ignore", "embedding")]
+        if [self.column_combo.itemText(i) for i in range(self.column_combo.count())] != names:
+            current = self.column_combo.currentText()
+            self.column_combo.blockSignals(True)
+            self.column_combo.clear()
+            self.column_combo.addItems(names)
+            if current in names:
+                self.column_combo.setCurrentIndex(names.index(current))
+            self.column_combo.blockSignals(False)
+        self.table.setRowCount(0)
+        self.notes.setText("")
+
+    def _draw_trial(self) -> None:
+        name = self.column_combo.currentText()
+        marg = (self.trial or {}).get("marginals", {}).get(name)
+        if marg is None:
+            self.hist_chart.show_message(tr("Run a quick trial fit (below) to compare the original and the "
+                                            "synthetic distribution of “{0}”.").format(name) if name else
+                                         tr("Nothing to preview yet."))
+            self.hist_chart.caption.setText("")
+            return
+        self.hist_chart.set_series_names(tr("original (sample)"), tr("synthetic (trial)"))
+        self.hist_chart.title.setText("<b>" + tr("Original vs synthetic values (quick trial fit)") + "</b>")
+        kind, pos, a, b = marg
+        if kind == "numeric":
+            self.hist_chart.set_numeric(pos, a, b, name)
+        else:
+            self.hist_chart.set_categorical(pos, a, b, name)
+        self.hist_chart.caption.setText(tr("1-way distribution of “{0}”: the trial sample vs rows generated by a "
+                                           "short trial fit. The real release trains longer.").format(name))
 
     def _update_side(self, rec) -> None:
         rtype = rec.release.type
@@ -279,7 +338,7 @@ class PreviewPanel(QWidget):
 
     def _sample_done(self, key, sample) -> None:
         self._sample_worker = None
-        if key == self._sample_key:
+        if key == self._sample_key and self._units:
             self._sample = sample
             rec = self.session.recipe
             if rec is not None:
@@ -304,59 +363,166 @@ class PreviewPanel(QWidget):
     def _update_synth(self, rec) -> None:
         plan, err = self.session.plan()
         nsr = None
-        if plan is not None:
-            nsr = plan.extra.get("noise_to_signal") if isinstance(plan.extra, dict) else None
+        if plan is not None and isinstance(plan.extra, dict):
+            nsr = plan.extra.get("noise_to_signal")
+        rows = self.session.schema.rows if self.session.schema is not None else 0
+        calc = embedding_noise_to_signal(rec, rows) if nsr is None and err is None else None
         if nsr is not None:
             self.synth_text.setText(tr("Noise-to-signal ratio of the private summary (embedding): {0:.3g}. "
                                        "Below 0.1 the generator sees the data clearly; above 1 mostly noise.").format(float(nsr)))
+            self.synth_text.setToolTip("")
+        elif calc is not None:
+            self.synth_text.setText(tr(
+                "Noise-to-signal ratio of the private summary: at least <b>{0:.3g}</b> "
+                "({1}). Below 0.1 the generator sees the data clearly; around 1 and above it "
+                "mostly sees noise.").format(calc["ratio"], calc["verdict"]))
+            self.synth_text.setToolTip(tr(
+                "Computed from public quantities only (ε, δ, the number of rows, the synthesizer settings): "
+                "noise per coordinate σ = {0:.3g}, times √{1} coordinates, divided by the largest possible "
+                "size (norm 1) of the embedding. The real embedding is at most that large, so the true ratio "
+                "is at least this.").format(calc["sigma"], calc["dim"]))
         else:
-            self.synth_text.setText(tr("The synthesizer adds Gaussian noise to one summary of the whole table; "
-                                       "its noise-to-signal ratio is not available yet in this version. "
+            method = rec.release.options.get("method", "pearl")
+            self.synth_text.setText(tr("The synthesizer adds Gaussian noise to counts of the data "
+                                       "(MST: no single embedding, so no noise-to-signal ratio). "
+                                       "A trial fit shows the result on a small sample.") if method == "mst" else
+                                    tr("The noise-to-signal ratio needs a valid budget (ε and δ > 0). "
                                        "A trial fit shows the result on a small sample."))
+            self.synth_text.setToolTip("")
         self.trial_button.setEnabled(err is None and self.trial_worker is None)
+        self.trial_cancel.setEnabled(self.trial_worker is not None)
 
-    def start_trial(self) -> None:
+    def start_trial(self):
         rec = self.session.preview_recipe()
-        if rec is None or self.trial_worker is not None:
-            return
+        if rec is None or self.trial_worker is not None or self.session.frame is None:
+            return None
         self.trial_result.setText(tr("Training on a sample…"))
         self.trial_button.setEnabled(False)
+        self.trial_cancel.setEnabled(True)
         self.trial_worker = self.runner.start(
             trial_fit, rec, self.session.frame,
             on_finished=self._trial_done, on_failed=self._trial_failed, on_cancelled=self._trial_failed,
             on_progress=lambda f, m: self.trial_result.setText(tr("Training on a sample… {0:.0f} %").format(100 * f)))
+        return self.trial_worker
 
-    def _trial_done(self, text) -> None:
+    def cancel_trial(self) -> None:
+        if self.trial_worker is not None:
+            self.trial_worker.cancel()
+            self.trial_result.setText(tr("Cancelling…"))
+
+    def _trial_done(self, result) -> None:
         self.trial_worker = None
+        self.trial = result
         self.trial_button.setEnabled(True)
-        self.trial_result.setText(text)
+        self.trial_cancel.setEnabled(False)
+        self.trial_result.setText(result["text"])
+        self._draw_trial()
 
     def _trial_failed(self, exc=None) -> None:
         self.trial_worker = None
         self.trial_button.setEnabled(True)
+        self.trial_cancel.setEnabled(False)
         from dpstudio.gui.dialogs import error_summary
-        self.trial_result.setText(tr("Trial fit stopped: {0}").format(error_summary(exc)) if exc else tr("Cancelled."))
+        self.trial_result.setText(tr("Trial fit stopped: {0}").format(error_summary(exc)) if exc else
+                                  tr("Trial fit cancelled."))
 
 
-def trial_fit(recipe, frame, *, progress, cancel, rows: int = 2000) -> str:
-    """Worker job: fit the synthesizer on a small sample and compare a few statistics."""
+def embedding_noise_to_signal(recipe, rows: int) -> dict | None:
+    """Noise-to-signal ratio of the PEARL / DP-MERF embedding release, from public quantities.
+
+    The embedding E = (1/n) sum phi(x_i) e_{y_i}^T has Frobenius norm <= 1 (||phi(x)|| = 1) and
+    L2 sensitivity 2/n; its Gaussian noise has sigma = (2/n) / mu_E per coordinate, where mu_E is
+    the embedding's share of the GDP mu for (epsilon, delta) (the same split as
+    :class:`dpstudio.engine.synth.pearl.EmbeddingSynthesizer`; the tiny snapping grid is ignored).
+    The ratio shown is sigma * sqrt(dim) / 1: the expected noise norm over the largest possible
+    embedding norm, hence a lower bound of the true ratio.  None for MST or an invalid budget."""
+    import math
+
+    method = recipe.release.options.get("method", "pearl")
+    b = recipe.budget
+    if method not in ("pearl", "merf") or not rows or not (b.epsilon > 0 and b.delta > 0):
+        return None
+    try:
+        from dpstudio.engine.synth import SYNTHESIZERS
+        from dpstudio.engine.synth.privacy import gdp_mu_for
+        opts = {k: v for k, v in recipe.release.options.to_dict().items() if k != "method"}
+        cfg = SYNTHESIZERS[method](**opts).config
+        mu = gdp_mu_for(b.epsilon, b.delta)
+    except Exception:  # noqa: BLE001 - unknown options: the release page reports them
+        return None
+    labels = [c for c in recipe.columns if c.role == "label"]
+    classes = 1
+    if labels and labels[0].domain is not None and labels[0].domain.categories:
+        classes = len(labels[0].domain.categories) + (1 if labels[0].domain.other is not None
+                                                       and labels[0].domain.other not in labels[0].domain.categories else 0)
+    sigma0_share = 0.0 if (cfg.fixed_sigma0 is not None or method == "merf") else cfg.sigma0_share
+    counts_share = 0.0 if (classes == 1 or cfg.one_release) else cfg.counts_share
+    mu_e = mu * math.sqrt(max(1.0 - sigma0_share - counts_share, 1e-12))
+    sigma = (2.0 / rows) / mu_e
+    dim = 2 * cfg.k * classes + (classes if cfg.one_release and classes > 1 else 0)
+    ratio = sigma * math.sqrt(dim)
+    verdict = tr("the generator sees the data clearly") if ratio < 0.1 else \
+        tr("usable, some detail is lost") if ratio < 0.5 else tr("mostly noise: raise ε or use more rows")
+    return {"ratio": ratio, "sigma": sigma, "dim": dim, "mu": mu_e, "verdict": verdict}
+
+
+TRIAL_ROWS = 2000
+TRIAL_OPTIONS = {"pearl": {"steps": 300, "k": 100}, "merf": {"steps": 300, "k": 100}, "mst": {}}
+
+
+def _marginal(col, orig, synth):
+    import pandas as pd
+    if col.type in ("integer", "float") and col.domain is not None and col.domain.known:
+        edges = np.linspace(float(col.domain.low), float(col.domain.high), 31)
+        a = pd.to_numeric(orig, errors="coerce").dropna().clip(edges[0], edges[-1]).to_numpy()
+        b = pd.to_numeric(synth, errors="coerce").dropna().clip(edges[0], edges[-1]).to_numpy()
+        ha = np.histogram(a, edges)[0] / max(len(a), 1)
+        hb = np.histogram(b, edges)[0] / max(len(b), 1)
+        return "numeric", edges, ha, hb
+    cats = list(col.domain.categories) if col.domain is not None and col.domain.categories else \
+        sorted(set(map(str, orig.dropna())))
+    sa, sb = orig.astype(str), synth.astype(str)
+    ha = np.array([(sa == c).mean() for c in cats])
+    hb = np.array([(sb == c).mean() for c in cats])
+    return "categorical", cats, ha, hb
+
+
+def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> dict:
+    """Worker job: a short fit of the synthesizer (few steps, few frequencies) on a sample, and the
+    1-way marginals of every column, original sample vs synthetic rows.  Nothing is published."""
+    from dataclasses import replace
+
     from dpstudio.engine.release import release_module
     from dpstudio.engine.rng import make_random_source
 
+    rows = rows or TRIAL_ROWS
+    method = recipe.release.options.get("method", "pearl")
+    quick = dict(TRIAL_OPTIONS.get(method, {}))
+    opts = recipe.release.options.to_dict()
+    for k, v in quick.items():
+        opts[k] = min(v, opts.get(k, v))
+    from dpstudio.recipe.model import Params
+    recipe = replace(recipe, release=replace(recipe.release, options=Params.of(opts)),
+                     outputs=replace(recipe.outputs, rows=None))
     module = release_module(recipe.release.type)
     sample = frame.sample(min(rows, len(frame)), random_state=0) if len(frame) > rows else frame
+    sample = sample.reset_index(drop=True)
     plan = module.plan(recipe)
     t0 = time.perf_counter()
-    outcome = module.run(recipe, sample.reset_index(drop=True), plan, make_random_source(0),
-                         progress=progress, cancel=cancel)
+    outcome = module.run(recipe, sample, plan, make_random_source(0), progress=progress, cancel=cancel)
+    cancel.check()
     synth = outcome.data
-    lines = [tr("Trained on {0:,} rows in {1:.1f} s; {2:,} synthetic rows.").format(
-        len(sample), time.perf_counter() - t0, 0 if synth is None else len(synth))]
+    text = tr("Trial: trained on {0:,} sampled rows in {1:.1f} s ({2}); {3:,} synthetic rows. Pick a "
+              "column above to compare its distribution.").format(
+        len(sample), time.perf_counter() - t0,
+        ", ".join(f"{k} = {v}" for k, v in quick.items()) or tr("default settings"),
+        0 if synth is None else len(synth))
+    marginals = {}
     if synth is not None:
-        import pandas as pd
         for c in recipe.columns:
-            if c.name in synth.columns and c.type in ("integer", "float"):
-                a = pd.to_numeric(sample[c.name], errors="coerce").mean()
-                b = pd.to_numeric(synth[c.name], errors="coerce").mean()
-                lines.append(tr("mean of {0}: {1:,.3g} (sample) vs {2:,.3g} (synthetic)").format(c.name, a, b))
-    return "\n".join(lines[:8])
+            if c.name in synth.columns and c.name in sample.columns:
+                try:
+                    marginals[c.name] = _marginal(c, sample[c.name], synth[c.name])
+                except Exception:  # noqa: BLE001 - one odd column must not lose the trial
+                    pass
+    return {"text": text, "marginals": marginals}

@@ -93,6 +93,7 @@ class BudgetPage(WizardPage):
 
         self.total = QLabel()
         self.total.setTextFormat(Qt.TextFormat.RichText)
+        self.total.setWordWrap(True)
         self.ledger_text = QLabel()
         self.ledger_text.setWordWrap(True)
         self.cap_button = QPushButton(self.tr("Set a budget cap…"))

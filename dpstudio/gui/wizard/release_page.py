@@ -176,7 +176,8 @@ class ReleasePage(WizardPage):
                     if allowed:
                         name = mechanism_text(allowed[0])[0]
                     else:
-                        name = self.tr("chosen by the synthesizer") if rtype == "synthetic" else self.tr("part of the model")
+                        name = {"synthetic": self.tr("chosen by the synthesizer"),
+                                "density": self.tr("part of the density")}.get(rtype, self.tr("part of the model"))
                     self.table.setItem(i, 1, QTableWidgetItem(name))
                 if allowed and allowed != ("none",):
                     spin = QDoubleSpinBox()
@@ -204,7 +205,11 @@ class ReleasePage(WizardPage):
                     spin.setValue(c.mechanism.weight if c.mechanism is not None else 1.0)
             item = self.table.item(i, 3)
             if mech is None:
-                item.setText(self.tr("Used to train the synthesizer / model; never published row by row."))
+                item.setText({"synthetic": self.tr("Used to train the synthesizer; never published row by row."),
+                              "model": self.tr("Used to fit the model (a feature or the label); never published "
+                                               "row by row."),
+                              "density": self.tr("Its distribution is estimated; never published row by row.")
+                              }.get(rtype, self.tr("Never published row by row.")))
                 item.setToolTip("")
             elif mech == "none":
                 item.setText(self.tr("Copied as it is: protects nothing. Only for information that is already public."))

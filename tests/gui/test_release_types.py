@@ -1,0 +1,178 @@
+"""Embedding pools in a record release; model and density releases end to end."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import load
+
+
+def _embedding_table(path, n=120):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"age": rng.integers(18, 90, n)})
+    e = rng.normal(size=(n, 16))
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    for j in range(16):
+        df[f"emb_{j}"] = e[:, j]
+    df.to_csv(path, index=False)
+    return df
+
+
+def _numeric_table(path, n=300):
+    rng = np.random.default_rng(1)
+    x1 = rng.uniform(0, 1, n)
+    x2 = rng.uniform(0, 10, n)
+    y = np.where(x1 + 0.1 * x2 + rng.normal(0, 0.3, n) > 1.0, "yes", "no")
+    pd.DataFrame({"x1": x1.round(4), "x2": x2.round(3), "y": y}).to_csv(path, index=False)
+
+
+def _public_domains(session, bounds, categories=None):
+    from dpstudio.gui.wizard.edits import set_domain
+    from dpstudio.recipe.model import Domain
+    for name, (lo, hi) in bounds.items():
+        session.update(lambda r, n=name, a=lo, b=hi: set_domain(r, n, Domain(kind="numeric", low=a, high=b)))
+    for name, cats in (categories or {}).items():
+        session.update(lambda r, n=name, c=cats: set_domain(r, n, Domain(kind="categorical", categories=c)))
+
+
+def test_embedding_pool_file_and_dataset_pool(qtbot, window, tmp_path):
+    from dpstudio.recipe.validate import ACK_DATASET_POOL
+    data = tmp_path / "emb.csv"
+    df = _embedding_table(data)
+    load(qtbot, window, data)
+    s = window.session
+    assert {c.role for c in s.recipe.columns if c.name.startswith("emb_")} == {"embedding"}
+    s.update_column("age", role="public")
+    window.go_to(2)
+    page = window.release_page
+    assert page.pool_box.isVisible() and list(page.pool_rows) == ["emb"]
+    assert not page.isComplete()  # no pool chosen yet
+    assert "no pool" in page.pool_rows["emb"][1].text()
+
+    # a pool file lacking the vector columns is refused with a dialog
+    bad = tmp_path / "bad_pool.csv"
+    pd.DataFrame({"a": [1.0], "b": [2.0]}).to_csv(bad, index=False)
+    page.choose_pool_file = lambda key: str(bad)
+    assert not page.choose_pool("emb")
+    assert page._pool_error.isVisible()
+    page._pool_error.close()
+
+    # a good public pool: metric selection with {"pool": path} on every column of the group
+    pool = tmp_path / "pool.csv"
+    rng = np.random.default_rng(5)
+    p = rng.normal(size=(50, 16))
+    p /= np.linalg.norm(p, axis=1, keepdims=True)
+    pd.DataFrame(p, columns=[f"emb_{j}" for j in range(16)]).to_csv(pool, index=False)
+    page.choose_pool_file = lambda key: str(pool)
+    assert page.choose_pool("emb")
+    cols = [c for c in s.recipe.columns if c.name.startswith("emb_")]
+    assert all(c.mechanism.name == "metric" and c.mechanism.params.get("pool") == str(pool) for c in cols)
+    assert ACK_DATASET_POOL not in s.recipe.acknowledgements
+    assert page.isComplete(), s.problems()
+    assert "pool.csv" in page.pool_rows["emb"][1].text()
+
+    # the dataset's own vectors: refused without the confirmation, acknowledged with it
+    page.confirm_dataset_pool = lambda key: False
+    assert not page.use_dataset_pool("emb")
+    assert cols[0].mechanism.params.get("pool") == str(pool)
+    asked = []
+    page.confirm_dataset_pool = lambda key: asked.append(key) or True
+    assert page.use_dataset_pool("emb") and asked == ["emb"]
+    assert ACK_DATASET_POOL in s.recipe.acknowledgements
+    assert all(c.mechanism.params.get("pool") == "dataset" for c in s.recipe.columns if c.role == "embedding")
+    assert page.isComplete(), s.problems()
+    assert "real vectors" in page.pool_rows["emb"][1].text()
+    # back to the file: the acknowledgement goes away again
+    page.choose_pool("emb")
+    assert ACK_DATASET_POOL not in s.recipe.acknowledgements
+    s.undo()
+    assert ACK_DATASET_POOL in s.recipe.acknowledgements
+    # the release really runs with the group released from the pool
+    from dpstudio.gui.wizard.export_page import run_release
+    from dpstudio.engine.progress import CancelToken
+    out = tmp_path / "emb_dp.csv"
+    res = run_release(s.recipe, str(out), "", "internal", progress=lambda *a: None, cancel=CancelToken())
+    got = pd.read_csv(res.output_path)
+    assert got.shape[0] == len(df) and "emb_15" in got.columns
+
+
+def test_dataset_pool_confirmation_dialog_explains(qtbot, window, tmp_path):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+    data = tmp_path / "emb.csv"
+    _embedding_table(data, n=40)
+    load(qtbot, window, data)
+    window.session.update_column("age", role="public")
+    window.go_to(2)
+    seen = {}
+
+    def answer():
+        box = QApplication.activeModalWidget()
+        assert isinstance(box, QMessageBox)
+        seen["text"] = box.text()
+        box.button(QMessageBox.StandardButton.Cancel).click()
+    QTimer.singleShot(100, answer)
+    assert not window.release_page.use_dataset_pool("emb")
+    assert "other people's real vectors" in seen["text"]
+
+
+@pytest.mark.parametrize("rtype", ["model", "density"])
+def test_model_and_density_release_pages_and_json_export(qtbot, window, tmp_path, rtype):
+    from dpstudio.gui.wizard.edits import set_release_type
+    data = tmp_path / "num.csv"
+    _numeric_table(data)
+    load(qtbot, window, data)
+    s = window.session
+    s.update_column("x1", role="sensitive")
+    s.update_column("x2", role="sensitive" if rtype == "density" else "public")
+    s.update_column("y", role="label" if rtype == "model" else "ignore", type="categorical")
+    _public_domains(s, {"x1": (0, 1), "x2": (0, 10)}, {"y": ("no", "yes")} if rtype == "model" else None)
+    window.go_to(2)
+    page = window.release_page
+    button = page.type_buttons[rtype]
+    assert button.isEnabled() and "not available" not in button.text()
+    button.click()
+    assert s.recipe.release.type == rtype
+    assert s.recipe.budget.delta > 0  # these releases need delta > 0; it was set for the user
+    assert page.options_box.isVisible()
+    keys = ("norm_bound", "lambda") if rtype == "model" else ("bandwidth", "grid_size", "sample_rows")
+    for k in keys:
+        w = page.opt[k]
+        assert w.isVisibleTo(page) and w.isEnabled() and len(w.toolTip()) > 40
+    hidden = set(page.opt) - set(keys)
+    assert not any(page.opt[k].isVisibleTo(page) for k in hidden)
+    if rtype == "model":
+        page.opt["norm_bound"].setValue(2.0)
+        assert s.recipe.release.options.get("norm_bound") == 2.0
+        page.opt["lambda"].setValue(page.opt["lambda"].minimum())  # automatic: option removed
+        assert "lambda" not in s.recipe.release.options
+    else:
+        page.opt["grid_size"].setValue(32)
+        assert s.recipe.release.options.get("grid_size") == 32
+    assert page.isComplete(), s.problems()
+    # budget page: delta 0 is a problem for these releases, the hint says so
+    window.go_to(3)
+    bp = window.budget_page
+    assert "needs δ > 0" in bp.delta_hint.text()
+    bp.delta.setText("0")
+    bp._delta_edited()
+    assert not bp.isComplete() and any("delta" in p for p in bp.problems())
+    bp.delta.setText("1e-6")
+    bp._delta_edited()
+    assert bp.isComplete(), s.problems()
+    # export: the output is a .json artifact
+    window.go_to(4)
+    assert window.go_to(5)
+    ep = window.export_page
+    assert s.output_path.endswith(".json") and not ep.format.isEnabled()
+    ep.confirm_release = lambda text: True
+    s.set_targets(report_path="")
+    assert ep.start_release() is not None
+    qtbot.waitUntil(lambda: ep.worker is None, timeout=60000)
+    assert ep.result is not None, ep.last_error
+    doc = json.loads(open(s.output_path, encoding="utf-8").read())
+    assert isinstance(doc, dict) and doc
+    assert "JSON" in ep.result_label.text()
