@@ -1,0 +1,34 @@
+"""Common interface of the DP synthesizers."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import pandas as pd
+
+from ..accounting import PrivacyLoss
+from ..progress import NEVER_CANCELLED, CancelToken, no_progress
+from ..rng import RandomSource
+from .encoding import TableSpec
+
+
+class FittedSynth(ABC):
+    """A fitted generator: everything in it is a post-processing of its DP releases."""
+
+    components: list  # PrivacyLoss per release (accountant transcript)
+
+    @abstractmethod
+    def sample(self, n_rows: int, rng: RandomSource) -> pd.DataFrame:
+        """Rows in the original schema (names, decoded categories, numbers in public bounds)."""
+
+    @abstractmethod
+    def privacy_loss(self) -> PrivacyLoss:
+        """Total guarantee of the fit (composition of ``components``)."""
+
+
+class Synthesizer(ABC):
+    name = "base"
+
+    @abstractmethod
+    def fit(self, frame: pd.DataFrame, spec: TableSpec, *, epsilon: float, delta: float,
+            rng: RandomSource, progress=no_progress,
+            cancel: CancelToken = NEVER_CANCELLED) -> FittedSynth: ...

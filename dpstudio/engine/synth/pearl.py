@@ -1,0 +1,360 @@
+"""PEARL (seed 003; Liew, Takahashi & Ueno, ICLR 2022): DP synthetic data from a one-shot
+private characteristic-function embedding, with an adversarially re-weighted generator loss.
+
+Privacy (replace-one neighbours, n public), all releases Gaussian and composed exactly in GDP:
+
+1. frequency scale sigma0 = DP mean distance of a fixed, data-independent pairing of the
+   records (pairs (pi(2j), pi(2j+1)), pi a public random permutation).  Each record sits in
+   exactly one of the P = floor(n/2) pairs and a pair distance lies in [0, diam] with
+   diam = sqrt(4 n_num + 2 n_cat) (encoded domain), so the replace-one L2 sensitivity of
+   the mean is diam / P.
+2. class proportions c = (1/n) sum e_{y_i}: a replaced record moves one unit between two
+   cells, sensitivity sqrt(2)/n (0 if there is no label: then nothing is released).
+3. weighted per-class embedding E = (1/n) sum phi(x_i) e_{y_i}^T with
+   phi(x) = [cos(Wx), sin(Wx)]/sqrt(k), ||phi(x)|| = 1.  Replacing (x,y) by (x',y') changes E
+   by (phi(x) e_y^T - phi(x') e_y'^T)/n, whose Frobenius norm is ||phi(x)-phi(x')|| <= 2 when
+   y = y' and sqrt(||phi(x)||^2 + ||phi(x')||^2) = sqrt(2) when y != y': sensitivity 2/n.
+
+The total GDP mu for the recipe's (eps, delta) is split in mu^2 shares (default 3 % / 3 % /
+94 %); each release is snapped to a grid of 2^-20 x its sensitivity and gets grid Gaussian
+noise (see :mod:`.privacy`).  Everything afterwards (generator, critic, sampling) is
+post-processing.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..accounting import PrivacyLoss
+from ..progress import NEVER_CANCELLED, no_progress
+from .base import FittedSynth, Synthesizer
+from .encoding import Encoder, TableSpec
+from .mlp import Adam, BlockHeads, Generator
+from .privacy import gdp_mu_for, release_gaussian, total_gaussian_loss
+
+
+# --------------------------------------------------------------------------- DP statistics
+
+def pair_distance_mean(x: np.ndarray, perm: np.ndarray) -> float:
+    """Mean distance over the disjoint pairs (perm[2j], perm[2j+1])."""
+    p = len(perm) // 2
+    a = x[perm[0:2 * p:2]].astype(np.float64)
+    b = x[perm[1:2 * p:2]].astype(np.float64)
+    return float(np.sqrt(((a - b) ** 2).sum(axis=1)).mean())
+
+
+def pair_distance_sensitivity(n: int, diameter: float) -> float:
+    return diameter / (n // 2)
+
+
+def class_proportions(y: np.ndarray, n_classes: int) -> np.ndarray:
+    ok = y >= 0
+    return np.bincount(y[ok], minlength=n_classes).astype(np.float64) / len(y)
+
+
+def weighted_embedding(x: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int,
+                       chunk: int = 4096) -> np.ndarray:
+    """(2k, C) matrix (1/n) sum_i phi(x_i) e_{y_i}^T, phi = [cos Wx, sin Wx]/sqrt(k).
+
+    Records with unknown label (y = -1) contribute a zero column (still within the bound)."""
+    n = x.shape[0]
+    k = w.shape[0]
+    out = np.zeros((2 * k, n_classes))
+    for s in range(0, n, chunk):
+        xs = x[s:s + chunk].astype(np.float64)
+        ys = y[s:s + chunk]
+        u = xs @ w.T.astype(np.float64)
+        oh = np.zeros((len(ys), n_classes))
+        ok = ys >= 0
+        oh[np.nonzero(ok)[0], ys[ok]] = 1.0
+        out[:k] += np.cos(u).T @ oh
+        out[k:] += np.sin(u).T @ oh
+    return out / (n * math.sqrt(k))
+
+
+# --------------------------------------------------------------------------- config
+
+@dataclass
+class PearlConfig:
+    k: int = 500                 # frequencies
+    steps: int = 8000
+    batch_frac: float = 0.1      # batch = batch_frac * n (min 64)
+    hidden: int = 100
+    z_dim: int = 32
+    lr: float = 0.005
+    lr_decay: float = 0.1        # final lr = lr * lr_decay (cosine)
+    critic: bool = True
+    critic_every: int = 10
+    critic_lr: float = 0.01
+    sigma0_share: float = 0.03   # mu^2 shares of the budget
+    counts_share: float = 0.03
+    sigma0_mult: float = 1.0     # sigma0 = mult * DP mean pair distance
+    # frequency scales: the k frequencies are split evenly over bandwidths sigma0 * m for m in
+    # this tuple (data independent given sigma0, so no privacy cost); the critic's base density
+    # omega0 is the matching Gaussian scale mixture.
+    freq_scales: tuple = (1.0,)
+    sample_categories: bool = True   # decode categories by a draw from the block (True) or argmax
+    fixed_sigma0: float | None = None  # public scale: skip the DP sigma0 release (DP-MERF)
+    one_release: bool = False    # DP-MERF: proportions and embedding in one Gaussian release
+    label: str = "PEARL"
+
+
+# --------------------------------------------------------------------------- model
+
+
+class FittedEmbeddingSynth(FittedSynth):
+    def __init__(self, encoder, gen_net, props, z_dim, batch, components, total, cfg, info):
+        self.encoder = encoder
+        self.net = gen_net
+        self.props = props
+        self.z_dim = z_dim
+        self.batch = batch
+        self.components = components
+        self._total = total
+        self.cfg = cfg
+        self.info = info
+
+    def privacy_loss(self) -> PrivacyLoss:
+        return self._total
+
+    def _labels(self, n, gen):
+        c = len(self.props)
+        counts = np.floor(self.props * n).astype(np.int64)
+        rest = n - counts.sum()
+        if rest > 0:
+            counts += np.bincount(gen.choice(c, size=rest, p=self.props), minlength=c)
+        y = np.repeat(np.arange(c), counts)
+        gen.shuffle(y)
+        return y
+
+    def generate_encoded(self, n_rows: int, gen) -> tuple[np.ndarray, np.ndarray]:
+        y = self._labels(n_rows, gen)
+        c = len(self.props)
+        out = np.empty((n_rows, self.encoder.dim), dtype=np.float32)
+        b = max(self.batch, 2)
+        for s in range(0, n_rows, b):
+            e = min(s + b, n_rows)
+            if e - s < 2:  # batch norm needs >= 2 rows: borrow a neighbour chunk
+                s0 = max(0, e - b)
+                out[s0:e] = self._forward(y[s0:e], gen, c)
+                continue
+            out[s:e] = self._forward(y[s:e], gen, c)
+        return out, y
+
+    def _forward(self, y, gen, c):
+        z = gen.standard_normal((len(y), self.z_dim)).astype(np.float32)
+        inp = np.concatenate([z, np.eye(c, dtype=np.float32)[y]], axis=1)
+        o = self.net.forward(inp)
+        self.net.cache = None
+        return o
+
+    def sample(self, n_rows: int, rng) -> pd.DataFrame:
+        gen = rng.numpy_generator()
+        x, y = self.generate_encoded(int(n_rows), gen)
+        labels = y if self.encoder.spec.label is not None else None
+        return self.encoder.decode(x, labels, gen=gen, sample_categories=self.cfg.sample_categories)
+
+
+class EmbeddingSynthesizer(Synthesizer):
+    """Shared machinery of PEARL and DP-MERF (characteristic-function / RFF mean embedding)."""
+
+    name = "pearl"
+
+    def __init__(self, config: PearlConfig | None = None, **overrides):
+        cfg = config or PearlConfig()
+        for k, v in overrides.items():
+            if not hasattr(cfg, k):
+                raise TypeError(f"unknown option {k!r}")
+            setattr(cfg, k, v)
+        self.config = cfg
+
+    # ---- the private part: all access to the data happens here
+    def _releases(self, x, y, enc, n_classes, mu_total, delta, rng, gen):
+        cfg = self.config
+        n = x.shape[0]
+        comps = []
+        shares_aux = (0.0 if cfg.fixed_sigma0 is not None else cfg.sigma0_share) + \
+                     (0.0 if (n_classes == 1 or cfg.one_release) else cfg.counts_share)
+        emb_share = 1.0 - shares_aux
+        info = {}
+        # 1. frequency scale
+        if cfg.fixed_sigma0 is not None:
+            sigma0 = float(cfg.fixed_sigma0)
+            info["sigma0_source"] = "public fixed value"
+        else:
+            perm = gen.permutation(n)
+            sens = pair_distance_sensitivity(n, enc.diameter)
+            mu = mu_total * math.sqrt(cfg.sigma0_share)
+            val, loss = release_gaussian(rng, np.array([pair_distance_mean(x, perm)]), sens, mu, delta,
+                                         f"{cfg.label}: frequency scale (mean pair distance)")
+            comps.append(loss)
+            md = float(np.clip(val[0], 0.05 * enc.diameter, enc.diameter))  # post-processing
+            sigma0 = cfg.sigma0_mult * md
+            info["sigma0_source"] = "DP mean pair distance"
+        info["sigma0"] = sigma0
+        mults = np.asarray(cfg.freq_scales, dtype=np.float64)
+        scale_of = mults[np.arange(cfg.k) % len(mults)]
+        w = gen.standard_normal((cfg.k, enc.dim)) / (sigma0 * scale_of)[:, None]
+        info["freq_bandwidths"] = list(sigma0 * mults)
+        emb = weighted_embedding(x, y, w, n_classes)
+        mu_e = mu_total * math.sqrt(emb_share)
+        if n_classes > 1 and cfg.one_release:
+            # joint vector [vec(E), c]: if y = y' only E moves (<= 2/n); if y != y' E moves by
+            # sqrt(2)/n and c by sqrt(2)/n: sqrt(2 + 2)/n.  Sensitivity 2/n either way.
+            props = class_proportions(y, n_classes)
+            vec = np.concatenate([emb.ravel(), props])
+            sens = 2.0 / n
+            val, loss = release_gaussian(rng, vec, sens, mu_e, delta,
+                                         f"{cfg.label}: embedding + class proportions")
+            comps.append(loss)
+            emb_noisy = val[:emb.size].reshape(emb.shape)
+            props_noisy = val[emb.size:]
+        else:
+            if n_classes > 1:
+                mu_c = mu_total * math.sqrt(cfg.counts_share)
+                sens = math.sqrt(2.0) / n
+                props_noisy, loss = release_gaussian(
+                    rng, class_proportions(y, n_classes), sens, mu_c, delta,
+                    f"{cfg.label}: class proportions")
+                comps.append(loss)
+            else:
+                props_noisy = np.ones(1)
+            sens = 2.0 / n
+            emb_noisy, loss = release_gaussian(rng, emb, sens, mu_e, delta,
+                                               f"{cfg.label}: weighted embedding")
+            comps.append(loss)
+        props = np.clip(props_noisy, 0.0, None)
+        props = props / props.sum() if props.sum() > 0 else np.full(n_classes, 1.0 / n_classes)
+        return w, emb_noisy, props, comps, info
+
+    def fit(self, frame, spec: TableSpec, *, epsilon, delta, rng, progress=no_progress,
+            cancel=NEVER_CANCELLED):
+        cfg = self.config
+        t0 = time.perf_counter()
+        enc = Encoder(spec)
+        x = enc.encode(frame, dtype=np.float32)
+        y = enc.label_codes(frame)
+        n = x.shape[0]
+        c = spec.n_classes
+        gen = rng.numpy_generator()
+        mu_total = gdp_mu_for(epsilon, delta) if math.isfinite(epsilon) else math.inf
+        cancel.check()
+        w, emb_noisy, props, comps, info = self._releases(x, y, enc, c, mu_total, delta, rng, gen)
+        self._bandwidths = np.asarray(info["freq_bandwidths"])
+        del x
+        total = total_gaussian_loss(comps, delta, cfg.label)
+        progress(0.02, "private embedding released")
+        net = self._train(enc, w, emb_noisy, props, n, gen, progress, cancel)
+        info["fit_seconds"] = time.perf_counter() - t0
+        batch = max(64, int(round(cfg.batch_frac * n)))
+        return FittedEmbeddingSynth(enc, net, props, cfg.z_dim, batch, comps, total, cfg, info)
+
+    # ---- post-processing: generator training against the noisy embedding
+    def _train(self, enc, w64, emb_noisy, props, n, gen, progress, cancel):
+        cfg = self.config
+        k = cfg.k
+        c = len(props)
+        batch = max(64, int(round(cfg.batch_frac * n)))
+        heads = BlockHeads(enc.n_num, enc.sizes)
+        net = Generator(cfg.z_dim + c, cfg.hidden, heads, gen)
+        opt = Adam(net.p, lr=cfg.lr)
+        f32 = np.float32
+        wt = np.ascontiguousarray(w64.T.astype(f32))  # (D, k)
+        w = np.ascontiguousarray(w64.astype(f32))     # (k, D)
+        e_cos = emb_noisy[:k].astype(f32)              # (k, C)
+        e_sin = emb_noisy[k:].astype(f32)
+        inv = f32(1.0 / (batch * math.sqrt(k)))
+        # critic: log-scale per input dimension, alpha = k softmax(l)
+        sigma0_inv2 = None
+        if cfg.critic:
+            t2 = (w64 ** 2)                            # (k, D)
+            base_scale = np.sqrt(t2.mean())            # = 1/sigma0 approx
+            log_s = {"log_s": np.full(enc.dim, math.log(base_scale))}
+            copt = Adam(log_s, lr=cfg.critic_lr)
+            # l0 = -log omega0(t) (up to a constant), omega0 = mixture of N(0, I/b^2) over the
+            # bandwidths b actually used to draw the frequencies
+            bw = self._bandwidths
+            nrm = t2.sum(axis=1)[:, None]
+            comp = enc.dim * np.log(bw)[None, :] - 0.5 * nrm * (bw ** 2)[None, :]
+            mx = comp.max(axis=1, keepdims=True)
+            l0 = -(mx[:, 0] + np.log(np.exp(comp - mx).mean(axis=1)))
+        alpha = np.ones(k, dtype=f32)
+        counts = np.floor(props * batch).astype(np.int64)
+        counts[np.argmax(props)] += batch - counts.sum()
+        # labels sorted by class: class sums and per-class gradients are contiguous slices
+        y = np.repeat(np.arange(c), counts)
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        eye = np.eye(c, dtype=f32)
+        inp = np.empty((batch, cfg.z_dim + c), dtype=f32)
+        inp[:, cfg.z_dim:] = eye[y]
+        cu = np.empty((batch, k), dtype=f32)
+        su = np.empty((batch, k), dtype=f32)
+        du = np.empty((batch, k), dtype=f32)
+        tmp = np.empty((batch, k), dtype=f32)
+        r_cos = np.empty((k, c), dtype=f32)
+        r_sin = np.empty((k, c), dtype=f32)
+        report_every = max(1, cfg.steps // 200)
+        for step in range(cfg.steps):
+            cancel.check()
+            frac = step / max(1, cfg.steps - 1)
+            opt.lr = cfg.lr * (cfg.lr_decay + (1 - cfg.lr_decay) * 0.5 * (1 + math.cos(math.pi * frac)))
+            inp[:, :cfg.z_dim] = gen.standard_normal((batch, cfg.z_dim), dtype=f32)
+            out = net.forward(inp)
+            u = np.matmul(out, wt, out=tmp)
+            np.cos(u, out=cu)
+            np.sin(u, out=su)
+            for j in range(c):  # C (number of classes) is tiny; slices are contiguous
+                a, b = bounds[j], bounds[j + 1]
+                r_cos[:, j] = cu[a:b].sum(axis=0) * inv
+                r_sin[:, j] = su[a:b].sum(axis=0) * inv
+            r_cos -= e_cos
+            r_sin -= e_sin
+            g_cos = (2.0 * inv) * alpha[:, None] * r_cos   # (k, C) dL/d(cos u), /(B sqrt k)
+            g_sin = (2.0 * inv) * alpha[:, None] * r_sin
+            for j in range(c):
+                a, b = bounds[j], bounds[j + 1]
+                # d/du [g_c cos u + g_s sin u] = -g_c sin u + g_s cos u
+                np.multiply(su[a:b], -g_cos[:, j], out=du[a:b])
+                np.multiply(cu[a:b], g_sin[:, j], out=tmp[a:b])
+                du[a:b] += tmp[a:b]
+            dout = du @ w
+            grads = net.backward(dout)
+            opt.step(net.p, grads)
+            if cfg.critic and (step + 1) % cfg.critic_every == 0:
+                r = (r_cos ** 2 + r_sin ** 2).sum(axis=1).astype(np.float64)  # (k,)
+                s2 = np.exp(2 * log_s["log_s"])
+                ll = -np.log(np.sqrt(s2)).sum() - 0.5 * (t2 / s2).sum(axis=1) + l0
+                a = np.exp(ll - ll.max())
+                a /= a.sum()
+                gl = k * a * (r - (a * r).sum())          # dL/dl_i
+                grad = (gl @ t2) / s2 - gl.sum()
+                copt.step(log_s, {"log_s": grad}, ascend=True)
+                s2 = np.exp(2 * log_s["log_s"])
+                ll = -np.log(np.sqrt(s2)).sum() - 0.5 * (t2 / s2).sum(axis=1) + l0
+                a = np.exp(ll - ll.max())
+                alpha = (k * a / a.sum()).astype(f32)
+            if step % report_every == 0:
+                progress(0.02 + 0.98 * frac, f"{cfg.label} generator step {step}/{cfg.steps}")
+        progress(1.0, "done")
+        return net
+
+    # exposed for tests: the critic objective and gradient
+    @staticmethod
+    def critic_objective(log_s, t2, r, l0):
+        s2 = np.exp(2 * log_s)
+        ll = -log_s.sum() - 0.5 * (t2 / s2).sum(axis=1) + l0
+        a = np.exp(ll - ll.max())
+        a /= a.sum()
+        k = len(r)
+        val = k * (a * r).sum()
+        gl = k * a * (r - (a * r).sum())
+        grad = (gl @ t2) / s2 - gl.sum()
+        return val, grad
+
+
+class PearlSynthesizer(EmbeddingSynthesizer):
+    name = "pearl"
