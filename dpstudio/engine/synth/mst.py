@@ -77,15 +77,17 @@ def selection_score(counts_ij, p_i, p_j, n):
     return float(np.abs(counts_ij - n * np.outer(p_i, p_j)).sum())
 
 
-def exp_mech_choice(scores, eps, sensitivity, gen):
-    """Exponential mechanism (Gumbel-max form): argmax(eps q / (2 Delta) + Gumbel).
+def exp_mech_choice(scores, eps, sensitivity, rng):
+    """Exponential mechanism: index i with probability ∝ exp(eps q_i / (2 Delta)).
 
-    Gumbel noise from ``gen`` (TODO: an exact sampler from the mechanisms package when it
-    offers one; the floating-point EM shares the caveats of float Laplace noise)."""
+    Sampled by inverse CDF on the secure source's uniforms (``RandomSource.uniform``), like the
+    product's ExponentialMechanism; only the chosen index is released."""
     if math.isinf(eps):
         return int(np.argmax(scores))
-    logits = eps * np.asarray(scores) / (2.0 * sensitivity)
-    return int(np.argmax(logits + gen.gumbel(size=len(logits))))
+    from dpstudio.engine.mechanisms.exponential import sample_log_weights
+
+    logits = eps * np.asarray(scores, dtype=np.float64) / (2.0 * sensitivity)
+    return int(sample_log_weights(logits[None, :], rng)[0])
 
 
 def ipf(table, r, c, iters=50):
@@ -154,7 +156,6 @@ class MSTSynthesizer(Synthesizer):
         enc = Encoder(spec)
         x, sizes = _column_codes(frame, spec, enc, self.bins)
         n, d = x.shape
-        gen = rng.numpy_generator()
         rho = zcdp_rho_for(epsilon, delta) if math.isfinite(epsilon) else math.inf
         sens = math.sqrt(2.0)
         comps = []
@@ -185,7 +186,7 @@ class MSTSynthesizer(Synthesizer):
         for r in range(d - 1):
             cancel.check()
             cand = [(i, j) for (i, j) in pairs if comp_of[i] != comp_of[j]]
-            pick = cand[exp_mech_choice([scores[e] for e in cand], eps_r, 2.0, gen)]
+            pick = cand[exp_mech_choice([scores[e] for e in cand], eps_r, 2.0, rng)]
             edges.append(pick)
             old, new = comp_of[pick[1]], comp_of[pick[0]]
             comp_of = [new if c == old else c for c in comp_of]
