@@ -106,6 +106,8 @@ def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: floa
             domain = _parse_bounds(cs.name, bounds[cs.name])
         elif cs.name in categories:
             domain = _parse_categories(cs.name, categories[cs.name])
+            if ctype in NUMERIC_TYPES:
+                ctype = "categorical"  # integer codes given a category list are categories
         if domain is not None and domain.source == "data" and ACK_DOMAIN_FROM_DATA not in acks:
             acks.append(ACK_DOMAIN_FROM_DATA)
         mech = None
