@@ -106,13 +106,21 @@ def risk_summary(risk: dict) -> list[str]:
                          f"{fmt(eff['effective_label_epsilon'])} (an estimate, not a bound).")
     syn = risk.get("synthetic") if isinstance(risk, dict) else None
     if isinstance(syn, dict):
-        for key, text in (("dcr_ratio_median", "median distance-to-closest-record ratio (synthetic vs holdout)"),
-                          ("mia_advantage", "membership-inference advantage")):
-            if key in syn:
-                lines.append(f"Synthetic data: {text} = {fmt(syn[key])}.")
-    emb = risk.get("embedding") if isinstance(risk, dict) else None
-    if isinstance(emb, dict) and "reid_rate" in emb:
-        lines.append(f"Embeddings: nearest-neighbour re-identification {_pct(emb.get('reid_rate'))}.")
+        dcr = syn.get("dcr") or {}
+        mia = syn.get("membership_inference") or {}
+        if "median_ratio" in dcr:
+            lines.append(f"Synthetic data: the median distance from a synthetic row to its closest training "
+                         f"row is {fmt(dcr['median_ratio'])} times the holdout's (below 1 would suggest "
+                         f"copying); {_pct(dcr.get('share_synthetic_exact_copies'))} exact copies.")
+        if "advantage" in mia:
+            lines.append(f"Membership inference (distance attack): advantage {fmt(mia['advantage'])} "
+                         f"(0 = no better than guessing).")
+    for unit, view in ((risk.get("embedding") or {}) if isinstance(risk, dict) else {}).items():
+        at = view.get("at_epsilon") if isinstance(view, dict) else None
+        if at:
+            lines.append(f"Embeddings '{unit}': a nearest-neighbour attacker re-identifies "
+                         f"{_pct(at.get('reid_rate'))} of the replaced vectors; mean angular distortion "
+                         f"{fmt(at.get('mean_angular_distortion'))}.")
     return lines
 
 
