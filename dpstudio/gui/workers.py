@@ -7,6 +7,8 @@ signal.  The GUI thread only starts jobs and receives their signals (queued conn
 """
 from __future__ import annotations
 
+import sys
+
 import time
 from typing import Any, Callable
 
@@ -96,6 +98,11 @@ class TaskRunner(QObject):
 
     def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None):
         super().__init__(parent)
+        # Engine stretches that hold the GIL (pure-Python loops between numpy calls) would make
+        # the GUI thread wait up to the default 5 ms switch interval per hand-off, and much longer
+        # on a loaded machine; a 1 ms interval keeps timers and repaints prompt.
+        if sys.getswitchinterval() > 0.001:
+            sys.setswitchinterval(0.001)
         self.pool = pool or QThreadPool.globalInstance()
         self._active: set[Worker] = set()
 

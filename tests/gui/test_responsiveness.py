@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from PySide6.QtCore import QTimer
 
 from dpstudio.export import atomic_path  # imported up front: a first import inside the job takes seconds
@@ -10,10 +12,15 @@ from dpstudio.gui.workers import TaskRunner
 
 
 def slow_job(seconds, *, progress, cancel):
+    """Engine-like CPU work: numpy kernels (which release the GIL) between short Python slices
+    that hold it, reporting progress every step."""
+    rng = np.random.default_rng(0)
+    data = rng.random(200_000)
     t0 = time.monotonic()
     while time.monotonic() - t0 < seconds:
         cancel.check()
-        sum(i * i for i in range(20_000))  # CPU work that holds the GIL in short slices
+        np.sort(data)  # releases the GIL
+        sum(i * i for i in range(2_000))  # holds it briefly, as engine glue code does
         progress((time.monotonic() - t0) / seconds, "working")
     return "done"
 
