@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import glob
-import hashlib
 import json
 import math
 import os
@@ -200,11 +199,8 @@ def _self_start() -> str | None:
 # ---- files -------------------------------------------------------------------------------------
 
 def _sha256_file(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    from dpstudio.export import file_sha256  # one streamed hasher for outputs everywhere
+    return file_sha256(path)
 
 
 def _fsync_file(path) -> None:
