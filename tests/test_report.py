@@ -88,13 +88,13 @@ def test_html_is_self_contained(release, tmp_path):
     assert "ε = 1" in html and "δ = 0" in html
     assert "What it does not mean" in html and "Sign-off" in html
     assert "internal use only" in html
-    from dpstudio.report.charts import qt_available
+    from dpstudio.report.pdf.charts import qt_available
     if qt_available():
         assert "data:image/png;base64," in html
 
 
 def test_html_report_works_without_qt(release, monkeypatch):
-    import dpstudio.report.charts as charts
+    import dpstudio.report.pdf.charts as charts
     monkeypatch.setattr(charts, "qt_available", lambda: False)
     res, frame = release
     html = render(res, "html", frame=frame).decode()

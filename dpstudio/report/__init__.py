@@ -2,7 +2,7 @@
 *internal* variant (everything, including figures computed on the raw data) and an *external*
 one (publishable: DP outputs and public information only).
 
-Only :mod:`dpstudio.report.charts` and :mod:`dpstudio.report.pdf` import Qt, lazily.
+Only the :mod:`dpstudio.report.pdf` package (PDF writer and chart images) imports Qt, lazily.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _kind(path) -> str:
 def render(result, kind: str, *, variant: str = "internal", frame=None) -> bytes:
     """The report as bytes (``kind``: "html" or "pdf")."""
     if kind == "html":
-        from dpstudio.report.charts import qt_available
+        from dpstudio.report.pdf.charts import qt_available
         from dpstudio.report.html import render_html
         model = build_model(result, variant, frame, charts=qt_available())
         return render_html(model).encode("utf-8")

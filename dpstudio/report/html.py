@@ -1,5 +1,5 @@
 """Self-contained, printable HTML report (CSS inlined, charts as data: URIs).  No Qt here:
-charts come as PNG bytes in the model (made by :mod:`dpstudio.report.charts` when Qt is
+charts come as PNG bytes in the model (made by :mod:`dpstudio.report.pdf.charts` when Qt is
 available; without Qt the report simply has no chart)."""
 from __future__ import annotations
 

@@ -434,7 +434,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                         "rows": rows})
         if charts:
             try:
-                from dpstudio.report.charts import error_floor_chart
+                from dpstudio.report.pdf.charts import error_floor_chart
                 png = error_floor_chart(units, float(total.epsilon))
             except Exception:  # a chart must never stop a report
                 png = None

@@ -2,7 +2,7 @@
 QPdfWriter (A4, fonts embedded by Qt, a footer with the release id and page numbers).
 
 Charts are added as QImage resources (``QTextDocument.addResource``).  This and
-:mod:`dpstudio.report.charts` are the only report modules that import Qt.
+:mod:`dpstudio.report.pdf.charts` (this package) is the only part of the report that imports Qt.
 """
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def _wrap_pre(text: str, width: int = 118) -> str:
 
 
 def render_pdf_bytes(model: ReportModel) -> bytes:
-    from dpstudio.report.charts import ensure_app, on_gui_thread
+    from dpstudio.report.pdf.charts import ensure_app, on_gui_thread
 
     ensure_app()
     return on_gui_thread(lambda: _render(model))
