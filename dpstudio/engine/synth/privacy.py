@@ -4,8 +4,7 @@ Exact Gaussian-DP (Dong, Roth & Su 2019) for compositions of Gaussian releases, 
 zCDP cross-check with the improved conversion (Canonne, Kamath & Steinke 2020, Prop. 12 /
 Balle et al. 2020), and the grid-snapped Gaussian noise used by every release here.
 
-These are small self-contained versions so the synthesizers do not depend on unfinished
-modules.  Noise: every release is snapped to a power-of-two grid g = 2^(floor(log2 Delta)-20)
+The GDP and RDP conversions are the accountant's (``dpstudio.engine.accounting``).  Noise: every release is snapped to a power-of-two grid g = 2^(floor(log2 Delta)-20)
 and gets g * Z with Z an exact discrete Gaussian of scale sigma/g from
 ``dpstudio.engine.mechanisms.sampling.discrete_gaussian`` (Canonne, Kamath & Steinke 2020);
 only if that module is missing does :func:`gaussian_noise` fall back to a rounded continuous
@@ -21,66 +20,38 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
 
+from .. import accounting
 from ..accounting import RDP_ORDERS, PrivacyLoss
 
 # --------------------------------------------------------------------------- Gaussian DP
+# The accountant's implementations (dpstudio.engine.accounting) are the single source; these
+# wrappers only add the epsilon = inf convention the synthesizers' tests use.
 
 
 def gdp_delta(epsilon: float, mu: float) -> float:
-    """delta(eps) of a mu-GDP mechanism: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
-    if mu <= 0:
+    """delta(eps) of a mu-GDP mechanism (argument order: epsilon first)."""
+    if mu <= 0 or math.isinf(epsilon):
         return 0.0
-    if math.isinf(epsilon):
-        return 0.0
-    a = -epsilon / mu + mu / 2.0
-    b = -epsilon / mu - mu / 2.0
-    # stable: Phi(a) - exp(eps + log Phi(b))
-    d = ndtr(a) - math.exp(epsilon + log_ndtr(b))
-    return float(max(d, 0.0))
+    return float(accounting.gdp_delta(mu, epsilon))
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
-    """Smallest eps with gdp_delta(eps, mu) <= delta (bisection; delta is decreasing in eps)."""
+    """Smallest eps with gdp_delta(eps, mu) <= delta."""
     if mu <= 0:
         return 0.0
     if delta <= 0:
         return math.inf
-    if gdp_delta(0.0, mu) <= delta:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while gdp_delta(hi, mu) > delta:
-        hi *= 2.0
-        if hi > 1e6:
-            return math.inf
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if gdp_delta(mid, mu) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return float(accounting.gdp_epsilon(mu, delta))
 
 
 def gdp_mu_for(epsilon: float, delta: float) -> float:
-    """Largest mu such that mu-GDP implies (epsilon, delta)-DP (bisection; delta grows with mu)."""
+    """Largest mu such that mu-GDP implies (epsilon, delta)-DP."""
     if math.isinf(epsilon):
         return math.inf
     if epsilon <= 0 or delta <= 0:
         raise ValueError("need epsilon > 0 and delta > 0 for a Gaussian release")
-    lo, hi = 0.0, 1.0
-    while gdp_delta(epsilon, hi) <= delta:
-        hi *= 2.0
-        if hi > 1e6:
-            return math.inf
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if gdp_delta(epsilon, mid) <= delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return float(accounting.gdp_mu_for(epsilon, delta))
 
 
 def gdp_compose(mus) -> float:
@@ -92,15 +63,8 @@ def gdp_compose(mus) -> float:
 
 
 def rdp_to_dp(rdp_eps, orders, delta: float) -> float:
-    """Improved conversion (CKS 2020 Prop. 12; Balle et al. 2020 Thm 21):
-    eps = rdp(a) + log((a-1)/a) - (log(delta) + log(a)) / (a-1), minimised over a > 1."""
-    best = math.inf
-    for a, r in zip(orders, rdp_eps):
-        if a <= 1 or not np.isfinite(r):
-            continue
-        e = r + math.log1p(-1.0 / a) - (math.log(delta) + math.log(a)) / (a - 1.0)
-        best = min(best, max(e, 0.0))
-    return best
+    """Improved conversion (CKS 2020 Prop. 12), via the accountant."""
+    return accounting.rdp_to_dp(rdp_eps, delta, orders)
 
 
 def zcdp_epsilon(rho: float, delta: float) -> float:
