@@ -72,3 +72,22 @@ def check_bounds(low, high) -> tuple[float, float]:
 def logsumexp_rows(x: np.ndarray) -> np.ndarray:
     m = np.max(x, axis=-1, keepdims=True)
     return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]
+
+
+def smallest_valid_scale(worst_delta, target: float, lo: float, hi: float, *, rtol: float) -> float:
+    """Bisection for the smallest noise scale whose worst-case delta is <= ``target``.
+
+    ``worst_delta`` must decrease with the scale and ``hi`` must already be valid; the returned
+    value is always a scale that was checked to be valid (the upper end of the bracket), so the
+    calibration can only err towards more noise.
+    """
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if worst_delta(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= rtol * hi:
+            break
+    return hi
+

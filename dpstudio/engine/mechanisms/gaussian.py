@@ -25,7 +25,8 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from dpstudio.engine.accounting import RDP_ORDERS, PrivacyLoss
-from dpstudio.engine.mechanisms.base import Mechanism, check_bounds, check_delta, check_epsilon
+from dpstudio.engine.mechanisms.base import (Mechanism, check_bounds, check_delta, check_epsilon,
+                                            smallest_valid_scale)
 from dpstudio.engine.mechanisms.sampling import (
     Grid,
     discrete_gaussian,
@@ -145,15 +146,7 @@ class GaussianMechanism(Mechanism):
             hi *= 1.5
         if self._worst_delta(lo) <= target:
             lo = 1e-3
-        for _ in range(100):
-            mid = 0.5 * (lo + hi)
-            if self._worst_delta(mid) <= target:
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo <= 1e-10 * hi:
-                break
-        return hi
+        return smallest_valid_scale(self._worst_delta, target, lo, hi, rtol=1e-10)
 
     @property
     def step(self) -> float:

@@ -21,7 +21,8 @@ import math
 import numpy as np
 
 from dpstudio.engine.accounting import RDP_ORDERS, PrivacyLoss
-from dpstudio.engine.mechanisms.base import Mechanism, check_bounds, check_delta, check_epsilon
+from dpstudio.engine.mechanisms.base import (Mechanism, check_bounds, check_delta, check_epsilon,
+                                            smallest_valid_scale)
 from dpstudio.engine.mechanisms.sampling import Grid, discrete_laplace, discrete_laplace_mean_abs
 from dpstudio.engine.rng import RandomSource
 
@@ -118,16 +119,8 @@ class LaplaceMechanism(Mechanism):
         lo = D / (self.epsilon - 2.0 * math.log1p(-self.delta)) * 0.25
         if self._worst_delta(lo) <= target:
             return lo
-        hi = t_pure
-        for _ in range(100):  # delta_s is decreasing in t: keep hi valid
-            mid = 0.5 * (lo + hi)
-            if self._worst_delta(mid) <= target:
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo <= 1e-12 * hi:
-                break
-        return hi
+        # t_pure is valid (delta = 0 there); delta_s decreases in t
+        return smallest_valid_scale(self._worst_delta, target, lo, t_pure, rtol=1e-12)
 
     # -- interface --------------------------------------------------------------------------
     @property
