@@ -315,3 +315,106 @@ def test_vectors_with_missing_and_ragged_cells():
     assert (s.column("r").type, s.column("r").missing, s.column("r").distinct) == ("vector", 10, 2)
     assert (s.column("a").type, s.column("a").missing, s.column("a").distinct) == ("vector", 10, 2)
     assert s.embedding_groups == {"r": ("r",), "a": ("a",)}
+
+
+# --------------------------------------------------------------------------- fast arrow path
+def _mixed_csv(path: Path, n: int = 150_000) -> Path:
+    """A multi-block CSV mixing every type, with missing markers in every kind of column."""
+    rng = np.random.default_rng(11)
+
+    def with_missing(values: np.ndarray, share: float, markers=("",)) -> np.ndarray:
+        values = values.astype(object)
+        hit = rng.random(n) < share
+        values[hit] = rng.choice(list(markers), int(hit.sum()))
+        return values
+
+    cols = {
+        "person_id": np.char.add("P", np.char.zfill(np.arange(n).astype(str), 8)),
+        "state": with_missing(rng.choice(["GA", "NY", "CA", "TX"], n), 0.05, ("", "NA", "null")),
+        "smoker": with_missing(rng.choice(["yes", "no"], n), 0.1),
+        "flag": with_missing(rng.choice(["true", "false"], n), 0.1),
+        "age": with_missing(rng.integers(18, 91, n), 0.02),
+        "visits": rng.poisson(3, n),
+        "bmi": with_missing(np.round(rng.normal(27, 5, n), 1), 0.03, ("", "NaN")),
+        "lab": np.round(rng.normal(50, 10, n), 4),
+        "admitted": with_missing(
+            rng.choice(["2020-01-02", "2021-03-04 05:06:07", "2022-12-31"], n), 0.04
+        ),
+        "note": with_missing(rng.choice(["a b", "c", "d,e", "é", "日本"], n), 0.02, ("", "N/A")),
+        "all_missing": rng.choice(["", "NA"], n),
+        "constant": np.full(n, "x"),
+        "outcome": rng.integers(0, 2, n),
+    }
+    late = rng.choice(["low", "high"], n).astype(object)
+    late[-5:] = ["rare1", "rare2", "rare3", "rare4", "rare5"]  # values seen only in the last block
+    cols["grade"] = late
+    many = rng.choice(["u", "v"], n).astype(object)
+    many[n // 2:] = np.char.add("k", np.arange(n - n // 2).astype(str))  # too many for a dictionary
+    cols["code"] = many
+    frame = pd.DataFrame(cols)
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _plain(frame: pd.DataFrame, as_object: bool) -> pd.DataFrame:
+    """The same data with every string column rebuilt (object or fresh str arrays), so
+    ``infer_schema`` cannot reuse anything the loader measured."""
+    out = {}
+    for name in frame.columns:
+        col = frame[name]
+        if col.dtype == "str":
+            values = col.astype(object).where(col.notna(), None).tolist()
+            out[name] = pd.Series(values, dtype=object if as_object else "str")
+        else:
+            out[name] = col.copy(deep=True)
+    return pd.DataFrame(out)
+
+
+def test_arrow_fast_path_matches_plain_pandas_path(tmp_path):
+    """Arrow-backed str columns (the loader's fast counting paths) and plain object/str
+    columns give the same schema on a table spanning several parse blocks."""
+    lt = load_table(_mixed_csv(tmp_path / "mixed.csv"))
+    frame = lt.frame
+    fast = infer_schema(frame)
+    for as_object in (False, True):
+        plain = infer_schema(_plain(frame, as_object))
+        assert plain.to_json() == fast.to_json(), as_object
+    types = {c.name: c.type for c in fast.columns}
+    assert types["smoker"] == types["flag"] == "boolean" and types["admitted"] == "datetime"
+    assert types["person_id"] == "text" and fast.column("person_id").suggested_role == "identifier"
+    assert fast.column("state").missing == int(frame["state"].isna().sum()) > 0
+    assert fast.column("grade").distinct == 7
+    assert fast.column("all_missing").suggested_role == "ignore"
+
+
+def test_schema_follows_edits_and_slices(tmp_path):
+    lt = load_table(_mixed_csv(tmp_path / "mixed.csv", n=2_000))
+    frame = lt.frame
+    before = infer_schema(frame).column("state")
+    frame.loc[0, "state"] = "ZZ"  # a brand-new value: one more distinct, maybe one less missing
+    after = infer_schema(frame).column("state")
+    assert after.distinct == before.distinct + 1
+    assert after.missing == int(frame["state"].isna().sum())
+    assert after == infer_schema(_plain(frame, as_object=False)).column("state")
+    # a slice shares no arrow array with the loaded frame: counted afresh
+    head = frame.head(100)
+    assert infer_schema(head).to_json() == infer_schema(_plain(head, as_object=True)).to_json()
+
+
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+)
+def test_integer_distinct_counts_are_exact_at_the_extremes(dtype):
+    from dpstudio.engine.data.schema import _numeric_distinct
+
+    rng = np.random.default_rng(5)
+    info = np.iinfo(dtype)
+    spans = ((int(info.min), 5_000), (int(info.max) - 70_000, 70_000), (-300, 600), (0, 300_000))
+    for lo, span in spans:
+        lo = max(lo, int(info.min))
+        hi = min(lo + span, int(info.max))
+        v = rng.integers(lo, hi, 200_000, endpoint=True, dtype=dtype)
+        assert _numeric_distinct(v) == np.unique(v).size, (lo, span)
+    v = np.concatenate([np.array([info.min, info.max] * 500, dtype=dtype),
+                        rng.integers(info.min, info.max, 5_000, endpoint=True, dtype=dtype)])
+    assert _numeric_distinct(v) == np.unique(v).size

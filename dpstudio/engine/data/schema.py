@@ -138,10 +138,16 @@ def _joined_tokens(tokens: list[str]) -> set[str]:
 
 
 # --------------------------------------------------------------------------- distinct counts
-def _count_sorted_unique(v: np.ndarray) -> int:
+def _count_sorted_unique(v: np.ndarray, *, inplace: bool = False) -> int:
+    """Distinct values by sorting; ``inplace`` sorts ``v`` itself (a scratch array) instead of
+    a fresh 8-bytes-per-row copy."""
     if v.size == 0:
         return 0
-    s = np.sort(v)
+    if inplace:
+        v.sort()
+        s = v
+    else:
+        s = np.sort(v)
     return 1 + int(np.count_nonzero(s[1:] != s[:-1]))
 
 
@@ -168,6 +174,19 @@ def _numeric_distinct(v: np.ndarray) -> int:
         if v.dtype.kind == "f":
             v = v + 0.0  # hashing tells -0.0 from 0.0; the sort path compares them equal
         return int(pc.count_distinct(pa.array(v)).as_py())
+    if v.dtype.kind in "iu":
+        # integers spanning at most ~one value per row: a bincount (two linear passes and a
+        # histogram) is up to twice as fast as the sort (measured on 1M rows), and as exact
+        lo, hi = int(v.min()), int(v.max())
+        limit = max(n, 1 << 16)
+        if hi - lo < limit:
+            if lo >= 0 and hi < limit and v.dtype != np.uint64:
+                shifted = v  # already small non-negative: no shifted copy needed
+            elif v.dtype == np.uint64:  # may exceed intp: subtract in its own type first
+                shifted = (v - np.uint64(lo)).astype(np.intp)
+            else:  # widen first so the subtraction cannot wrap (e.g. int8 - (-128))
+                shifted = v.astype(np.intp, copy=False) - lo
+            return int(np.count_nonzero(np.bincount(shifted)))
     return _count_sorted_unique(v)
 
 
@@ -217,13 +236,13 @@ def _fixed_width_distinct(arr, n_valid: int) -> int | None:
             width = w
         if w != width or w == 0 or w > 256 or int(offsets[-1]) - start != w * n:
             return None
-        if not pc.all(pc.equal(pc.binary_length(chunk), w)).as_py():
+        if not (np.diff(offsets) == w).all():  # every string, not just the total
             return None
         _pack_fixed(bufs[2], start, n, w, keys[pos : pos + n])
         pos += n
     if pos != n_valid:
         return None
-    d = _count_sorted_unique(keys)
+    d = _count_sorted_unique(keys, inplace=True)
     if width is not None and width <= 8:
         return d  # exact packing
     return d if d == n_valid else None
