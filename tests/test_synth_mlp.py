@@ -3,7 +3,7 @@ the embedding loss and the critic)."""
 import numpy as np
 
 from dpstudio.engine.synth.mlp import BlockHeads, Generator
-from dpstudio.engine.synth.pearl import EmbeddingSynthesizer
+from dpstudio.engine.synth.pearl import EmbeddingLoss, EmbeddingSynthesizer
 
 
 def _fd(f, x, idx, h=1e-6):
@@ -41,7 +41,7 @@ def test_block_softmax_is_normalised_and_stable():
     a = np.random.default_rng(1).standard_normal((5, heads.dim)).astype(np.float32)
     a[0, 2:5] -= 500.0          # a whole block far below the row max: fallback path
     a[1, 6:] += 80.0
-    out = heads.forward(a)
+    out = heads.forward(a.copy())   # forward works in place on its argument
     assert np.all(np.isfinite(out))
     sums = np.add.reduceat(out[:, 2:], heads.rel, axis=1)
     assert np.allclose(sums, 1.0, atol=1e-5)
@@ -49,31 +49,29 @@ def test_block_softmax_is_normalised_and_stable():
 
 
 def test_embedding_loss_gradient_wrt_generator_output():
-    """The training step's dL/d(out) for L = sum_i alpha_i |E_hat - E|^2 (cos and sin parts)."""
+    """PEARL's training loss object: value and dL/d(out) against finite differences, with
+    L = sum_i alpha_i sum_c |E_hat_c - E_c|^2 (cos and sin parts), rows sorted by class."""
     gen = np.random.default_rng(2)
     B, D, k, C = 7, 5, 6, 2
     w = gen.standard_normal((k, D))
-    y = np.array([0, 0, 0, 1, 1, 1, 1])
+    counts = np.array([3, 4])
+    y = np.repeat(np.arange(C), counts)
     yoh = np.eye(C)[y]
     e = gen.standard_normal((2 * k, C)) * 0.1
     alpha = gen.uniform(0.5, 2, k)
     out = gen.standard_normal((B, D))
     inv = 1.0 / (B * np.sqrt(k))
+    obj = EmbeddingLoss(w, e, counts, dtype=np.float64)
 
-    def loss():
+    def loss():  # written independently of EmbeddingLoss, straight from the definition
         u = out @ w.T
         rc = np.cos(u).T @ yoh * inv - e[:k]
         rs = np.sin(u).T @ yoh * inv - e[k:]
         return float((alpha[:, None] * (rc ** 2 + rs ** 2)).sum())
 
-    u = out @ w.T
-    cu, su = np.cos(u), np.sin(u)
-    rc = cu.T @ yoh * inv - e[:k]
-    rs = su.T @ yoh * inv - e[k:]
-    gc = 2 * inv * alpha[:, None] * rc
-    gs = 2 * inv * alpha[:, None] * rs
-    du = -su * gc.T[y] + cu * gs.T[y]      # same algebra as PEARL's loop
-    dout = du @ w
+    r = obj.residual(out)
+    assert abs(EmbeddingLoss.value(r, alpha) - loss()) < 1e-12
+    dout = obj.gradient(r, alpha).copy()
     for idx in np.ndindex(out.shape):
         assert abs(_fd(loss, out, idx) - dout[idx]) < 1e-7
 
@@ -89,3 +87,47 @@ def test_critic_gradient_finite_difference():
     for d in range(D):
         num = _fd(lambda: EmbeddingSynthesizer.critic_objective(log_s, t2, r, l0)[0], log_s, d)
         assert abs(num - grad[d]) < 1e-6 * max(1, abs(num))
+
+
+def test_embedding_loss_same_on_one_or_two_threads():
+    """The work pieces are fixed by the batch layout, so a fixed seed gives the same fit
+    whatever the number of cores."""
+    from concurrent.futures import ThreadPoolExecutor
+    gen = np.random.default_rng(5)
+    k, D = 40, 9
+    counts = np.array([700, 1, 0, 411])
+    w = gen.standard_normal((k, D))
+    e = gen.standard_normal((2 * k, len(counts))) * 0.05
+    out = gen.uniform(-1, 1, (int(counts.sum()), D)).astype(np.float32)
+    alpha = gen.uniform(0.5, 2, k).astype(np.float32)
+    serial = EmbeddingLoss(w, e, counts)
+    r1 = serial.residual(out)
+    g1 = serial.gradient(r1, alpha).copy()
+    with ThreadPoolExecutor(2) as pool:
+        par = EmbeddingLoss(w, e, counts, pool=pool)
+        r2 = par.residual(out)
+        g2 = par.gradient(r2, alpha).copy()
+    assert len(serial.pieces) > 2            # the batch really is cut into pieces
+    np.testing.assert_array_equal(r1, r2)
+    np.testing.assert_array_equal(g1, g2)
+    # and the pieces add up to the plain formula
+    u = out.astype(np.float64) @ w.T
+    y = np.repeat(np.arange(len(counts)), counts)
+    oh = np.eye(len(counts))[y]
+    inv = 1.0 / (len(y) * np.sqrt(k))
+    ref = np.concatenate([(np.cos(u).T @ oh).T, (np.sin(u).T @ oh).T], axis=1) * inv - e.T
+    np.testing.assert_allclose(r1, ref, atol=2e-6)
+
+
+def test_box_muller_normals():
+    from scipy import stats
+
+    from dpstudio.engine.synth.mlp import standard_normal_f32
+    z = standard_normal_f32(np.random.default_rng(0), (2001, 3))
+    assert z.shape == (2001, 3) and z.dtype == np.float32
+    flat = z.ravel()
+    assert stats.kstest(flat, "norm").pvalue > 1e-3
+    # a broken transform (e.g. using only the cos half, or a wrong radius) fails this
+    assert abs(flat.std() - 1.0) < 0.03 and abs(flat.mean()) < 0.04
+    # halves are not copies of each other
+    assert np.corrcoef(flat[: flat.size // 2], flat[flat.size // 2: 2 * (flat.size // 2)])[0, 1] < 0.05

@@ -156,3 +156,15 @@ def test_mst_score_sensitivity():
         a[i], b[i] = gen.integers(0, 4), gen.integers(0, 3)
         s2 = selection_score(pair_counts(a, b, 4, 3), pa, pb, n)
         assert abs(s1 - s2) <= 2.0 + 1e-9
+
+
+def test_decode_stretch_reaches_the_public_bounds():
+    from dpstudio.engine.synth.encoding import Encoder, TableSpec, ColumnSpec
+    spec = TableSpec(columns=(ColumnSpec.numeric("gain", 0.0, 100.0),), label=None)
+    enc = Encoder(spec)
+    s = np.array([[-0.999], [-0.5], [0.0], [0.995]], dtype=np.float32)
+    plain = enc.decode(s, None)["gain"].to_numpy()
+    assert plain[0] > 0.0 and plain[3] < 100.0            # tanh never reaches the bounds
+    st = enc.decode(s, None, stretch=0.02)["gain"].to_numpy()
+    assert st[0] == 0.0 and st[3] == 100.0                 # stretched: exactly on the bounds
+    assert abs(st[2] - 50.0) < 1e-9 and abs(st[1] - 0.5 * (1 - 0.5 * 1.02) * 100) < 1e-6

@@ -151,14 +151,19 @@ class Encoder:
 
     # -- decoding of generator output
     def decode(self, x: np.ndarray, labels: np.ndarray | None, *, gen=None,
-               sample_categories: bool = False) -> pd.DataFrame:
+               sample_categories: bool = False, stretch: float = 0.0) -> pd.DataFrame:
         """Encoded (soft) rows -> DataFrame in the original schema (hard categories).
 
         ``sample_categories``: draw each category from the block's probabilities (gen needed)
-        instead of taking the argmax."""
+        instead of taking the argmax.  ``stretch``: numbers are decoded from
+        ``clip((1 + stretch) s, -1, 1)``, so a tanh output (which never reaches +-1) can land
+        exactly on a public bound, e.g. the spike at 0 of a capital-gain column."""
         n = x.shape[0]
         out = {}
-        nums = self.unscale(np.asarray(x[:, :self.n_num], dtype=np.float64))
+        nums = np.asarray(x[:, :self.n_num], dtype=np.float64)
+        if stretch:
+            nums = nums * (1.0 + stretch)
+        nums = self.unscale(nums)
         for j, c in enumerate(self.num):
             v = nums[:, j]
             out[c.name] = np.rint(v) if c.integer else v

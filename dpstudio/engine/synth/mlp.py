@@ -12,6 +12,26 @@ from __future__ import annotations
 import numpy as np
 
 
+def standard_normal_f32(gen: np.random.Generator, shape) -> np.ndarray:
+    """float32 N(0, 1) draws by Box-Muller from float32 uniforms.
+
+    numpy's ziggurat draws one sample per C call (~20 ns each here); the generator needs
+    B x z_dim fresh inputs every step, and this vectorised transform is several times faster.
+    The input noise of the generator has no privacy role (post-processing), and float32
+    uniforms only truncate the tails beyond ~5.8 sigma.
+    """
+    n = int(np.prod(shape))
+    m = (n + 1) // 2
+    u = gen.random((2, m), dtype=np.float32)
+    np.subtract(np.float32(1.0), u[0], out=u[0])          # (0, 1]: log is finite
+    r = np.sqrt(np.float32(-2.0) * np.log(u[0]))
+    theta = u[1] * np.float32(2.0 * np.pi)
+    z = np.empty(2 * m, dtype=np.float32)
+    np.multiply(r, np.cos(theta), out=z[:m])
+    np.multiply(r, np.sin(theta), out=z[m:])
+    return z[:n].reshape(shape)
+
+
 class BlockHeads:
     """tanh on the first ``n_num`` outputs, softmax on each contiguous block after them."""
 
@@ -25,34 +45,39 @@ class BlockHeads:
         self.member = (self.block_of[:, None] == np.arange(len(self.sizes))[None, :]).astype(np.float32)
 
     def forward(self, a: np.ndarray) -> np.ndarray:
-        out = np.empty_like(a)
+        """Activations in place: ``a`` (the pre-activations, not needed afterwards) becomes the
+        output, which saves a (B, D) buffer and a pass over it every step."""
         nn = self.n_num
-        np.tanh(a[:, :nn], out=out[:, :nn])
+        np.tanh(a[:, :nn], out=a[:, :nn])
         if self.sizes.size:
             lg = a[:, nn:]
             # Shift by the row max (one fast reduction): exp never overflows.  A block whose
             # logits all lie ~80 below the row max would underflow to zero; only then fall
             # back to the exact per-block max (segment reduction with np.maximum.reduceat).
-            e = np.exp(lg - lg.max(axis=1, keepdims=True))
+            shift = lg.max(axis=1, keepdims=True)
+            e = np.exp(lg - shift)
             s = e @ self.member                      # (B, n_blocks) block sums
             if not np.all(s > 1e-30):
                 mx = np.maximum.reduceat(lg, self.rel, axis=1)
                 e = np.exp(lg - mx[:, self.block_of])
                 s = e @ self.member
-            np.multiply(e, (1.0 / s)[:, self.block_of], out=out[:, nn:])
-        return out
+            # broadcast 1/s back to the block's columns with a tiny matmul (no fancy indexing)
+            np.reciprocal(s, out=s)
+            np.multiply(e, s @ self.member.T, out=lg)
+        return a
 
     def backward(self, out: np.ndarray, g: np.ndarray) -> np.ndarray:
-        da = np.empty_like(g)
+        """Gradient w.r.t. the pre-activations; ``g`` is overwritten and returned."""
         nn = self.n_num
         t = out[:, :nn]
-        da[:, :nn] = g[:, :nn] * (1.0 - t * t)
+        g[:, :nn] *= 1.0 - t * t
         if self.sizes.size:
             p = out[:, nn:]
             gp = g[:, nn:]
             dot = (p * gp) @ self.member              # per-block sums (segment matmul)
-            da[:, nn:] = p * (gp - dot[:, self.block_of])
-        return da
+            gp -= dot @ self.member.T
+            gp *= p
+        return g
 
 
 class Adam:
@@ -79,7 +104,12 @@ class Adam:
 
 
 class Generator:
-    """fc-bn-relu x2 + block heads, float32 by default."""
+    """fc-bn-relu x2 + block heads, float32 by default.
+
+    All parameters live in one flat array (``self.flat``; ``self.p`` holds views of it) and so
+    do the gradients (``self.gflat`` / the dict returned by :meth:`backward`), so Adam updates
+    every parameter with a handful of vector operations instead of a few per tensor.
+    """
 
     BN_EPS = 1e-5
 
@@ -93,39 +123,57 @@ class Generator:
             b = 1.0 / np.sqrt(i)
             return gen.uniform(-b, b, size=(i, o)).astype(dtype)
 
-        self.p = {
+        init = {
             "W1": lin(in_dim, h), "g1": np.ones(h, dtype), "c1": np.zeros(h, dtype),
             "W2": lin(h, h), "g2": np.ones(h, dtype), "c2": np.zeros(h, dtype),
             "W3": lin(h, heads.dim), "b3": np.zeros(heads.dim, dtype),
         }
+        total = sum(v.size for v in init.values())
+        self.flat = np.empty(total, dtype=dtype)
+        self.gflat = np.zeros(total, dtype=dtype)
+        self.p, self.g = {}, {}
+        at = 0
+        for name, v in init.items():
+            self.p[name] = self.flat[at:at + v.size].reshape(v.shape)
+            self.p[name][...] = v
+            self.g[name] = self.gflat[at:at + v.size].reshape(v.shape)
+            at += v.size
+        self.ones = np.ones(0, dtype=dtype)
         self.cache = None
 
-    @staticmethod
-    def _bn_relu_fwd(h, g, c, eps):
-        """BatchNorm (batch statistics) followed by ReLU; ``h`` is overwritten."""
+    def _ones(self, n):
+        if self.ones.shape[0] != n:
+            self.ones = np.ones(n, dtype=self.dtype)
+        return self.ones
+
+    def _bn_relu_fwd(self, h, g, c, eps):
+        """BatchNorm (batch statistics) followed by ReLU; ``h`` is overwritten (centred).
+
+        r = relu((h - mean) * a + c) with a = g / sqrt(var + eps); x-hat is never stored
+        (it is (h - mean) / sqrt(var + eps), recomputed in closed form by the backward)."""
         n = h.shape[0]
-        h -= h.mean(axis=0)
+        h -= (self._ones(n) @ h) / n
         var = np.einsum("ij,ij->j", h, h) / n
         inv = (1.0 / np.sqrt(var + eps)).astype(h.dtype)
-        h *= inv                                  # h is now x-hat
-        r = h * g
+        a = g * inv
+        r = h * a
         r += c
         np.maximum(r, 0, out=r)
-        return r, (h, inv)
+        return r, (h, inv, a)
 
-    @staticmethod
-    def _bn_relu_bwd(dr, r, g, cache):
-        """Backward of relu(bn(h)); ``dr`` is overwritten.  Returns dh, dgamma, dbeta."""
-        xh, inv = cache
+    def _bn_relu_bwd(self, dr, r, cache, dg_out, dc_out):
+        """Backward of relu(bn(h)); ``dr`` is overwritten with dL/dh.  With x-hat = hc * inv
+        and a = g * inv: dgamma = inv sum(d hc), dbeta = sum(d) and
+        dh = a d - a dbeta / n - hc (a inv dgamma / n)   (d = dL/d bn-output)."""
+        hc, inv, a = cache
         n = dr.shape[0]
-        dr *= (r > 0)                             # through the ReLU: d(bn output)
-        dg = np.einsum("ij,ij->j", dr, xh)
-        dc = dr.sum(axis=0)
-        # dh = inv/n * (n dxh - sum dxh - xh sum(dxh xh)),  dxh = dout * g
-        dr *= g * inv
-        dr -= (dc * g * inv) / n
-        dr -= xh * ((dg * g * inv) / n)
-        return dr, dg, dc
+        dr *= (r > 0)                             # through the ReLU
+        np.matmul(self._ones(n), dr, out=dc_out)
+        np.multiply(np.einsum("ij,ij->j", dr, hc), inv, out=dg_out)
+        dr -= dc_out / n
+        dr *= a
+        dr -= hc * (a * inv * dg_out / n)
+        return dr
 
     def forward(self, inp: np.ndarray) -> np.ndarray:
         p = self.p
@@ -139,13 +187,16 @@ class Generator:
         return out
 
     def backward(self, dout: np.ndarray) -> dict:
-        p = self.p
+        """Gradients (views of ``self.gflat``, overwritten by the next call); ``dout`` may be
+        overwritten."""
+        p, g = self.p, self.g
         inp, bc1, r1, bc2, r2, out = self.cache
         da = self.heads.backward(out, dout)
-        g = {"W3": r2.T @ da, "b3": da.sum(axis=0)}
-        dh2, g["g2"], g["c2"] = self._bn_relu_bwd(da @ p["W3"].T, r2, p["g2"], bc2)
-        g["W2"] = r1.T @ dh2
-        dh1, g["g1"], g["c1"] = self._bn_relu_bwd(dh2 @ p["W2"].T, r1, p["g1"], bc1)
-        g["W1"] = inp.T @ dh1
+        np.matmul(r2.T, da, out=g["W3"])
+        np.matmul(self._ones(da.shape[0]), da, out=g["b3"])
+        dh2 = self._bn_relu_bwd(da @ p["W3"].T, r2, bc2, g["g2"], g["c2"])
+        np.matmul(r1.T, dh2, out=g["W2"])
+        dh1 = self._bn_relu_bwd(dh2 @ p["W2"].T, r1, bc1, g["g1"], g["c1"])
+        np.matmul(inp.T, dh1, out=g["W1"])
         self.cache = None
         return g
