@@ -1,33 +1,58 @@
-"""MST-style marginal synthesizer (McKenna, Miklau & Sheldon 2021, simplified).
+"""MST-style marginal synthesizer (McKenna, Miklau & Sheldon 2021; AIM-style selection score).
 
-Domain (public only): a numeric column is cut into ``bins`` equal-width bins of its PUBLIC
-bounds; a categorical column (and the label) has its public categories plus one hidden
-"unknown" cell that receives values outside the list (measured like any cell, never sampled).
+Domain (public only).  A numeric column is cut into bins computed from its PUBLIC spec only
+(bounds and integer flag; :func:`column_bins`, ``binning="auto"``): integer columns with at most
+``max_values`` (32) values get one bin per value (education-num 1..16); non-negative columns
+whose upper bound is >= 1000 x max(low, 1) (amounts spanning three or more decades, e.g.
+capital-gain 0..99,999) get a bin [low, low + 1) for their zeros and ``bins - 1`` log-spaced bins;
+other columns get ``bins`` (16) equal-width bins; bins of integer columns hold whole integers.
+``binning="uniform"`` is the original ``bins`` equal-width scheme.  No quantile or other
+statistic of the data is used, so the bins cost no privacy.  A categorical column (and the
+label) has its public categories plus one hidden "unknown" cell that receives values outside
+the list (measured like any cell, never sampled).
 
-Releases (replace-one neighbours, n public):
+Releases (replace-one neighbours, n public), zCDP budget rho split by ``budget`` =
+(1-way, selection, 2-way) shares, default 1/3 each:
 
-* 1-way marginals of every column: count vectors; a replaced record moves one unit between two
-  cells, L2 sensitivity sqrt(2) -> Gaussian (grid-snapped), budget rho/3 split evenly.
+* 1-way marginals of every column on the full public domain: count vectors; a replaced record
+  moves one unit between two cells, L2 sensitivity sqrt(2) -> Gaussian (grid-snapped),
+  mu_1^2/2 = rho_1 / d each.
+* domain compression (post-processing of the 1-way releases, as in MST): cells whose noisy
+  count is <= ``compress`` (3) x sigma_1 are merged into one "other" cell per column (the
+  unknown cell always goes there); the merge map is a function of released values only, so
+  the later queries are chosen adaptively from public outputs (adaptive composition holds).
 * tree selection: Kruskal on the complete graph, each of the d-1 rounds picks an edge among
   those joining two components with the exponential mechanism, score
-  q(i,j) = || M_ij(D) - n p_i (x) p_j ||_1 (true 2-way counts vs. the independence estimate
-  from the already released 1-way marginals).  Replacing a record changes M_ij(D) in at most
-  two cells by one each, so |q(D) - q(D')| <= 2 = Delta; the mechanism samples with
-  probability proportional to exp(eps_r q / (2 Delta)), which is eps_r-DP and eps_r-bounded-range,
-  hence eps_r^2/8-zCDP (Cesar & Rogers 2021).  Budget rho/3 = (d-1) eps_r^2 / 8.  (Basic
-  composition of eps_r-DP rounds would charge (d-1) eps_r, far more: zCDP is the tighter valid
-  bound and composes with the Gaussian measurements directly.)
-* 2-way marginals of the d-1 tree edges: L2 sensitivity sqrt(2) -> Gaussian, budget rho/3.
+  q(i,j) = || M_ij(D) - n p_i (x) p_j ||_1 - penalty sqrt(2/pi) sigma_2 |cells_ij|
+  (true compressed 2-way counts vs. the independence estimate from the released 1-way
+  marginals, minus the expected L1 error that measuring a table of that size with the 2-way
+  noise sigma_2 would add - AIM's penalty, McKenna et al. 2022).  The penalty depends only on
+  public quantities (sigma_2 from the budget, cell counts from the released compression), so
+  it cancels in q(D) - q(D'); replacing a record changes M_ij(D) in at most two cells by one
+  each, so |q(D) - q(D')| <= 2 = Delta.  The mechanism samples with probability
+  proportional to exp(eps_r q / (2 Delta)) (inverse CDF on the secure RandomSource), which is
+  eps_r-DP and eps_r-bounded-range, hence eps_r^2/8-zCDP (Cesar & Rogers 2021):
+  (d-1) eps_r^2/8 = rho_sel.  With a zero selection share no mechanism runs (a fixed,
+  data-independent chain) and nothing is charged.
+* 2-way marginals of the d-1 tree edges on the compressed domains: L2 sensitivity sqrt(2)
+  -> Gaussian, mu_2^2/2 = rho_2 / (d-1) each.
 
-Total: rho-zCDP with rho = sum mu_i^2/2 + (d-1) eps_r^2/8, converted to (eps, delta) with the
-improved conversion; rho is chosen by bisection so the total equals the recipe's (eps, delta).
+Total: rho-zCDP with rho = sum mu_i^2/2 + (d-1) eps_r^2/8 = rho_1 + rho_sel + rho_2, converted
+to (eps, delta) with the improved conversion; rho is chosen by bisection so the total equals
+the recipe's (eps, delta).  All noise comes from the secure RandomSource (release_gaussian's
+discrete Gaussian, exp_mech_choice's uniforms).
 
-Estimation (post-processing): each column's marginal is the inverse-variance average of its
-own noisy 1-way and of the sums of the noisy tree tables touching it, clipped at 0 and
-normalised ("unknown" cell set to 0); each tree table is clipped at 0 and fitted by iterative
-proportional fitting to its two column marginals, so all tables agree on the shared 1-way
-marginals.  Sampling goes down the tree (root, then child | parent); numbers are decoded
-uniformly within their bin.
+Estimation (post-processing): each column's compressed marginal is the inverse-variance average
+of its own noisy 1-way (summed over merged cells, variance multiplied by their number) and of
+the sums of the noisy tree tables touching it, clipped at 0 and normalised (structural "unknown"
+cell set to 0).  Each tree table is then projected in least squares onto the non-negative
+tables with those two margins (``estimator="project"``: Dykstra's algorithm, then IPF to match
+the margins exactly; ``"ipf"``: clip at 0 then IPF), so every table agrees with the shared 1-way
+marginals and the tree model is consistent.  Sampling goes down the tree from the label (root
+marginal, then child | parent from each edge's table, every edge used once); a merged "other"
+cell is expanded to one of its original cells in proportion to their clipped noisy 1-way counts;
+numbers are decoded uniformly within their bin (integer columns: uniformly over the bin's
+integers, exact for one-value bins).
 """
 from __future__ import annotations
 
@@ -44,19 +69,93 @@ from .encoding import Encoder, TableSpec, _typed
 from .privacy import release_gaussian, zcdp_epsilon, zcdp_rho_for
 
 
-def _column_codes(frame, spec, enc: Encoder, bins: int):
+# --------------------------------------------------------------------------- public bins
+
+
+class ColumnBins:
+    """Bins of one numeric column, computed from its PUBLIC spec only (bounds, integer flag).
+
+    ``edges`` has B + 1 entries.  ``aligned`` (integer columns): bin k holds the integers
+    ``edges[k] .. edges[k+1] - 1`` and ``edges[-1] = high + 1``; otherwise bin k is
+    ``[edges[k], edges[k+1])`` (the last one closed at ``high``)."""
+
+    def __init__(self, edges, aligned: bool, kind: str):
+        self.edges = np.asarray(edges, dtype=np.float64)
+        self.aligned = bool(aligned)
+        self.kind = kind
+        if self.edges.ndim != 1 or len(self.edges) < 2 or np.any(np.diff(self.edges) <= 0):
+            raise ValueError("bin edges must be strictly increasing")
+
+    @property
+    def size(self) -> int:
+        return len(self.edges) - 1
+
+    def codes(self, v: np.ndarray) -> np.ndarray:
+        """Bin index of values already clipped to the public bounds."""
+        if self.aligned:
+            v = np.rint(v)
+        return np.searchsorted(self.edges[1:-1], v, side="right").astype(np.int64)
+
+    def decode(self, codes: np.ndarray, u: np.ndarray, integer: bool) -> np.ndarray:
+        """A value drawn uniformly inside each bin (u uniform in [0, 1))."""
+        lo, hi = self.edges[codes], self.edges[codes + 1]
+        if self.aligned:     # uniform over the integers of the bin
+            return (lo + np.floor(u * (hi - lo))).astype(np.int64)
+        v = lo + u * (hi - lo)
+        return np.rint(v).astype(np.int64) if integer else v
+
+
+def column_bins(col, bins: int = 16, binning: str = "auto", max_values: int = 32) -> ColumnBins:
+    """Public bins of a numeric column: a function of (low, high, integer, options) only.
+
+    * ``"uniform"``: ``bins`` equal-width bins of [low, high] (numbers decoded uniformly in the
+      bin, rounded for integer columns) - the original scheme.
+    * ``"auto"`` (default):
+      - integer column with at most ``max_values`` values: one bin per value (exact decoding);
+      - non-negative column whose upper bound is >= 1000 x max(low, 1) (amounts, counts spanning
+        three or more decades, e.g. capital-gain 0..99,999): one bin [low, low + 1) (the zeros of
+        such columns) then ``bins - 1`` log-spaced bins up to high;
+      - otherwise ``bins`` equal-width bins;
+      integer columns get integer-aligned bins (each holds whole integers).
+    No data is read: the same spec always gives the same edges."""
+    low, high, integer = float(col.low), float(col.high), bool(col.integer)
+    bins = max(int(bins), 1)
+    if binning == "uniform":
+        return ColumnBins(np.linspace(low, high, bins + 1), False, "uniform")
+    if binning != "auto":
+        raise ValueError(f"unknown binning {binning!r} (auto or uniform)")
+    if integer:
+        lo, hi = math.ceil(low), math.floor(high)
+        if hi < lo:
+            return ColumnBins(np.linspace(low, high, bins + 1), False, "uniform")
+        n_values = hi - lo + 1
+        if n_values <= max(int(max_values), bins):
+            return ColumnBins(np.arange(lo, hi + 2, dtype=np.float64), True, "per-value")
+    if low >= 0 and high >= 1000.0 * max(low, 1.0) and bins >= 3:
+        first = low + 1.0
+        geo = np.geomspace(max(first, 1.0), high, bins)     # bins - 1 log bins after the first
+        if integer:
+            starts = np.unique(np.concatenate([[lo], np.round(geo[:-1])]).astype(np.int64))
+            starts = starts[starts <= hi]
+            return ColumnBins(np.concatenate([starts, [hi + 1]]).astype(np.float64), True, "zero+log")
+        return ColumnBins(np.concatenate([[low], geo]), False, "zero+log")
+    if integer:
+        starts = np.unique(np.floor(lo + (hi - lo + 1) * np.arange(bins) / bins).astype(np.int64))
+        return ColumnBins(np.concatenate([starts, [hi + 1]]).astype(np.float64), True, "linear")
+    return ColumnBins(np.linspace(low, high, bins + 1), False, "linear")
+
+
+def _column_codes(frame, spec, enc: Encoder, col_bins):
     """(n, d) integer cell codes and the domain sizes (label last)."""
     cols, sizes = [], []
-    if enc.n_num:
-        v = enc.numeric_matrix(frame)
-        t = (v - enc.low) / (enc.high - enc.low)
-        b = np.minimum((t * bins).astype(np.int64), bins - 1)
+    v = enc.numeric_matrix(frame) if enc.n_num else None
     j_num = 0
     cat_codes = enc.category_codes(frame)
     j_cat = 0
     for c in spec.columns:
         if c.kind == "numeric":
-            cols.append(b[:, j_num]); sizes.append(bins); j_num += 1
+            cb = col_bins[j_num]
+            cols.append(cb.codes(v[:, j_num])); sizes.append(cb.size); j_num += 1
         else:
             m = len(c.categories)
             code = cat_codes[:, j_cat]
@@ -100,11 +199,35 @@ def ipf(table, r, c, iters=50):
     return t
 
 
+def project_table(table, r, c, iters=300):
+    """Least-squares projection of a noisy table onto {X >= 0, X 1 = r, X^T 1 = c}.
+
+    Dykstra's alternating projections (the affine set needs no correction term), then a few
+    IPF sweeps so the non-negative result matches the margins exactly.  Unlike clipping at 0
+    followed by IPF, it does not keep the positive part of the noise in empty cells."""
+    t = np.asarray(table, dtype=np.float64)
+    m, k = t.shape
+    r = np.asarray(r, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64) * (r.sum() / max(c.sum(), 1e-300))
+    x = t.copy()
+    q = np.zeros_like(t)
+    for _ in range(iters):
+        rr = r - x.sum(axis=1)
+        cc = c - x.sum(axis=0)
+        y = x + rr[:, None] / k + cc[None, :] / m - rr.sum() / (m * k)
+        z = y + q
+        x = np.maximum(z, 0.0)
+        q = z - x
+    return ipf(x, r, c, iters=20)
+
+
 class FittedMST(FittedSynth):
-    def __init__(self, spec, enc, sizes, bins, marg, tables, order, components, total, info):
-        self.spec, self.enc, self.sizes, self.bins = spec, enc, sizes, bins
+    def __init__(self, spec, enc, sizes, col_bins, marg, tables, order, components, total, info,
+                 decompress):
+        self.spec, self.enc, self.sizes, self.col_bins = spec, enc, sizes, col_bins
         self.marg, self.tables, self.order = marg, tables, order
         self.components, self._total, self.info = components, total, info
+        self.decompress = decompress   # per column: (compressed cells, original cells) probabilities
 
     def privacy_loss(self):
         return self._total
@@ -115,21 +238,25 @@ class FittedMST(FittedSynth):
         d = len(self.sizes)
         codes = np.full((n, d), -1, dtype=np.int64)
         root = self.order[0][1]
-        codes[:, root] = _draw(np.broadcast_to(self.marg[root], (n, self.sizes[root])), gen)
+        codes[:, root] = _draw(np.broadcast_to(self.marg[root], (n, len(self.marg[root]))), gen)
         for parent, child in self.order[1:]:
             t = self.tables[(parent, child)]  # (m_parent, m_child)
             rs = t.sum(axis=1, keepdims=True)
             cond = np.where(rs > 0, t / np.maximum(rs, 1e-300), self.marg[child][None, :])
             codes[:, child] = _draw(cond[codes[:, parent]], gen)
-        return self._decode(codes, gen)
+        full = np.empty_like(codes)
+        for j in range(d):
+            dm = self.decompress[j]
+            full[:, j] = codes[:, j] if dm is None else _draw(dm[codes[:, j]], gen)
+        return self._decode(full, gen)
 
     def _decode(self, codes, gen):
         out = {}
+        j_num = 0
         for j, c in enumerate(self.spec.columns):
             if c.kind == "numeric":
-                u = (codes[:, j] + gen.random(len(codes))) / self.bins
-                v = c.low + u * (c.high - c.low)
-                out[c.name] = np.rint(v).astype(np.int64) if c.integer else v
+                out[c.name] = self.col_bins[j_num].decode(codes[:, j], gen.random(len(codes)), c.integer)
+                j_num += 1
             else:
                 out[c.name] = _typed(np.asarray(c.categories, dtype=object)[codes[:, j]])
         if self.spec.label is not None:
@@ -146,24 +273,41 @@ def _draw(prob_rows, gen):
 class MSTSynthesizer(Synthesizer):
     name = "mst"
 
-    def __init__(self, bins: int = 16, label: str = "MST"):
+    def __init__(self, bins: int = 16, label: str = "MST", *, binning: str = "auto",
+                 max_values: int = 32, budget=(1.0, 1.0, 1.0), compress: float = 3.0,
+                 penalty: float = 1.0, estimator: str = "project"):
         self.bins = int(bins)
         self.label = label
+        self.binning = str(binning)
+        self.max_values = int(max_values)
+        b = tuple(float(v) for v in budget)
+        if len(b) != 3 or any(v < 0 for v in b) or b[0] <= 0 or b[2] <= 0:
+            raise ValueError("budget: three non-negative shares (1-way, selection, 2-way), "
+                             "1-way and 2-way > 0")
+        self.budget = tuple(v / sum(b) for v in b)
+        self.compress = float(compress)
+        self.penalty = float(penalty)
+        if estimator not in ("project", "ipf"):
+            raise ValueError("estimator: project or ipf")
+        self.estimator = estimator
 
     def fit(self, frame, spec: TableSpec, *, epsilon, delta, rng, progress=no_progress,
             cancel=NEVER_CANCELLED):
         t0 = time.perf_counter()
         enc = Encoder(spec)
-        x, sizes = _column_codes(frame, spec, enc, self.bins)
+        col_bins = [column_bins(c, self.bins, self.binning, self.max_values) for c in spec.numeric]
+        x, sizes = _column_codes(frame, spec, enc, col_bins)
         n, d = x.shape
         rho = zcdp_rho_for(epsilon, delta) if math.isfinite(epsilon) else math.inf
+        finite = math.isfinite(rho)
+        share1, share_sel, share2 = self.budget
         sens = math.sqrt(2.0)
         comps = []
-        # known "unknown" cells: structural zeros for sampling
+        # the hidden "unknown" cell of categorical columns: a structural zero for sampling
         unknown = [None if (j < len(spec.columns) and spec.columns[j].kind == "numeric") else sizes[j] - 1
                    for j in range(d)]
-        # ---- 1-way
-        mu1 = math.sqrt(2.0 * (rho / 3.0) / d) if math.isfinite(rho) else math.inf
+        # ---- 1-way marginals (full public domains)
+        mu1 = math.sqrt(2.0 * share1 * rho / d) if finite else math.inf
         one, var1 = [], []
         for j in range(d):
             cancel.check()
@@ -172,61 +316,104 @@ class MSTSynthesizer(Synthesizer):
             comps.append(loss)
             one.append(noisy)
             var1.append(loss.details["sigma"] ** 2)
-        p_hat = [self._normalise(v, unknown[j]) for j, v in enumerate(one)]
+        # ---- domain compression (post-processing of the 1-way releases)
+        cmap, csizes, czero, decompress = [], [], [], []
+        for j in range(d):
+            keep = one[j] > self.compress * math.sqrt(var1[j])
+            if unknown[j] is not None:
+                keep[unknown[j]] = False
+            if self.compress < 0 or (~keep).sum() <= 1:
+                keep = np.ones(sizes[j], dtype=bool)          # nothing (or one cell) to merge
+            mp = np.full(sizes[j], -1, dtype=np.int64)
+            mp[keep] = np.arange(int(keep.sum()))
+            other = ~keep
+            m_c = int(keep.sum()) + int(other.any())
+            mp[other] = m_c - 1
+            cmap.append(mp)
+            csizes.append(m_c)
+            members = [np.flatnonzero(mp == g) for g in range(m_c)]
+            zero = [g for g in range(m_c) if unknown[j] is not None and list(members[g]) == [unknown[j]]]
+            czero.append(zero[0] if zero else None)
+            if other.any():
+                w = np.clip(one[j], 0.0, None) * other
+                if unknown[j] is not None:
+                    w[unknown[j]] = 0.0
+                if w.sum() <= 0:
+                    w = other.astype(np.float64)
+                    if unknown[j] is not None and other.sum() > 1:
+                        w[unknown[j]] = 0.0
+                dm = np.zeros((m_c, sizes[j]))
+                dm[mp[keep], np.flatnonzero(keep)] = 1.0
+                dm[m_c - 1] = w / w.sum()
+                decompress.append(dm)
+            else:
+                decompress.append(None)
+        xc = np.column_stack([cmap[j][x[:, j]] for j in range(d)])
+        one_c = [np.bincount(cmap[j], weights=one[j], minlength=csizes[j]) for j in range(d)]
+        var1_c = [np.bincount(cmap[j], minlength=csizes[j]) * var1[j] for j in range(d)]
+        p_hat = [self._normalise(one_c[j], czero[j]) for j in range(d)]
         progress(0.2, "1-way marginals measured")
         # ---- tree selection (exponential mechanism, zCDP eps^2/8 per round)
-        eps_r = math.sqrt(8.0 * (rho / 3.0) / max(d - 1, 1)) if math.isfinite(rho) else math.inf
+        mu2 = math.sqrt(2.0 * share2 * rho / max(d - 1, 1)) if finite else math.inf
+        sigma2 = sens / mu2 if finite else 0.0
+        eps_r = math.sqrt(8.0 * share_sel * rho / max(d - 1, 1)) if finite else math.inf
         comp_of = list(range(d))
         edges = []
         pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
         scores = {}
         for (i, j) in pairs:
-            scores[(i, j)] = selection_score(pair_counts(x[:, i], x[:, j], sizes[i], sizes[j]),
-                                             p_hat[i], p_hat[j], n)
+            scores[(i, j)] = (selection_score(pair_counts(xc[:, i], xc[:, j], csizes[i], csizes[j]),
+                                              p_hat[i], p_hat[j], n)
+                              - self.penalty * math.sqrt(2.0 / math.pi) * sigma2 * csizes[i] * csizes[j])
         for r in range(d - 1):
             cancel.check()
             cand = [(i, j) for (i, j) in pairs if comp_of[i] != comp_of[j]]
-            pick = cand[exp_mech_choice([scores[e] for e in cand], eps_r, 2.0, rng)]
+            if eps_r > 0:
+                pick = cand[exp_mech_choice([scores[e] for e in cand], eps_r, 2.0, rng)]
+            else:   # no selection budget: a data-independent choice (the first candidate)
+                pick = cand[0]
             edges.append(pick)
             old, new = comp_of[pick[1]], comp_of[pick[0]]
             comp_of = [new if c == old else c for c in comp_of]
-            rdp = (tuple(float(min(eps_r * eps_r / 8.0 * a, eps_r)) for a in RDP_ORDERS)
-                   if math.isfinite(eps_r) else None)
-            comps.append(PrivacyLoss(epsilon=eps_r, delta=0.0, label=f"{self.label}: tree edge {r + 1} "
-                                     "(exponential mechanism)", rdp=rdp,
-                                     details={"zcdp_rho": eps_r * eps_r / 8.0, "sensitivity": 2.0,
-                                              "mechanism": "exponential (bounded range)"}))
+            if eps_r > 0:
+                rdp = (tuple(float(min(eps_r * eps_r / 8.0 * a, eps_r)) for a in RDP_ORDERS)
+                       if math.isfinite(eps_r) else None)
+                comps.append(PrivacyLoss(epsilon=eps_r, delta=0.0, label=f"{self.label}: tree edge {r + 1} "
+                                         "(exponential mechanism)", rdp=rdp,
+                                         details={"zcdp_rho": eps_r * eps_r / 8.0, "sensitivity": 2.0,
+                                                  "mechanism": "exponential (bounded range)"}))
         progress(0.5, "tree selected")
-        # ---- 2-way measurements
-        mu2 = math.sqrt(2.0 * (rho / 3.0) / max(d - 1, 1)) if math.isfinite(rho) else math.inf
+        # ---- 2-way measurements (compressed domains)
         noisy_tab, var2 = {}, {}
         for (i, j) in edges:
             cancel.check()
-            cnt = pair_counts(x[:, i], x[:, j], sizes[i], sizes[j])
+            cnt = pair_counts(xc[:, i], xc[:, j], csizes[i], csizes[j])
             noisy, loss = release_gaussian(rng, cnt, sens, mu2, delta,
                                            f"{self.label}: 2-way {self._name(spec, i)} x {self._name(spec, j)}")
             comps.append(loss)
             noisy_tab[(i, j)] = noisy
             var2[(i, j)] = loss.details["sigma"] ** 2
-        del x
+        del x, xc
         # ---- consistent estimate (post-processing)
         marg = []
         for j in range(d):
-            num, den = one[j] / max(var1[j], 1e-300), 1.0 / max(var1[j], 1e-300)
+            if not finite:
+                marg.append(self._normalise(one_c[j], czero[j]))
+                continue
+            num, den = one_c[j] / np.maximum(var1_c[j], 1e-300), 1.0 / np.maximum(var1_c[j], 1e-300)
             for (a, b), t in noisy_tab.items():
                 if j in (a, b):
                     s = t.sum(axis=1) if j == a else t.sum(axis=0)
                     v = var2[(a, b)] * (t.shape[1] if j == a else t.shape[0])
                     num = num + s / max(v, 1e-300)
                     den = den + 1.0 / max(v, 1e-300)
-            if not math.isfinite(rho):
-                est = one[j]
-            else:
-                est = num / den
-            marg.append(self._normalise(est, unknown[j]))
+            marg.append(self._normalise(num / den, czero[j]))
         tables = {}
         for (i, j), t in noisy_tab.items():
-            fitted = ipf(t, marg[i] * n, marg[j] * n)
+            if self.estimator == "project" and finite:
+                fitted = project_table(t, marg[i] * n, marg[j] * n)
+            else:
+                fitted = ipf(t, marg[i] * n, marg[j] * n)
             s = fitted.sum()
             fitted = fitted / s if s > 0 else np.outer(marg[i], marg[j])
             tables[(i, j)] = fitted
@@ -256,7 +443,9 @@ class MSTSynthesizer(Synthesizer):
         progress(1.0, "done")
         info = {"edges": [(self._name(spec, i), self._name(spec, j)) for i, j in edges],
                 "fit_seconds": time.perf_counter() - t0}
-        return FittedMST(spec, enc, sizes, self.bins, marg, tables, order, comps, total, info)
+        info["compressed_sizes"] = {self._name(spec, j): int(csizes[j]) for j in range(d)}
+        info["bins"] = {c.name: b.kind for c, b in zip(spec.numeric, col_bins)}
+        return FittedMST(spec, enc, sizes, col_bins, marg, tables, order, comps, total, info, decompress)
 
     @staticmethod
     def _name(spec, j):
