@@ -87,6 +87,14 @@ def cmd_recipe_init(args) -> int:
         weights=parse_assignments(args.weight, "--weight"),
         out_format=args.format, rows=args.rows, release_options=options)
     recipe = fill_domains_from_data(recipe, loaded.frame)  # only for domains the user asked to copy
+    if recipe.release.type == "synthetic" and "method" not in recipe.release.options:
+        from dataclasses import replace
+
+        from dpstudio.engine.release.synthetic import recommend_method
+        method, why = recommend_method(recipe)
+        recipe = replace(recipe, release=replace(recipe.release,
+                                                 options=recipe.release.options.with_(method=method)))
+        print(f"synthetic method: {method} (recommended: {why}; choose with --synth)", file=sys.stderr)
     write_text(recipe.dumps() + "\n", args.output)
     problems = validate(recipe, schema)
     print(f"wrote {args.output}" + (f" ({len(problems)} problem(s) to fix: run 'dpstudio recipe check')"

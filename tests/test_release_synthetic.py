@@ -50,3 +50,29 @@ def test_synthetic_release_on_adult(tmp_path, method, options):
     # a sane synthesizer keeps the label's base rate roughly (real: about 0.39)
     assert abs(synth["income_gt_50k"].mean() - real["income_gt_50k"].mean()) < 0.15
     assert (tmp_path / "r.html").exists() and not list(tmp_path.glob("*.dpstmp"))
+
+
+def test_recommended_method_follows_public_domain_sizes(tmp_path):
+    """recipe init without --synth writes the recommended method (MST on Adult's domains) and
+    says why; a declared domain with too many categories tips it to PEARL."""
+    from dataclasses import replace
+
+    from dpstudio.engine.release.synthetic import MST_MAX_CATEGORIES, recommend_method
+    from dpstudio.recipe.model import load_recipe
+    train = shared_dataset("adult", "train.csv")
+    recipe = tmp_path / "r.json"
+    args = ["recipe", "init", train, "-o", recipe, "--release", "synthetic", "--epsilon", "1",
+            "--delta", "1e-5", "--role", "income_gt_50k=label"]
+    for b in BOUNDS:
+        args += ["--bounds", b]
+    for col, k in LEVELS.items():
+        args += ["--categories", f"{col}=" + ",".join(str(i) for i in range(k))]
+    code, _, err = cli(*args)
+    assert code == 0, err
+    rec = load_recipe(recipe)
+    assert rec.release.options.get("method") == "mst" and "recommended" in err
+    many = ",".join(str(i) for i in range(MST_MAX_CATEGORIES + 1))
+    dom = rec.column("native-country").domain
+    rec2 = rec.with_column("native-country", domain=replace(dom, categories=tuple(many.split(","))))
+    method, why = recommend_method(rec2)
+    assert method == "pearl" and str(MST_MAX_CATEGORIES + 1) in why

@@ -107,6 +107,12 @@ def test_release_page_types_and_explanations(qtbot, loaded_demo):
     assert win.session.recipe.release.type == "synthetic"
     assert win.session.recipe.budget.delta > 0
     assert page.method.isVisible()
+    # the synthesizer starts at the recommended one, marked and explained in the combo
+    from dpstudio.engine.release.synthetic import recommend_method
+    best, why = recommend_method(win.session.recipe)
+    assert win.session.recipe.release.options.get("method") == best
+    assert page.method.currentData() == best and "(recommended)" in page.method.currentText()
+    assert why in page.method.toolTip()
     page.type_buttons["record"].setChecked(True)
     # every mechanism combo has a tooltip explaining it
     for r in range(page.table.rowCount()):

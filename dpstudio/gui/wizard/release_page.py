@@ -142,15 +142,15 @@ class ReleasePage(WizardPage):
         self.method_label.setVisible(show)
         if not show:
             return
-        try:
-            from dpstudio.engine.release.synthetic import DEFAULT_METHOD, METHOD_TEXT
-        except Exception:  # noqa: BLE001
-            DEFAULT_METHOD, METHOD_TEXT = "pearl", {"pearl": "PEARL"}
+        from dpstudio.engine.release.synthetic import DEFAULT_METHOD, METHOD_TEXT, recommend_method
+        best, why = recommend_method(rec)
         with blocked(self.method):
-            if self.method.count() != len(METHOD_TEXT):
+            if self.method.count() != len(METHOD_TEXT) or self.method.property("recommended") != best:
                 self.method.clear()
                 for k, text in METHOD_TEXT.items():
-                    self.method.addItem(text, k)
+                    self.method.addItem(text + (self.tr(" (recommended)") if k == best else ""), k)
+                self.method.setProperty("recommended", best)
+            self.method.setToolTip(self.tr("Recommended: {0} ({1})").format(best.upper(), why))
             self.method.setCurrentIndex(max(0, self.method.findData(rec.release.options.get("method", DEFAULT_METHOD))))
 
     def _refresh_table(self, rec):
@@ -220,7 +220,17 @@ class ReleasePage(WizardPage):
                 item.setToolTip(mechanism_tooltip(mech))
 
     def _type_chosen(self, rtype):
-        self.session.update(lambda r: set_release_type(r, rtype))
+        def change(r):
+            r = set_release_type(r, rtype)
+            if rtype == "synthetic" and "method" not in r.release.options:
+                # start from the recommended synthesizer; the user can still pick another
+                from dataclasses import replace
+
+                from dpstudio.engine.release.synthetic import recommend_method
+                best, _why = recommend_method(r)
+                r = replace(r, release=replace(r.release, options=r.release.options.with_(method=best)))
+            return r
+        self.session.update(change)
 
     def _method_chosen(self, _i):
         from dataclasses import replace
