@@ -416,6 +416,7 @@ class EmbeddingSynthesizer(Synthesizer):
             inp[:, :cfg.z_dim] = standard_normal_f32(gen, (batch, cfg.z_dim))
             out = net.forward(inp)
             resid = loss.residual(out)
+            cancel.check()                                          # mid-step too: cancel < 0.5 s
             net.backward(loss.gradient(resid, alpha))              # fills net.gflat
             opt.step(params, grads)
             if cfg.critic and (step + 1) % cfg.critic_every == 0:
