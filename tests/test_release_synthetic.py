@@ -54,7 +54,7 @@ def test_synthetic_release_on_adult(tmp_path, method, options):
 
 def test_recommended_method_follows_public_domain_sizes(tmp_path):
     """recipe init without --synth writes the recommended method (MST on Adult's domains) and
-    says why; a declared domain with too many categories tips it to PEARL."""
+    says why; a declared domain with too many categories tips it to an embedding method."""
     from dataclasses import replace
 
     from dpstudio.engine.release.synthetic import MST_MAX_CATEGORIES, recommend_method
@@ -75,4 +75,4 @@ def test_recommended_method_follows_public_domain_sizes(tmp_path):
     dom = rec.column("native-country").domain
     rec2 = rec.with_column("native-country", domain=replace(dom, categories=tuple(many.split(","))))
     method, why = recommend_method(rec2)
-    assert method == "pearl" and str(MST_MAX_CATEGORIES + 1) in why
+    assert method == "merf" and str(MST_MAX_CATEGORIES + 1) in why
