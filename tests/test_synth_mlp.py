@@ -104,10 +104,11 @@ def test_embedding_loss_same_on_one_or_two_threads():
     r1 = serial.residual(out)
     g1 = serial.gradient(r1, alpha).copy()
     with ThreadPoolExecutor(2) as pool:
-        par = EmbeddingLoss(w, e, counts, pool=pool)
+        par = EmbeddingLoss(w, e, counts, pool=pool, workers=2)
         r2 = par.residual(out)
         g2 = par.gradient(r2, alpha).copy()
     assert len(serial.pieces) > 2            # the batch really is cut into pieces
+    assert len(par.groups) == 2 and all(par.groups)   # ... and shared by both workers
     np.testing.assert_array_equal(r1, r2)
     np.testing.assert_array_equal(g1, g2)
     # and the pieces add up to the plain formula

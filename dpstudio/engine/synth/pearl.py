@@ -100,7 +100,7 @@ class EmbeddingLoss:
     PIECE_ROWS = 320
 
     def __init__(self, w: np.ndarray, target: np.ndarray, counts: np.ndarray, dtype=np.float32,
-                 pool=None):
+                 pool=None, workers: int = 1):
         k, d = w.shape
         self.k = k
         self.dtype = dtype
@@ -119,7 +119,7 @@ class EmbeddingLoss:
             cuts = np.linspace(a, z, m + 1).round().astype(int)
             self.pieces += [(len(self.pieces) + i, int(p), int(q), j)
                             for i, (p, q) in enumerate(zip(cuts[:-1], cuts[1:]))]
-        n_workers = 1 if pool is None else pool._max_workers
+        n_workers = 1 if pool is None else max(1, int(workers))
         self.groups = [self.pieces[i::n_workers] for i in range(n_workers)]
         self.ones = np.ones(b, dtype=dtype)
         self.inv = dtype(1.0 / (b * math.sqrt(k)))
@@ -372,12 +372,13 @@ class EmbeddingSynthesizer(Synthesizer):
         workers = min(self.config.threads or (os.cpu_count() or 1), 8)
         pool = ThreadPoolExecutor(workers, thread_name_prefix="pearl") if workers > 1 else None
         try:
-            return self._train_loop(enc, w64, emb_noisy, props, n, gen, progress, cancel, pool)
+            return self._train_loop(enc, w64, emb_noisy, props, n, gen, progress, cancel, pool,
+                                    workers)
         finally:
             if pool is not None:
                 pool.shutdown()
 
-    def _train_loop(self, enc, w64, emb_noisy, props, n, gen, progress, cancel, pool):
+    def _train_loop(self, enc, w64, emb_noisy, props, n, gen, progress, cancel, pool, workers):
         cfg = self.config
         k = cfg.k
         c = len(props)
@@ -405,7 +406,7 @@ class EmbeddingSynthesizer(Synthesizer):
         counts[np.argmax(props)] += batch - counts.sum()
         # labels sorted by class: class sums and per-class gradients are contiguous slices
         y = np.repeat(np.arange(c), counts)
-        loss = EmbeddingLoss(w64, emb_noisy, counts, f32, pool=pool)
+        loss = EmbeddingLoss(w64, emb_noisy, counts, f32, pool=pool, workers=workers)
         inp = np.empty((batch, cfg.z_dim + c), dtype=f32)
         inp[:, cfg.z_dim:] = np.eye(c, dtype=f32)[y]
         report_every = max(1, cfg.steps // 200)
