@@ -22,6 +22,7 @@ post-processing.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import time
@@ -119,8 +120,7 @@ class EmbeddingLoss:
             cuts = np.linspace(a, z, m + 1).round().astype(int)
             self.pieces += [(len(self.pieces) + i, int(p), int(q), j)
                             for i, (p, q) in enumerate(zip(cuts[:-1], cuts[1:]))]
-        n_workers = 1 if pool is None else max(1, int(workers))
-        self.groups = [self.pieces[i::n_workers] for i in range(n_workers)]
+        self.n_workers = 1 if pool is None else max(1, int(workers))
         self.ones = np.ones(b, dtype=dtype)
         self.inv = dtype(1.0 / (b * math.sqrt(k)))
         self.u = np.empty((b, k), dtype=dtype)
@@ -132,32 +132,50 @@ class EmbeddingLoss:
         self._g_cos = self._g_sin = None
 
     def _run(self, fn):
+        """Apply ``fn`` to every piece.  Pieces are claimed one at a time from a shared counter
+        by the calling thread and the pool's workers alike, so a worker that wakes late (a
+        descheduled virtual CPU) delays nothing: the caller simply does more pieces, and a
+        worker that never started is cancelled, not waited for.  Each piece writes only its
+        own rows and partial sums, so who ran it does not change the result."""
         if self.pool is None:
-            fn(self.pieces)
-        else:
-            for f in [self.pool.submit(fn, grp) for grp in self.groups]:
+            for piece in self.pieces:
+                fn(piece)
+            return
+        claim = itertools.count()
+        n = len(self.pieces)
+
+        def work():
+            for i in iter(lambda: next(claim), None):
+                if i >= n:
+                    return
+                fn(self.pieces[i])
+
+        helpers = [self.pool.submit(work) for _ in range(self.n_workers - 1)]
+        work()
+        for f in helpers:
+            if not f.cancel():
                 f.result()
 
-    def _forward_pieces(self, pieces):
+    def _forward_piece(self, piece):
+        i, a, b, _ = piece
         k = self.k
-        for i, a, b, _ in pieces:
-            np.matmul(self._out[a:b], self.wt, out=self.u[a:b])
-            np.cos(self.u[a:b], out=self.cu[a:b])
-            np.sin(self.u[a:b], out=self.su[a:b])
-            np.matmul(self.ones[a:b], self.cu[a:b], out=self.partial[i, :k])
-            np.matmul(self.ones[a:b], self.su[a:b], out=self.partial[i, k:])
+        np.matmul(self._out[a:b], self.wt, out=self.u[a:b])
+        np.cos(self.u[a:b], out=self.cu[a:b])
+        np.sin(self.u[a:b], out=self.su[a:b])
+        np.matmul(self.ones[a:b], self.cu[a:b], out=self.partial[i, :k])
+        np.matmul(self.ones[a:b], self.su[a:b], out=self.partial[i, k:])
 
-    def _backward_pieces(self, pieces):
-        for _, a, b, j in pieces:
-            self.cu[a:b] *= self._g_sin[j]
-            self.su[a:b] *= self._g_cos[j]
-            np.add(self.cu[a:b], self.su[a:b], out=self.u[a:b])  # dL/du
-            np.matmul(self.u[a:b], self.w, out=self.dout[a:b])
+    def _backward_piece(self, piece):
+        _, a, b, j = piece
+        self.cu[a:b] *= self._g_sin[j]
+        self.su[a:b] *= self._g_cos[j]
+        np.add(self.cu[a:b], self.su[a:b], out=self.u[a:b])      # dL/du
+        np.matmul(self.u[a:b], self.w, out=self.dout[a:b])
 
     def residual(self, out: np.ndarray) -> np.ndarray:
         """R = Ehat - E, shape (C, 2k); leaves cos u and sin u in ``self.cu``, ``self.su``."""
         self._out = out
-        self._run(self._forward_pieces)
+        self._run(self._forward_piece)
         self._out = None
         r = np.zeros_like(self.target)
         for i, _, _, j in self.pieces:                            # fixed order: deterministic
@@ -179,7 +197,7 @@ class EmbeddingLoss:
         g[:, k:] *= alpha
         self._g_cos = np.ascontiguousarray(-g[:, :k])
         self._g_sin = np.ascontiguousarray(g[:, k:])
-        self._run(self._backward_pieces)
+        self._run(self._backward_piece)
         return self.dout
 
 
