@@ -20,17 +20,22 @@ def cli(*args):
     return p.returncode, p.stdout, p.stderr
 
 
-@pytest.mark.parametrize("method,options", [("mst", []), ("pearl", ["--option", "steps=150", "--option", "k=100"])])
-def test_synthetic_release_on_adult(tmp_path, method, options):
-    train = shared_dataset("adult", "train.csv")
-    recipe = tmp_path / "r.json"
-    args = ["recipe", "init", train, "-o", recipe, "--release", "synthetic", "--synth", method, "--epsilon", "1",
-            "--delta", "1e-5", "--rows", "3000", "--role", "income_gt_50k=label", "--seed", "4", *options]
+def init_args(train, recipe, *extra):
+    """`recipe init` on the Adult split with its public bounds and category lists."""
+    args = ["recipe", "init", train, "-o", recipe, "--release", "synthetic", "--epsilon", "1",
+            "--delta", "1e-5", "--role", "income_gt_50k=label", *extra]
     for b in BOUNDS:
         args += ["--bounds", b]
     for col, k in LEVELS.items():
         args += ["--categories", f"{col}=" + ",".join(str(i) for i in range(k))]
-    code, _, err = cli(*args)
+    return args
+
+
+@pytest.mark.parametrize("method,options", [("mst", []), ("pearl", ["--option", "steps=150", "--option", "k=100"])])
+def test_synthetic_release_on_adult(tmp_path, method, options):
+    train = shared_dataset("adult", "train.csv")
+    recipe = tmp_path / "r.json"
+    code, _, err = cli(*init_args(train, recipe, "--synth", method, "--rows", "3000", "--seed", "4", *options))
     assert code == 0, err
     code, out, err = cli("recipe", "check", recipe)
     assert code == 0, out + err
@@ -61,13 +66,7 @@ def test_recommended_method_follows_public_domain_sizes(tmp_path):
     from dpstudio.recipe.model import load_recipe
     train = shared_dataset("adult", "train.csv")
     recipe = tmp_path / "r.json"
-    args = ["recipe", "init", train, "-o", recipe, "--release", "synthetic", "--epsilon", "1",
-            "--delta", "1e-5", "--role", "income_gt_50k=label"]
-    for b in BOUNDS:
-        args += ["--bounds", b]
-    for col, k in LEVELS.items():
-        args += ["--categories", f"{col}=" + ",".join(str(i) for i in range(k))]
-    code, _, err = cli(*args)
+    code, _, err = cli(*init_args(train, recipe))
     assert code == 0, err
     rec = load_recipe(recipe)
     assert rec.release.options.get("method") == "mst" and "recommended" in err
