@@ -148,13 +148,7 @@ class PreviewPanel(QWidget):
             self._curve_key = key
             self._err, self._floor = error_curves(units) if units else (None, None)
             names = [u.name for u in units]
-            current = self.column_combo.currentText()
-            self.column_combo.blockSignals(True)
-            self.column_combo.clear()
-            self.column_combo.addItems(names)
-            if current in names:
-                self.column_combo.setCurrentIndex(names.index(current))
-            self.column_combo.blockSignals(False)
+            _refill_combo(self.column_combo, names)
             self.table.setRowCount(len(units))
             for i, u in enumerate(units):
                 self.table.setItem(i, 0, QTableWidgetItem(u.name))
@@ -203,13 +197,7 @@ class PreviewPanel(QWidget):
     def _synth_columns(self, rec) -> None:
         names = [c.name for c in rec.columns if c.role not in ("identifier", "ignore", "embedding")]
         if [self.column_combo.itemText(i) for i in range(self.column_combo.count())] != names:
-            current = self.column_combo.currentText()
-            self.column_combo.blockSignals(True)
-            self.column_combo.clear()
-            self.column_combo.addItems(names)
-            if current in names:
-                self.column_combo.setCurrentIndex(names.index(current))
-            self.column_combo.blockSignals(False)
+            _refill_combo(self.column_combo, names)
         self.table.setRowCount(0)
         self.notes.setText("")
 
@@ -526,3 +514,14 @@ def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> di
                 except Exception:  # noqa: BLE001 - one odd column must not lose the trial
                     pass
     return {"text": text, "marginals": marginals}
+
+
+def _refill_combo(combo, names) -> None:
+    """Replace a combo's items without emitting signals, keeping the current choice if it stays."""
+    current = combo.currentText()
+    combo.blockSignals(True)
+    combo.clear()
+    combo.addItems(names)
+    if current in names:
+        combo.setCurrentIndex(names.index(current))
+    combo.blockSignals(False)
