@@ -25,7 +25,8 @@ DATA = ROOT.parent / "shared" / "datasets" / "adult"
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=8000)
-    ap.add_argument("--threads", type=int, default=None, help="training threads (default: all cores)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="training threads (default: PearlConfig's default, 1)")
     a = ap.parse_args(argv)
     import pandas as pd
 
@@ -33,14 +34,15 @@ def main(argv=None) -> dict:
     from dpstudio.engine.synth import SYNTHESIZERS
     from dpstudio.engine.synth.encoding import spec_from_adult
     train = pd.read_csv(DATA / "train.csv")
-    synth = SYNTHESIZERS["pearl"](steps=a.steps, threads=a.threads)
+    opts = {"steps": a.steps} if a.threads is None else {"steps": a.steps, "threads": a.threads}
+    synth = SYNTHESIZERS["pearl"](**opts)
     t0, c0 = time.perf_counter(), time.process_time()
     synth.fit(train, spec_from_adult(), epsilon=1.0, delta=1e-5, rng=RandomSource(0))
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     out = {"steps": a.steps, "n": len(train), "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
            "ms_per_step": round(1000 * wall / a.steps, 2),
            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-           "threads": a.threads or os.cpu_count(), "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+           "threads": synth.config.threads or os.cpu_count(), "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
     print(json.dumps(out))
     return out
 

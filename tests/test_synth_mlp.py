@@ -132,3 +132,20 @@ def test_box_muller_normals():
     assert abs(flat.std() - 1.0) < 0.03 and abs(flat.mean()) < 0.04
     # halves are not copies of each other
     assert np.corrcoef(flat[: flat.size // 2], flat[flat.size // 2: 2 * (flat.size // 2)])[0, 1] < 0.05
+
+
+def test_block_softmax_matches_reference_on_both_shift_paths():
+    """The common case shifts all logits by one scalar (the array max); a spread of 80 or
+    more switches to per-block shifts.  Both must equal a plain per-block softmax."""
+    heads = BlockHeads(1, [3, 2, 4])
+    gen = np.random.default_rng(4)
+    for spread in (3.0, 200.0):
+        a = (gen.standard_normal((6, heads.dim)) * spread).astype(np.float64)
+        out = heads.forward(a.copy())
+        ref = np.empty_like(a)
+        ref[:, 0] = np.tanh(a[:, 0])
+        for start, size in zip(1 + heads.rel, heads.sizes):
+            blk = a[:, start:start + size]
+            e = np.exp(blk - blk.max(axis=1, keepdims=True))
+            ref[:, start:start + size] = e / e.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-300)

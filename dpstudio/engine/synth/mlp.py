@@ -9,6 +9,8 @@ built like the training batches.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 
@@ -23,13 +25,23 @@ def standard_normal_f32(gen: np.random.Generator, shape) -> np.ndarray:
     n = int(np.prod(shape))
     m = (n + 1) // 2
     u = gen.random((2, m), dtype=np.float32)
-    np.subtract(np.float32(1.0), u[0], out=u[0])          # (0, 1]: log is finite
-    r = np.sqrt(np.float32(-2.0) * np.log(u[0]))
-    theta = u[1] * np.float32(2.0 * np.pi)
     z = np.empty(2 * m, dtype=np.float32)
-    np.multiply(r, np.cos(theta), out=z[:m])
-    np.multiply(r, np.sin(theta), out=z[m:])
+    box_muller(u[0], u[1], z[:m], z[m:])
     return z[:n].reshape(shape)
+
+
+def box_muller(u0: np.ndarray, u1: np.ndarray, out_cos: np.ndarray, out_sin: np.ndarray) -> None:
+    """Two independent N(0, 1) arrays from two U[0, 1) arrays of the same shape (``u0`` is
+    overwritten): r = sqrt(-2 log(1 - u0)), theta = 2 pi u1, r cos theta and r sin theta."""
+    np.subtract(np.float32(1.0), u0, out=u0)                # (0, 1]: log is finite
+    np.log(u0, out=u0)
+    u0 *= np.float32(-2.0)
+    np.sqrt(u0, out=u0)
+    theta = u1 * np.float32(2.0 * np.pi)
+    np.cos(theta, out=out_cos)
+    out_cos *= u0
+    np.sin(theta, out=out_sin)
+    out_sin *= u0
 
 
 class BlockHeads:
@@ -51,16 +63,17 @@ class BlockHeads:
         np.tanh(a[:, :nn], out=a[:, :nn])
         if self.sizes.size:
             lg = a[:, nn:]
-            # Shift by the row max (one fast reduction): exp never overflows.  A block whose
-            # logits all lie ~80 below the row max would underflow to zero; only then fall
-            # back to the exact per-block max (segment reduction with np.maximum.reduceat).
-            shift = lg.max(axis=1, keepdims=True)
-            e = np.exp(lg - shift)
-            s = e @ self.member                      # (B, n_blocks) block sums
-            if not np.all(s > 1e-30):
+            hi = lg.max()
+            if hi - lg.min() < 80.0:
+                # one scalar shift for the whole array (two fast reductions, not a per-row
+                # max): every exp lies in [e^-80, 1], so no block sum under- or overflows
+                e = np.subtract(lg, hi)
+                np.exp(e, out=e)
+            else:
+                # logits spread wider: shift each block by its own max (segment reduction)
                 mx = np.maximum.reduceat(lg, self.rel, axis=1)
                 e = np.exp(lg - mx[:, self.block_of])
-                s = e @ self.member
+            s = e @ self.member                      # (B, n_blocks) block sums, each >= e^-80
             # broadcast 1/s back to the block's columns with a tiny matmul (no fancy indexing)
             np.reciprocal(s, out=s)
             np.multiply(e, s @ self.member.T, out=lg)
@@ -80,11 +93,52 @@ class BlockHeads:
         return g
 
 
+class PieceRunner:
+    """Run a function over fixed row pieces on the calling thread plus a thread pool.
+
+    Pieces are claimed one at a time from a shared counter by the caller and the pool's
+    workers alike, so a worker that wakes late (a descheduled virtual CPU) delays nothing: the
+    caller simply does more pieces, and a worker that never started is cancelled, not waited
+    for.  Each piece writes only its own rows and partial sums, so who ran it does not change
+    the result: a fixed seed gives the same fit on any number of cores.
+    """
+
+    def __init__(self, pool=None, workers: int = 1):
+        self.pool = pool
+        self.n_workers = 1 if pool is None else max(1, int(workers))
+
+    def run(self, fn, pieces) -> None:
+        if self.pool is None or self.n_workers == 1 or len(pieces) == 1:
+            for piece in pieces:
+                fn(piece)
+            return
+        claim = itertools.count()
+        n = len(pieces)
+
+        def work():
+            for i in iter(lambda: next(claim), None):
+                if i >= n:
+                    return
+                fn(pieces[i])
+
+        helpers = [self.pool.submit(work) for _ in range(min(self.n_workers, n) - 1)]
+        try:
+            work()
+        finally:
+            for f in helpers:
+                if not f.cancel():
+                    f.result()
+
+
 class Adam:
+    """Adam (Kingma & Ba 2015) updating the arrays of ``params`` in place; the update runs in
+    preallocated scratch buffers, a handful of vector operations per array and step."""
+
     def __init__(self, params: dict, lr=1e-2, b1=0.9, b2=0.999, eps=1e-8):
         self.lr, self.b1, self.b2, self.eps = lr, b1, b2, eps
         self.m = {k: np.zeros_like(v) for k, v in params.items()}
         self.v = {k: np.zeros_like(v) for k, v in params.items()}
+        self.tmp = {k: np.empty_like(v) for k, v in params.items()}
         self.t = 0
 
     def step(self, params: dict, grads: dict, ascend: bool = False):
@@ -95,12 +149,19 @@ class Adam:
         lr = self.lr * np.sqrt(c2) / c1
         sign = 1.0 if ascend else -1.0
         for k, g in grads.items():
-            m, v = self.m[k], self.v[k]
+            m, v, t = self.m[k], self.v[k], self.tmp[k]
             m *= b1
-            m += (1 - b1) * g
+            np.multiply(g, 1 - b1, out=t)
+            m += t
             v *= b2
-            v += (1 - b2) * (g * g)
-            params[k] += (sign * lr) * m / (np.sqrt(v) + self.eps)
+            np.multiply(g, g, out=t)
+            t *= 1 - b2
+            v += t
+            np.sqrt(v, out=t)
+            t += self.eps
+            np.divide(m, t, out=t)
+            t *= sign * lr
+            params[k] += t
 
 
 class Generator:

@@ -22,7 +22,6 @@ post-processing.
 """
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import time
@@ -36,7 +35,7 @@ from ..accounting import PrivacyLoss
 from ..progress import NEVER_CANCELLED, no_progress
 from .base import FittedSynth, Synthesizer
 from .encoding import Encoder, TableSpec
-from .mlp import Adam, BlockHeads, Generator, standard_normal_f32
+from .mlp import Adam, BlockHeads, Generator, PieceRunner, standard_normal_f32
 from .privacy import gdp_mu_for, release_gaussian, total_gaussian_loss
 
 
@@ -94,6 +93,10 @@ class EmbeddingLoss:
     scaling runs in place on contiguous row slices, and the buffers are reused across steps:
     no per-step (B, k) allocations.  cos and sin write to separate contiguous buffers: numpy's
     SIMD loops only run on contiguous arrays (a strided output is ~3x slower).
+
+    The batch is cut into fixed pieces ``(i, start, stop, class)`` (:attr:`pieces`, never
+    straddling a class); :meth:`forward_piece` and :meth:`backward_piece` do one piece, so a
+    trainer can run them on all cores next to the generator's own stages.
     """
 
     #: rows per work piece: the pieces are fixed by the batch layout alone, so results do not
@@ -105,78 +108,36 @@ class EmbeddingLoss:
         k, d = w.shape
         self.k = k
         self.dtype = dtype
-        self.pool = pool
         self.w = np.ascontiguousarray(w, dtype=dtype)             # (k, D)
         self.wt = np.ascontiguousarray(w.T, dtype=dtype)          # (D, k)
         self.target = np.ascontiguousarray(target.T, dtype=dtype)  # (C, 2k): [cos | sin]
         counts = np.asarray(counts, dtype=np.int64)
         b = int(counts.sum())
         self.bounds = np.concatenate([[0], np.cumsum(counts)])
-        # work pieces (start, stop, class): each class range cut into near-equal pieces
-        self.pieces = []
-        for j in range(len(counts)):                              # C is tiny
-            a, z = int(self.bounds[j]), int(self.bounds[j + 1])
-            m = max(1, -(-(z - a) // self.PIECE_ROWS))
-            cuts = np.linspace(a, z, m + 1).round().astype(int)
-            self.pieces += [(len(self.pieces) + i, int(p), int(q), j)
-                            for i, (p, q) in enumerate(zip(cuts[:-1], cuts[1:]))]
-        self.n_workers = 1 if pool is None else max(1, int(workers))
+        self.pieces = batch_pieces(counts, self.PIECE_ROWS)
+        self.runner = PieceRunner(pool, workers)
+        self.n_workers = self.runner.n_workers
         self.ones = np.ones(b, dtype=dtype)
         self.inv = dtype(1.0 / (b * math.sqrt(k)))
-        self.u = np.empty((b, k), dtype=dtype)
         self.cu = np.empty((b, k), dtype=dtype)
         self.su = np.empty((b, k), dtype=dtype)
         self.dout = np.empty((b, d), dtype=dtype)
         self.partial = np.zeros((len(self.pieces), 2 * k), dtype=dtype)
-        self._out = None
         self._g_cos = self._g_sin = None
 
-    def _run(self, fn):
-        """Apply ``fn`` to every piece.  Pieces are claimed one at a time from a shared counter
-        by the calling thread and the pool's workers alike, so a worker that wakes late (a
-        descheduled virtual CPU) delays nothing: the caller simply does more pieces, and a
-        worker that never started is cancelled, not waited for.  Each piece writes only its
-        own rows and partial sums, so who ran it does not change the result."""
-        if self.pool is None:
-            for piece in self.pieces:
-                fn(piece)
-            return
-        claim = itertools.count()
-        n = len(self.pieces)
-
-        def work():
-            for i in iter(lambda: next(claim), None):
-                if i >= n:
-                    return
-                fn(self.pieces[i])
-
-        helpers = [self.pool.submit(work) for _ in range(self.n_workers - 1)]
-        work()
-        for f in helpers:
-            if not f.cancel():
-                f.result()
-
-    def _forward_piece(self, piece):
+    def forward_piece(self, out: np.ndarray, piece) -> None:
+        """cos u, sin u of the piece's rows and their column sums (its partial of Ehat)."""
         i, a, b, _ = piece
         k = self.k
-        np.matmul(self._out[a:b], self.wt, out=self.u[a:b])
-        np.cos(self.u[a:b], out=self.cu[a:b])
-        np.sin(self.u[a:b], out=self.su[a:b])
+        cu, su = self.cu[a:b], self.su[a:b]
+        np.matmul(out[a:b], self.wt, out=cu)                     # u, then cos u in place
+        np.sin(cu, out=su)
+        np.cos(cu, out=cu)
         np.matmul(self.ones[a:b], self.cu[a:b], out=self.partial[i, :k])
         np.matmul(self.ones[a:b], self.su[a:b], out=self.partial[i, k:])
 
-    def _backward_piece(self, piece):
-        _, a, b, j = piece
-        self.cu[a:b] *= self._g_sin[j]
-        self.su[a:b] *= self._g_cos[j]
-        np.add(self.cu[a:b], self.su[a:b], out=self.u[a:b])      # dL/du
-        np.matmul(self.u[a:b], self.w, out=self.dout[a:b])
-
-    def residual(self, out: np.ndarray) -> np.ndarray:
-        """R = Ehat - E, shape (C, 2k); leaves cos u and sin u in ``self.cu``, ``self.su``."""
-        self._out = out
-        self._run(self._forward_piece)
-        self._out = None
+    def reduce(self) -> np.ndarray:
+        """R = Ehat - E, shape (C, 2k), from the pieces' partial sums (added in piece order)."""
         r = np.zeros_like(self.target)
         for i, _, _, j in self.pieces:                            # fixed order: deterministic
             r[j] += self.partial[i]
@@ -184,21 +145,55 @@ class EmbeddingLoss:
         r -= self.target
         return r
 
+    def residual(self, out: np.ndarray) -> np.ndarray:
+        """R = Ehat - E, shape (C, 2k); leaves cos u and sin u in ``self.cu``, ``self.su``."""
+        self.runner.run(lambda piece: self.forward_piece(out, piece), self.pieces)
+        return self.reduce()
+
     @staticmethod
     def value(r: np.ndarray, alpha: np.ndarray) -> float:
         k = len(alpha)
         return float((alpha * (r[:, :k] ** 2 + r[:, k:] ** 2)).sum())
 
-    def gradient(self, r: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-        """dL/dout (B, D) after :meth:`residual`; overwrites ``self.cu`` and ``self.su``."""
+    def prepare_gradient(self, r: np.ndarray, alpha: np.ndarray) -> None:
+        """Per-class weights of the backward pass (call once per step, before the pieces)."""
         k = self.k
         g = ((2.0 * self.inv) * r).astype(self.dtype)
         g[:, :k] *= alpha
         g[:, k:] *= alpha
         self._g_cos = np.ascontiguousarray(-g[:, :k])
         self._g_sin = np.ascontiguousarray(g[:, k:])
-        self._run(self._backward_piece)
+
+    def backward_piece(self, piece, into: np.ndarray) -> None:
+        """dL/dout for the piece's rows into ``into[start:stop]``; overwrites its cos/sin rows."""
+        _, a, b, j = piece
+        cu, su = self.cu[a:b], self.su[a:b]
+        cu *= self._g_sin[j]
+        su *= self._g_cos[j]
+        cu += su                                                  # dL/du
+        np.matmul(cu, self.w, out=into[a:b])
+
+    def gradient(self, r: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+        """dL/dout (B, D) after :meth:`residual`; overwrites ``self.cu`` and ``self.su``."""
+        self.prepare_gradient(r, alpha)
+        self.runner.run(lambda piece: self.backward_piece(piece, self.dout), self.pieces)
         return self.dout
+
+
+def batch_pieces(counts, rows: int) -> list[tuple[int, int, int, int]]:
+    """Fixed work pieces ``(i, start, stop, class)`` of a class-sorted batch: each class's
+    rows cut into near-equal runs of at most ``rows`` (depends on the layout only)."""
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    pieces = []
+    for j in range(len(counts)):                                  # C is tiny
+        a, z = int(bounds[j]), int(bounds[j + 1])
+        if z == a:
+            continue
+        m = -(-(z - a) // rows)
+        cuts = np.linspace(a, z, m + 1).round().astype(int)
+        pieces += [(len(pieces) + i, int(p), int(q), j)
+                   for i, (p, q) in enumerate(zip(cuts[:-1], cuts[1:]))]
+    return pieces
 
 
 # --------------------------------------------------------------------------- config
@@ -230,7 +225,10 @@ class PearlConfig:
     fixed_sigma0: float | None = None  # public scale: skip the DP sigma0 release (DP-MERF)
     one_release: bool = False    # DP-MERF: proportions and embedding in one Gaussian release
     label: str = "PEARL"
-    threads: int | None = None   # worker threads for the training step (None: all cores)
+    # threads for the (B, k) part of a step (None: all cores).  Default 1: numpy's BLAS
+    # already spreads the big products over the cores, and on 2 cores our own threads only
+    # added GIL hand-offs (measured per step: 1 thread 13.3-14.5 ms, 2 threads 15.2-17.0 ms)
+    threads: int | None = 1
 
 
 # --------------------------------------------------------------------------- model
