@@ -192,10 +192,10 @@ def markdown(results, meta):
     lines += ["", "Paper reference (seed 003, same split, (1, 1e-5), hard labels): real 0.765 / 0.654, "
               "DP-MERF 0.641 / 0.536, PEARL 0.721 / 0.618.", "",
               "Methods: PEARL k=500, batch 0.1 n, 8000 Adam steps (lr 0.005, cosine decay to 10 %), "
-              "hidden 100, critic every 10 steps, sigma0 = DP mean pair distance (3 % of mu^2), "
+              "hidden 100, critic every 10 steps (its weights mixed with uniform ones to keep an effective sample size >= k/2), sigma0 = DP mean pair distance (3 % of mu^2), "
               "DP class proportions (3 %), embedding (94 %), exact GDP composition; categories drawn "
               "from the generator's softmax blocks, numbers decoded from clip(1.02 tanh) so they can "
-              "sit on a public bound; training step on all cores (thread pool over fixed row pieces). "
+              "sit on a public bound; one training thread (BLAS threads in the matrix products). "
               "DP-MERF: k=500, 4000 steps, public length scale, embedding + proportions in one release, "
               "no critic, same decoding. MST: bins from the public spec (one per value for small "
               "integer ranges, zero bin + log bins for amounts spanning decades, else 16 equal-width), "

@@ -95,6 +95,8 @@ def run_seed(method: str, opts: dict, eps: float, delta: float, seed: int) -> di
             "tv": marginal_tv(fit_rows, synth, spec), "fit_s": fit_s,
             "epsilon_spent": float(loss.epsilon) if loss else None,
             "delta_spent": float(loss.delta) if loss else None,
+            "fit_info": {k: v for k, v in getattr(fitted, "info", {}).items()
+                         if isinstance(v, (int, float, str))} if loss else {},
             "per_classifier_roc": {k: v["roc"] for k, v in clf.items()}}
 
 

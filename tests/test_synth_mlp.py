@@ -1,6 +1,7 @@
 """Finite-difference checks of the hand-written backprop (generator incl. bn + softmax blocks,
 the embedding loss and the critic)."""
 import numpy as np
+import pytest
 
 from dpstudio.engine.synth.mlp import BlockHeads, Generator
 from dpstudio.engine.synth.pearl import EmbeddingLoss, EmbeddingSynthesizer
@@ -149,3 +150,25 @@ def test_block_softmax_matches_reference_on_both_shift_paths():
             e = np.exp(blk - blk.max(axis=1, keepdims=True))
             ref[:, start:start + size] = e / e.sum(axis=1, keepdims=True)
         np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-300)
+
+
+def test_critic_weights_mixed_to_the_minimum_effective_sample_size():
+    from dpstudio.engine.synth.pearl import mix_to_min_ess
+    k = 500
+    gen = np.random.default_rng(6)
+    peaked = np.exp(gen.standard_normal(k) * 3)
+    peaked *= k / peaked.sum()                       # mean 1, ESS far below k/2
+    ess = lambda a: a.sum() ** 2 / (a * a).sum()     # noqa: E731
+    assert ess(peaked) < 0.1 * k
+    for rho in (0.3, 0.5, 0.9):
+        mixed = mix_to_min_ess(peaked, rho)
+        assert ess(mixed) == pytest.approx(rho * k, rel=1e-9)   # exactly the floor: minimal mix
+        assert mixed.mean() == pytest.approx(1.0)
+        # still a mixture with uniform: the order of the weights is kept
+        assert np.array_equal(np.argsort(mixed, kind="stable"), np.argsort(peaked, kind="stable"))
+    flat = 1 + 0.1 * gen.standard_normal(k)
+    flat *= k / flat.sum()
+    np.testing.assert_array_equal(mix_to_min_ess(flat, 0.5), flat)   # already spread: untouched
+    np.testing.assert_array_equal(mix_to_min_ess(peaked, 0.0), peaked)  # 0 switches it off
+    with pytest.raises(ValueError):
+        mix_to_min_ess(peaked, 1.5)
