@@ -172,3 +172,8 @@ def test_critic_weights_mixed_to_the_minimum_effective_sample_size():
     np.testing.assert_array_equal(mix_to_min_ess(peaked, 0.0), peaked)  # 0 switches it off
     with pytest.raises(ValueError):
         mix_to_min_ess(peaked, 1.5)
+
+
+def test_bad_critic_floor_refused_before_any_release():
+    with pytest.raises(ValueError, match="critic_min_ess"):
+        EmbeddingSynthesizer(critic_min_ess=2.0)

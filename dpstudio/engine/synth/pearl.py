@@ -95,8 +95,8 @@ class EmbeddingLoss:
     SIMD loops only run on contiguous arrays (a strided output is ~3x slower).
 
     The batch is cut into fixed pieces ``(i, start, stop, class)`` (:attr:`pieces`, never
-    straddling a class); :meth:`forward_piece` and :meth:`backward_piece` do one piece, so a
-    trainer can run them on all cores next to the generator's own stages.
+    straddling a class); :meth:`forward_piece` and :meth:`backward_piece` do one piece, and
+    :meth:`residual` / :meth:`gradient` run every piece, on a thread pool when one is given.
     """
 
     #: rows per work piece: the pieces are fixed by the batch layout alone, so results do not
@@ -327,6 +327,8 @@ class EmbeddingSynthesizer(Synthesizer):
             if not hasattr(cfg, k):
                 raise TypeError(f"unknown option {k!r}")
             setattr(cfg, k, v)
+        if not 0 <= cfg.critic_min_ess <= 1:   # checked before any private release is made
+            raise ValueError(f"critic_min_ess must lie in [0, 1], got {cfg.critic_min_ess}")
         self.config = cfg
 
     # ---- the private part: all access to the data happens here
