@@ -454,3 +454,44 @@ def test_pandas_fallback_when_pyarrow_rejects(tmp_path, monkeypatch):
     with pytest.raises(UserError, match="ragged rows") as e:
         load_table(write(tmp_path, "g.csv", "a,b\n1,2\n3,4,5\n"))
     assert_one_line(e)
+
+
+def test_column_by_column_conversion_matches_table_to_pandas(tmp_path):
+    """Large CSVs are converted column by column on two threads; the frame must be exactly
+    what the single ``Table.to_pandas`` path gives (dtypes, NA markers, gaps, dates)."""
+    import pyarrow.csv as pacsv
+
+    from dpstudio.engine.data import loader
+
+    n = loader._PARALLEL_CONVERT_ROWS + 123
+    rng = np.random.default_rng(0)
+    idx = np.arange(n)
+    lines = ["i,x,s,b,d,t,empty,flag"]
+    markers = np.array(["NA", "", "red", "green", "N/A", "blue"])
+    s = markers[rng.integers(0, len(markers), n)]
+    b = np.where(idx % 7 == 0, "", np.where(idx % 2 == 0, "true", "false"))
+    days = pd.to_datetime("2020-01-01") + pd.to_timedelta(idx % 900, unit="D")
+    d = days.strftime("%Y-%m-%d")
+    t = (days + pd.to_timedelta(idx % 86400, unit="s")).strftime("%Y-%m-%dT%H:%M:%S")
+    x = np.where(idx % 11 == 0, "", np.round(rng.normal(size=n), 3).astype(str))
+    flag = np.where(idx % 3 == 0, "true", "false")
+    rows = [",".join(r) for r in zip(idx.astype(str), x, s, b, d, t, [""] * n, flag)]
+    path = write(tmp_path, "big.csv", "\n".join(lines + rows) + "\n")
+
+    frame = load_table(path).frame
+    reference = loader._arrow_to_pandas_with_metadata(pacsv.read_csv(path))
+    pd.testing.assert_frame_equal(frame, reference)
+    assert frame["s"].isna().sum() == np.isin(s, ["NA", "", "N/A"]).sum()   # markers became NA
+    assert str(frame["b"].dtype) == "boolean" and frame["b"].isna().sum() == (idx % 7 == 0).sum()
+    assert frame["empty"].isna().all() and frame["empty"].dtype == np.float64
+    assert pd.api.types.is_datetime64_any_dtype(frame["t"])
+    assert frame._mgr.nblocks == frame.shape[1]   # no consolidation copy
+
+
+def test_parquet_written_by_pandas_keeps_its_index_out_of_the_columns(tmp_path):
+    df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", None]}, index=pd.Index([10, 20, 30], name="key"))
+    p = tmp_path / "indexed.parquet"
+    df.to_parquet(p)
+    frame = load_table(p).frame
+    assert list(frame.columns) == ["a", "b"]
+    assert frame.index.name == "key" and list(frame.index) == [10, 20, 30]
