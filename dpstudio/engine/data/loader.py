@@ -570,7 +570,7 @@ def _read_csv_arrow(
     box = [table]
     del table  # _arrow_to_pandas must hold the only reference (see its docstring)
     try:
-        return _arrow_to_pandas(box, p)
+        return _arrow_to_pandas(box)
     except UnicodeDecodeError:  # invalid bytes in a header name
         raise not_text from None
 
@@ -651,68 +651,21 @@ def _null_strings(col: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(hit, pa.scalar(None, col.type), col, memory_pool=pool)
 
 
-def _arrow_to_pandas(box: list[pa.Table], p: Path) -> pd.DataFrame:
+def _arrow_to_pandas(box: list[pa.Table]) -> pd.DataFrame:
     """Arrow -> pandas without detours: str dtype kept, dates as datetime64, no block copies.
 
-    The caller hands the table over in a one-element list that we empty, so that each arrow
-    column can be freed as soon as it is converted -- which keeps peak memory near one copy of
-    the data (measured: -75 MB peak on 1M x 20).  Tables without pandas metadata (CSV) are
-    converted column by column on two threads: the copies out of arrow's row blocks are
-    memory-bound and otherwise leave a core idle right after the parse.  Tables written by
-    pandas (Parquet with an index or categories) go through ``Table.to_pandas``, which
-    restores what their metadata records.
+    ``split_blocks`` + ``self_destruct`` free each arrow column as it is converted, which keeps
+    peak memory near one copy of the data -- but only if nobody else holds the table, so the
+    caller hands it over in a one-element list that we empty (measured: -75 MB peak on
+    1M x 20).
     """
     table = box.pop()
-    if table.schema.pandas_metadata is not None:
-        return _arrow_to_pandas_with_metadata(table)
-    names = table.column_names
-    _check_names(names, p)  # a dict of columns cannot hold duplicates: refuse them first
-    columns = [table.column(i) for i in range(len(names))]  # by index: no name lookups
-    del table  # from here on ``columns`` holds the only reference to each arrow column
-
-    def convert(i: int) -> pd.Series | np.ndarray:
-        col = columns[i]
-        columns[i] = None  # the conversion below holds the last reference; then it is freed
-        return _column_to_pandas(col)
-
-    if len(names) > 1 and len(columns[0]) >= _PARALLEL_CONVERT_ROWS:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            converted = list(pool.map(convert, range(len(names))))
-    else:
-        converted = [convert(i) for i in range(len(names))]
-    # copy=False and one array per column: pandas keeps one block per column (no consolidation
-    # copy of all the int64 or float64 columns into one 2-D block)
-    return pd.DataFrame(dict(zip(names, converted)), copy=False)
-
-
-#: rows from which the columns are converted on two threads (below, thread start-up dominates)
-_PARALLEL_CONVERT_ROWS = 50_000
-
-
-def _column_to_pandas(col: pa.ChunkedArray):
-    """One arrow column as pandas would read it: missing strings as NA (see _null_strings),
-    pandas' str dtype, an all-missing column as float NaN, booleans with gaps as nullable
-    boolean, dates and timestamps as datetime64."""
-    pool = _memory_pool()
-    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        # pandas' str dtype stores large_string
-        col = pc.cast(_null_strings(col), pa.large_string(), memory_pool=pool)
-    elif pa.types.is_null(col.type):
-        col = pa.nulls(len(col), pa.float64())
-    out = col.to_pandas(date_as_object=False, memory_pool=pool)
-    if pa.types.is_boolean(col.type) and col.null_count:
-        out = out.astype("boolean")  # would be object otherwise
-    return out
-
-
-def _arrow_to_pandas_with_metadata(table: pa.Table) -> pd.DataFrame:
-    """``Table.to_pandas`` (index and dtypes from pandas metadata), with the string, null and
-    boolean fixes of :func:`_column_to_pandas`.  ``split_blocks`` + ``self_destruct`` free each
-    arrow column as it is converted."""
     fixed = []
     for i, name in enumerate(table.column_names):  # by index: table.columns would pin them all
         col = table.column(i)
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            # pandas' str dtype stores large_string: cast here, one column at a time, so the
+            # old buffers are freed before the next column is copied
             col = pc.cast(_null_strings(col), pa.large_string(), memory_pool=_memory_pool())
             table = table.set_column(i, name, col)
             del col  # drop our reference so the old buffers go with the table's
@@ -747,7 +700,7 @@ def _read_parquet(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, 
     progress(0.8, "converting")
     box = [table]
     del table
-    return _arrow_to_pandas(box, p), {}
+    return _arrow_to_pandas(box), {}
 
 
 def _read_xlsx(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, dict]:
