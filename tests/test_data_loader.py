@@ -454,3 +454,12 @@ def test_pandas_fallback_when_pyarrow_rejects(tmp_path, monkeypatch):
     with pytest.raises(UserError, match="ragged rows") as e:
         load_table(write(tmp_path, "g.csv", "a,b\n1,2\n3,4,5\n"))
     assert_one_line(e)
+
+
+def test_parquet_written_by_pandas_keeps_its_index_out_of_the_columns(tmp_path):
+    df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", None]}, index=pd.Index([10, 20, 30], name="key"))
+    p = tmp_path / "indexed.parquet"
+    df.to_parquet(p)
+    frame = load_table(p).frame
+    assert list(frame.columns) == ["a", "b"]
+    assert frame.index.name == "key" and list(frame.index) == [10, 20, 30]
