@@ -9,8 +9,6 @@ built like the training batches.
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 
@@ -25,23 +23,18 @@ def standard_normal_f32(gen: np.random.Generator, shape) -> np.ndarray:
     n = int(np.prod(shape))
     m = (n + 1) // 2
     u = gen.random((2, m), dtype=np.float32)
+    r, theta = u
+    np.subtract(np.float32(1.0), r, out=r)                  # (0, 1]: log is finite
+    np.log(r, out=r)
+    r *= np.float32(-2.0)
+    np.sqrt(r, out=r)                                       # radius sqrt(-2 log(1 - u0))
+    theta *= np.float32(2.0 * np.pi)
     z = np.empty(2 * m, dtype=np.float32)
-    box_muller(u[0], u[1], z[:m], z[m:])
+    np.cos(theta, out=z[:m])
+    z[:m] *= r
+    np.sin(theta, out=z[m:])
+    z[m:] *= r
     return z[:n].reshape(shape)
-
-
-def box_muller(u0: np.ndarray, u1: np.ndarray, out_cos: np.ndarray, out_sin: np.ndarray) -> None:
-    """Two independent N(0, 1) arrays from two U[0, 1) arrays of the same shape (``u0`` is
-    overwritten): r = sqrt(-2 log(1 - u0)), theta = 2 pi u1, r cos theta and r sin theta."""
-    np.subtract(np.float32(1.0), u0, out=u0)                # (0, 1]: log is finite
-    np.log(u0, out=u0)
-    u0 *= np.float32(-2.0)
-    np.sqrt(u0, out=u0)
-    theta = u1 * np.float32(2.0 * np.pi)
-    np.cos(theta, out=out_cos)
-    out_cos *= u0
-    np.sin(theta, out=out_sin)
-    out_sin *= u0
 
 
 class BlockHeads:
@@ -91,43 +84,6 @@ class BlockHeads:
             gp -= dot @ self.member.T
             gp *= p
         return g
-
-
-class PieceRunner:
-    """Run a function over fixed row pieces on the calling thread plus a thread pool.
-
-    Pieces are claimed one at a time from a shared counter by the caller and the pool's
-    workers alike, so a worker that wakes late (a descheduled virtual CPU) delays nothing: the
-    caller simply does more pieces, and a worker that never started is cancelled, not waited
-    for.  Each piece writes only its own rows and partial sums, so who ran it does not change
-    the result: a fixed seed gives the same fit on any number of cores.
-    """
-
-    def __init__(self, pool=None, workers: int = 1):
-        self.pool = pool
-        self.n_workers = 1 if pool is None else max(1, int(workers))
-
-    def run(self, fn, pieces) -> None:
-        if self.pool is None or self.n_workers == 1 or len(pieces) == 1:
-            for piece in pieces:
-                fn(piece)
-            return
-        claim = itertools.count()
-        n = len(pieces)
-
-        def work():
-            for i in iter(lambda: next(claim), None):
-                if i >= n:
-                    return
-                fn(pieces[i])
-
-        helpers = [self.pool.submit(work) for _ in range(min(self.n_workers, n) - 1)]
-        try:
-            work()
-        finally:
-            for f in helpers:
-                if not f.cancel():
-                    f.result()
 
 
 class Adam:

@@ -22,6 +22,7 @@ post-processing.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import time
@@ -35,7 +36,7 @@ from ..accounting import PrivacyLoss
 from ..progress import NEVER_CANCELLED, no_progress
 from .base import FittedSynth, Synthesizer
 from .encoding import Encoder, TableSpec
-from .mlp import Adam, BlockHeads, Generator, PieceRunner, standard_normal_f32
+from .mlp import Adam, BlockHeads, Generator, standard_normal_f32
 from .privacy import gdp_mu_for, release_gaussian, total_gaussian_loss
 
 
@@ -79,6 +80,43 @@ def weighted_embedding(x: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: i
 
 
 # --------------------------------------------------------------------------- training loss
+
+class PieceRunner:
+    """Run a function over fixed row pieces on the calling thread plus a thread pool.
+
+    Pieces are claimed one at a time from a shared counter by the caller and the pool's
+    workers alike, so a worker that wakes late (a descheduled virtual CPU) delays nothing: the
+    caller simply does more pieces, and a worker that never started is cancelled, not waited
+    for.  Each piece writes only its own rows and partial sums, so who ran it does not change
+    the result: a fixed seed gives the same fit on any number of cores.
+    """
+
+    def __init__(self, pool=None, workers: int = 1):
+        self.pool = pool
+        self.n_workers = 1 if pool is None else max(1, int(workers))
+
+    def run(self, fn, pieces) -> None:
+        if self.pool is None or self.n_workers == 1 or len(pieces) == 1:
+            for piece in pieces:
+                fn(piece)
+            return
+        claim = itertools.count()
+        n = len(pieces)
+
+        def work():
+            for i in iter(lambda: next(claim), None):
+                if i >= n:
+                    return
+                fn(pieces[i])
+
+        helpers = [self.pool.submit(work) for _ in range(min(self.n_workers, n) - 1)]
+        try:
+            work()
+        finally:
+            for f in helpers:
+                if not f.cancel():
+                    f.result()
+
 
 class EmbeddingLoss:
     """The generator's loss against the released embedding and its gradient (BRIEF 5.5).
