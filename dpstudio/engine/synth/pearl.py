@@ -445,15 +445,15 @@ class EmbeddingSynthesizer(Synthesizer):
         del x
         total = total_gaussian_loss(comps, delta, cfg.label)
         progress(0.02, "private embedding released")
-        net = self._train(enc, w, emb_noisy, props, n, gen, progress, cancel)
+        net, critic_ess = self._train(enc, w, emb_noisy, props, n, gen, progress, cancel)
         info["fit_seconds"] = time.perf_counter() - t0
-        info["critic_final_ess"] = self._critic_ess
+        info["critic_final_ess"] = critic_ess
         batch = max(64, int(round(cfg.batch_frac * n)))
         return FittedEmbeddingSynth(enc, net, props, cfg.z_dim, batch, comps, total, cfg, info)
 
     # ---- post-processing: generator training against the noisy embedding
     def _train(self, enc, w64, emb_noisy, props, n, gen, progress, cancel):
-        # the (B, k) part of a step runs on all cores (numpy releases the GIL in it)
+        # with threads > 1 the (B, k) part of a step runs on a pool over fixed row pieces
         workers = min(self.config.threads or (os.cpu_count() or 1), 8)
         pool = ThreadPoolExecutor(workers, thread_name_prefix="pearl") if workers > 1 else None
         try:
@@ -487,7 +487,7 @@ class EmbeddingSynthesizer(Synthesizer):
             mx = comp.max(axis=1, keepdims=True)
             l0 = -(mx[:, 0] + np.log(np.exp(comp - mx).mean(axis=1)))
         alpha = np.ones(k, dtype=f32)
-        self._critic_ess = 1.0
+        critic_ess = 1.0   # share of k: the effective sample size of the weights in use
         counts = np.floor(props * batch).astype(np.int64)
         counts[np.argmax(props)] += batch - counts.sum()
         # labels sorted by class: class sums and per-class gradients are contiguous slices
@@ -519,12 +519,11 @@ class EmbeddingSynthesizer(Synthesizer):
                 ll = -np.log(np.sqrt(s2)).sum() - 0.5 * (t2 / s2).sum(axis=1) + l0
                 a = np.exp(ll - ll.max())
                 alpha = mix_to_min_ess(k * a / a.sum(), cfg.critic_min_ess).astype(f32)
-                # effective sample size of the weights the generator sees, as a share of k
-                self._critic_ess = k / float(np.square(alpha, dtype=np.float64).sum())
+                critic_ess = k / float(np.square(alpha, dtype=np.float64).sum())
             if step % report_every == 0:
                 progress(0.02 + 0.98 * frac, f"{cfg.label} generator step {step}/{cfg.steps}")
         progress(1.0, "done")
-        return net
+        return net, critic_ess
 
     # exposed for tests: the critic objective and gradient
     @staticmethod
