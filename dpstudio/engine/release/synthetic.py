@@ -153,6 +153,21 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
                            f"({recipe.budget.epsilon}, {recipe.budget.delta})")
     transcript = [f"{c.label}: epsilon={c.epsilon:.4g}, delta={c.delta:.3g}"
                   + (f", mu={c.gdp_mu:.4g}" if c.gdp_mu is not None else "") for c in fitted.components]
-    return ReleaseOutcome(data=out, steward_stats=dict(domain_notes),
-                          public_stats={"synthesizer": method, "rows": int(rows),
-                                        "synthesizer_transcript": transcript})
+    public = {"synthesizer": method, "rows": int(rows), "synthesizer_transcript": transcript}
+    training = _training_note(getattr(fitted, "info", None) or {})
+    if training:
+        public["synthesizer_training"] = training
+    return ReleaseOutcome(data=out, steward_stats=dict(domain_notes), public_stats=public)
+
+
+def _training_note(info: dict) -> str:
+    """How a generator was trained (shards, worker processes): not a privacy fact, but it
+    tells a reader why a re-run on another machine may differ in the last digits."""
+    if "train_shards" not in info:
+        return ""
+    procs = info.get("train_processes") or 0
+    note = f"{info['train_shards']} batch shards, " + (
+        f"{procs} worker processes" if procs else "in one process")
+    if info.get("train_processes_unavailable"):
+        note += f" (worker processes unavailable: {info['train_processes_unavailable']})"
+    return note

@@ -3,9 +3,20 @@
 ``SYNTHESIZERS[name]()`` gives a :class:`~.base.Synthesizer`; ``fit(...)`` returns a
 :class:`~.base.FittedSynth` whose ``components`` are the Gaussian/selection releases and whose
 ``privacy_loss()`` is their exact composition.
+
+Imports are lazy: the worker processes that train a generator import only
+:mod:`.training` and numpy, not pandas or scipy (see :mod:`.shards`).
 """
-from .base import FittedSynth, Synthesizer
-from .encoding import ColumnSpec, Encoder, TableSpec
+from importlib import import_module
+
+_LAZY = {"ColumnSpec": ".encoding", "Encoder": ".encoding", "TableSpec": ".encoding",
+         "Synthesizer": ".base", "FittedSynth": ".base"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _lazy(name):

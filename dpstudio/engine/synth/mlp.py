@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .shards import run_local
+
 
 def standard_normal_f32(gen: np.random.Generator, shape) -> np.ndarray:
     """float32 N(0, 1) draws by Box-Muller from float32 uniforms.
@@ -129,6 +131,7 @@ class Generator:
     """
 
     BN_EPS = 1e-5
+    BN_PARAMS = ("g1", "c1", "g2", "c2")
 
     def __init__(self, in_dim: int, hidden: int, heads: BlockHeads, gen: np.random.Generator,
                  dtype=np.float32):
@@ -163,14 +166,15 @@ class Generator:
             self.ones = np.ones(n, dtype=self.dtype)
         return self.ones
 
-    def _bn_relu_fwd(self, h, g, c, eps):
+    def _bn_relu_fwd(self, h, g, c, eps, n):
         """BatchNorm (batch statistics) followed by ReLU; ``h`` is overwritten (centred).
 
         r = relu((h - mean) * a + c) with a = g / sqrt(var + eps); x-hat is never stored
-        (it is (h - mean) / sqrt(var + eps), recomputed in closed form by the backward)."""
-        n = h.shape[0]
-        h -= (self._ones(n) @ h) / n
-        var = np.einsum("ij,ij->j", h, h) / n
+        (it is (h - mean) / sqrt(var + eps), recomputed in closed form by the backward).
+        A shard coroutine: the column sums are ``yield``ed and the totals over the ``n`` rows
+        of the whole batch come back (see :mod:`.shards`)."""
+        h -= (yield self._ones(h.shape[0]) @ h) / n
+        var = (yield np.einsum("ij,ij->j", h, h)) / n
         inv = (1.0 / np.sqrt(var + eps)).astype(h.dtype)
         a = g * inv
         r = h * a
@@ -178,42 +182,63 @@ class Generator:
         np.maximum(r, 0, out=r)
         return r, (h, inv, a)
 
-    def _bn_relu_bwd(self, dr, r, cache, dg_out, dc_out):
+    def _bn_relu_bwd(self, dr, r, cache, dg_out, dc_out, n):
         """Backward of relu(bn(h)); ``dr`` is overwritten with dL/dh.  With x-hat = hc * inv
         and a = g * inv: dgamma = inv sum(d hc), dbeta = sum(d) and
-        dh = a d - a dbeta / n - hc (a inv dgamma / n)   (d = dL/d bn-output)."""
+        dh = a d - a dbeta / n - hc (a inv dgamma / n)   (d = dL/d bn-output).
+        The two sums run over the whole batch: one ``yield`` of both."""
         hc, inv, a = cache
-        n = dr.shape[0]
+        h = hc.shape[1]
         dr *= (r > 0)                             # through the ReLU
-        np.matmul(self._ones(n), dr, out=dc_out)
-        np.multiply(np.einsum("ij,ij->j", dr, hc), inv, out=dg_out)
+        part = np.empty(2 * h, dtype=dr.dtype)
+        np.matmul(self._ones(dr.shape[0]), dr, out=part[:h])
+        part[h:] = np.einsum("ij,ij->j", dr, hc)
+        total = yield part
+        dc_out[...] = total[:h]
+        np.multiply(total[h:], inv, out=dg_out)
         dr -= dc_out / n
         dr *= a
         dr -= hc * (a * inv * dg_out / n)
         return dr
 
     def forward(self, inp: np.ndarray) -> np.ndarray:
+        return run_local(self.forward_steps(inp, inp.shape[0]))
+
+    def backward(self, dout: np.ndarray) -> dict:
+        """Gradients (views of ``self.gflat``, overwritten by the next call); ``dout`` may be
+        overwritten."""
+        return run_local(self.backward_steps(dout, dout.shape[0]))
+
+    def forward_steps(self, inp: np.ndarray, n: int):
+        """:meth:`forward` of one shard of a batch of ``n`` rows (a shard coroutine)."""
         p = self.p
         eps = self.BN_EPS
-        r1, bc1 = self._bn_relu_fwd(inp @ p["W1"], p["g1"], p["c1"], eps)
-        r2, bc2 = self._bn_relu_fwd(r1 @ p["W2"], p["g2"], p["c2"], eps)
+        r1, bc1 = yield from self._bn_relu_fwd(inp @ p["W1"], p["g1"], p["c1"], eps, n)
+        r2, bc2 = yield from self._bn_relu_fwd(r1 @ p["W2"], p["g2"], p["c2"], eps, n)
         a = r2 @ p["W3"]
         a += p["b3"]
         out = self.heads.forward(a)
         self.cache = (inp, bc1, r1, bc2, r2, out)
         return out
 
-    def backward(self, dout: np.ndarray) -> dict:
-        """Gradients (views of ``self.gflat``, overwritten by the next call); ``dout`` may be
-        overwritten."""
+    def backward_steps(self, dout: np.ndarray, n: int):
+        """:meth:`backward` of one shard of a batch of ``n`` rows (a shard coroutine): the
+        weight gradients are this shard's sums, totalled over the shards by the last
+        ``yield`` (the batch-norm parameters' gradients are totals already)."""
         p, g = self.p, self.g
         inp, bc1, r1, bc2, r2, out = self.cache
         da = self.heads.backward(out, dout)
         np.matmul(r2.T, da, out=g["W3"])
         np.matmul(self._ones(da.shape[0]), da, out=g["b3"])
-        dh2 = self._bn_relu_bwd(da @ p["W3"].T, r2, bc2, g["g2"], g["c2"])
+        dh2 = yield from self._bn_relu_bwd(da @ p["W3"].T, r2, bc2, g["g2"], g["c2"], n)
         np.matmul(r1.T, dh2, out=g["W2"])
-        dh1 = self._bn_relu_bwd(dh2 @ p["W2"].T, r1, bc1, g["g1"], g["c1"])
+        dh1 = yield from self._bn_relu_bwd(dh2 @ p["W2"].T, r1, bc1, g["g1"], g["c1"], n)
         np.matmul(inp.T, dh1, out=g["W1"])
         self.cache = None
+        totals = {k: g[k].copy() for k in self.BN_PARAMS}
+        for k in self.BN_PARAMS:      # counted once: zero here, put back after the sum
+            g[k][...] = 0
+        self.gflat[...] = yield self.gflat
+        for k, v in totals.items():
+            g[k][...] = v
         return g
