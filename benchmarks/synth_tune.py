@@ -128,6 +128,9 @@ def main(argv=None):
     ap.add_argument("--json-out", default=None, help="also write the summary (with seed rows) here")
     a = ap.parse_args(argv)
     opts = dict(a.opt)
+    if a.jobs > 1 and a.method in ("pearl", "merf"):
+        # seeds already fill the cores: each fit's own training workers would only contend
+        opts.setdefault("workers", 1)
     seeds = [int(s) for s in a.seeds.split(",") if s.strip()]
     jobs = [(a.method, opts, a.eps, a.delta, s) for s in seeds]
     rows = []
