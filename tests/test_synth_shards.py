@@ -181,3 +181,46 @@ def test_unguarded_script_gets_a_clear_error_and_the_fit_still_finishes(tmp_path
     assert "processes 0" in out.stdout          # trained here after the workers failed
     assert "if __name__ == '__main__'" in out.stderr
     assert out.stdout.count("processes") == 1   # no worker ran a fit of its own
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_stop_when_their_parent_is_killed(tmp_path):
+    """A killed app (no chance to abort its workers) must not leave them running."""
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(f"""
+        import multiprocessing, sys, threading, time
+        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]
+        from dpstudio.engine.synth.shards import run_shards
+        from test_synth_shards import make_toy
+
+        def report():
+            while len(multiprocessing.active_children()) < 2:
+                time.sleep(0.05)
+            time.sleep(1.0)   # the workers are training
+            print(*[p.pid for p in multiprocessing.active_children()], flush=True)
+
+        if __name__ == "__main__":
+            threading.Thread(target=report, daemon=True).start()
+            run_shards(make_toy, {{"mode": "slow"}}, 2, 10 ** 6, processes=True, slot_len=8)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        pids = [int(v) for v in proc.stdout.readline().split()]
+        assert len(pids) == 2
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 15
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [p for p in pids if _running(p)]
+    assert not alive, "workers still running after their parent was killed"
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"   # zombies are done
+    except OSError:
+        return False

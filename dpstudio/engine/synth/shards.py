@@ -143,6 +143,10 @@ class SlotReducer:
         with self.locks[other]:
             return int(self.ctl[_HEADER + other])
 
+    def _parent_gone(self) -> bool:
+        parent = multiprocessing.parent_process()
+        return parent is not None and not parent.is_alive()
+
     def _wait(self, other: int, count: int) -> None:
         """Busy-wait for ``other`` to reach sync ``count``.
 
@@ -157,6 +161,8 @@ class SlotReducer:
             if spins > _SPIN_POLLS:
                 _yield_cpu()
                 if spins % 256 == 0 and self.ctl[_ABORT]:   # the peer failed or was cancelled
+                    raise _Aborted
+                if spins % 65536 == 0 and self._parent_gone():  # nobody left to abort us
                     raise _Aborted
 
     def reduce(self, parts: list[np.ndarray]) -> np.ndarray:
@@ -186,7 +192,7 @@ def _worker(job, shard, n_shards, n_steps, control, slots, slot_len, locks, resu
         sh = make_shard(setup, shard)
         red = SlotReducer(control, slots, shard, n_shards, slot_len, locks)
         for i in range(n_steps):
-            if ctl[_ABORT]:
+            if ctl[_ABORT] or (i % 256 == 0 and red._parent_gone()):   # killed parent: stop
                 return
             run_together([sh.step(i)], red.reduce)
             ctl[_HEADER + n_shards + shard] = i + 1
@@ -223,8 +229,9 @@ def run_shards(make_shard: Callable[[Any, int], Any], setup: Any, n_shards: int,
     ``processes=False`` runs every shard here, one after another at each sync point;
     ``processes=True`` gives each shard its own spawned process (``slot_len`` floats bound
     every partial sum) while this thread only reports ``progress`` and polls ``cancel``.
-    Both do the same arithmetic (see the module docstring).  ``locked`` forces the lock-based cross-process
-    handshake (default: lock-free only where stores are ordered, see :func:`_ordered_stores`).
+    Both do the same arithmetic (see the module docstring).  ``locked`` forces the lock-based
+    cross-process handshake (default: lock-free only where stores are ordered, see
+    :func:`_ordered_stores`).
     ``stats``, if given, receives ``worker_peak_rss_mb`` (one entry per worker process).
     """
     report_every = max(1, n_steps // 200)
@@ -306,10 +313,27 @@ def _run_in_processes(make_shard, setup, n_shards, n_steps, slot_len, label, pro
             if last < 0 or done - last >= report_every or (done == n_steps and done != last):
                 progress(done / n_steps, f"{label} step {done}/{n_steps}")
                 last = done
-            if kind is None and failure is None:
-                for s, p in enumerate(procs):
-                    if s not in finished and p.exitcode is not None and not ctl[_ERROR]:
-                        failure = f"{label} worker {s} exited unexpectedly (code {p.exitcode})"
+            if kind is None and failure is None and not ctl[_ERROR]:
+                dead = [s for s, p in enumerate(procs) if s not in finished and p.exitcode is not None]
+                if dead:
+                    # a worker that has just finished may exit before its message is read:
+                    # give its last message time to arrive before calling it dead
+                    try:
+                        while True:
+                            kind, shard, payload = results.get(timeout=0.5)
+                            if kind == "done":
+                                finished.add(shard)
+                                result, peaks[shard] = payload
+                                if shard == 0:
+                                    outcome = result
+                            else:
+                                failure = f"{label} worker {shard} failed:\n{payload}"
+                    except queue_mod.Empty:
+                        pass
+                    for s in dead:
+                        if s not in finished and failure is None:
+                            failure = (f"{label} worker {s} exited unexpectedly "
+                                       f"(code {procs[s].exitcode})")
         if failure is not None:
             ctl[_ABORT] = 1
             raise RuntimeError(failure.strip())
