@@ -262,11 +262,15 @@ class EmbeddingSynthesizer(Synthesizer):
         workers = self._workers(n_shards, batch)
         slot_len = max(net.flat.size, 2 * cfg.k * c, 2 * cfg.hidden)
         layout, stats = {"shards": n_shards, "processes": workers if workers > 1 else 0}, {}
+
+        def train(processes: bool):
+            return run_shards(make_shard, setup, n_shards, cfg.steps, processes=processes,
+                              slot_len=slot_len, label=f"{cfg.label} generator",
+                              progress=lambda f, m: progress(0.02 + 0.98 * f, m),
+                              cancel=cancel, stats=stats)
+
         try:
-            flat, critic_ess = run_shards(
-                make_shard, setup, n_shards, cfg.steps, processes=workers > 1,
-                slot_len=slot_len, label=f"{cfg.label} generator",
-                progress=lambda f, m: progress(0.02 + 0.98 * f, m), cancel=cancel, stats=stats)
+            flat, critic_ess = train(workers > 1)
         except UnguardedMainError:
             raise
         except (OSError, RuntimeError) as e:
@@ -277,10 +281,7 @@ class EmbeddingSynthesizer(Synthesizer):
             layout["processes"] = 0
             layout["processes_unavailable"] = f"{type(e).__name__}: {str(e).splitlines()[-1][:200]}"
             progress(0.02, f"{cfg.label}: worker processes unavailable; training in this process")
-            flat, critic_ess = run_shards(
-                make_shard, setup, n_shards, cfg.steps, processes=False, slot_len=slot_len,
-                label=f"{cfg.label} generator",
-                progress=lambda f, m: progress(0.02 + 0.98 * f, m), cancel=cancel)
+            flat, critic_ess = train(False)
         progress(1.0, "done")
         net.flat[...] = flat
         layout["worker_peak_rss_mb"] = stats.get("worker_peak_rss_mb", [])
