@@ -75,6 +75,19 @@ def test_inspect_every_shared_dataset(parts, identifier, label):
     assert all("low" not in c and "categories" not in c for c in info["columns"])
 
 
+def test_inspect_real_sas_file():
+    """The CLI on a file written by SAS: types from SAS's doubles, text and dates."""
+    from tests.test_data_loader import SAS_FIXTURE
+    code, out, err = run_cli("inspect", SAS_FIXTURE)
+    assert code == 0, err
+    info = json.loads(out)
+    assert info["format"] == "sas7bdat" and info["rows"] == 5
+    types = {c["name"]: c["type"] for c in info["columns"]}
+    # SAS stores every number as a double and nothing is missing, so integral values stay float
+    assert types == {"integer_row": "float", "text_row": "categorical", "float_row": "float",
+                     "date_row": "datetime"}
+
+
 def test_recipe_init_and_check_report_problems_then_total(tmp_path):
     recipe = tmp_path / "r.json"
     code, _, err = run_cli("recipe", "init", DEMO, "-o", recipe)

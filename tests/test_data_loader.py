@@ -411,9 +411,27 @@ def test_xport(tmp_path):
     assert lt.frame["id"].tolist() == [1.0, 2.0, 3.0]
 
 
-def test_sas7bdat_dispatch(tmp_path):
-    """No writer exists for sas7bdat and no fixture ships with the installed packages, so
-    only the dispatch is tested: a non-SAS file gets a clear SAS-specific error."""
+SAS_FIXTURE = Path(__file__).parent / "data" / "sas" / "file1.sas7bdat"
+
+
+def test_sas7bdat_real_file():
+    """A file written by SAS itself (see tests/data/sas/README.md): strings decoded with the
+    encoding the file records, dates as datetimes, numbers as SAS's doubles."""
+    lt = load_table(SAS_FIXTURE)
+    assert lt.format == "sas7bdat" and lt.options == {"encoding": "infer"}
+    assert lt.sha256 == hashlib.sha256(SAS_FIXTURE.read_bytes()).hexdigest()
+    f = lt.frame
+    assert list(f.columns) == ["integer_row", "text_row", "float_row", "date_row"]
+    assert f["integer_row"].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert f["float_row"].tolist() == [2.5, 17.23, 3.21, 100.9, 98.6]
+    assert f["text_row"].tolist()[:2] == ["Some text", "Some more text"]  # str, not bytes
+    assert pd.api.types.is_string_dtype(f["text_row"])
+    assert f["date_row"].dt.strftime("%Y-%m-%d").tolist() == [
+        "2018-01-02", "2018-02-05", "2017-11-21", "2016-05-19", "1999-10-25"]
+
+
+def test_sas7bdat_not_sas(tmp_path):
+    """A file named .sas7bdat that is not one gets a clear SAS-specific error."""
     p = write(tmp_path, "t.sas7bdat", b"not really sas" * 100)
     with pytest.raises(UserError, match="SAS7BDAT") as e:
         load_table(p)
