@@ -459,7 +459,8 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     if ps:
         s = Section("Utility of the released data")
         s.add("note", "Computed from the differentially private output only.")
-        flat = _flatten({k: v for k, v in ps.items() if k != "synthesizer_transcript"})
+        flat = _flatten({k: v for k, v in ps.items()
+                         if k not in ("synthesizer_transcript", "synthesizer_training")})
         if flat:
             s.add("kv", flat[:60])
         if ps.get("synthesizer_transcript"):
@@ -513,6 +514,9 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     s.add("kv", [("Randomness source", result.randomness),
                  ("Kind", "cryptographically secure (production)" if recipe.randomness.seed is None
                   else f"fixed seed {recipe.randomness.seed} (testing only)")])
+    if ps.get("synthesizer_training"):
+        # how the generator was trained decides the last digits of a seeded re-run
+        s.add("kv", [("Synthesizer training", str(ps["synthesizer_training"]))])
     rj = redacted_recipe_json(recipe, external)
     if not external:  # the recipe's hash covers the input's hash: internal only
         s.add("kv", [("Recipe SHA-256", recipe.sha256())])
