@@ -9,6 +9,8 @@ built like the training batches.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .shards import run_local
@@ -22,7 +24,7 @@ def standard_normal_f32(gen: np.random.Generator, shape) -> np.ndarray:
     The input noise of the generator has no privacy role (post-processing), and float32
     uniforms only truncate the tails beyond ~5.8 sigma.
     """
-    n = int(np.prod(shape))
+    n = math.prod(shape)    # np.prod of a tuple costs ~50 us: it builds an array first
     m = (n + 1) // 2
     u = gen.random((2, m), dtype=np.float32)
     r, theta = u
