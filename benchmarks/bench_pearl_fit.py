@@ -8,7 +8,8 @@ public Adult schema of benchmarks/synth_adult.py.  Prints JSON
 With worker processes (the default for a fit this size) ``peak_rss_mb`` is this process's
 peak plus every worker's (``worker_peak_rss_mb``, each worker's own VmHWM), and
 ``cpu_seconds`` includes the workers' CPU time.  ``train_seconds`` is the generator training
-alone (from the first training progress report to the end), ``fit_seconds`` the whole fit.
+alone (from the first training progress report to the end).  ``window_ms_per_step`` gives the
+pace over 16 windows of the training (min / median / max), see :func:`window_pace`.
 
     .venv/bin/python benchmarks/bench_pearl_fit.py [--steps N] [--workers W]
 """
@@ -41,11 +42,13 @@ def main(argv=None) -> dict:
     train = pd.read_csv(DATA / "train.csv")
     opts = {"steps": a.steps} if a.workers is None else {"steps": a.steps, "workers": a.workers}
     synth = SYNTHESIZERS["pearl"](**opts)
-    marks = {}
+    marks, ticks = {}, []
 
     def progress(f, m=""):
         if "generator" in m and "train" not in marks:
             marks["train"] = time.perf_counter()
+        if "generator step " in m:
+            ticks.append((time.perf_counter(), int(m.rsplit(" ", 1)[1].split("/")[0])))
 
     t0 = time.perf_counter()
     c0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -63,9 +66,31 @@ def main(argv=None) -> dict:
            "peak_rss_mb": round(own + sum(workers), 1), "parent_peak_rss_mb": round(own, 1),
            "worker_peak_rss_mb": [round(v, 1) for v in workers],
            "workers": fitted.info["train_processes"], "shards": fitted.info["train_shards"],
-           "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+           "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+           "window_ms_per_step": window_pace(ticks, a.steps // 16)}
     print(json.dumps(out))
     return out
+
+
+def window_pace(ticks: list[tuple[float, int]], width: int) -> dict:
+    """ms per step over consecutive windows of >= ``width`` steps (from the progress reports).
+
+    Why: this VM's speed for the same numpy code drifts between two states ~1.7x apart over
+    seconds (same process, same arrays), so the spread of the windows says how much of a fit's
+    time is the machine's state; the fastest window is the pace the code reaches when both
+    vCPUs are in the fast state."""
+    paces, start = [], None
+    for t, step in ticks:
+        if start is None:
+            start = (t, step)
+        elif step - start[1] >= max(1, width):
+            paces.append(1000 * (t - start[0]) / (step - start[1]))
+            start = (t, step)
+    if not paces:
+        return {}
+    paces.sort()
+    return {"windows": len(paces), "width_steps": width, "min": round(paces[0], 2),
+            "median": round(paces[len(paces) // 2], 2), "max": round(paces[-1], 2)}
 
 
 if __name__ == "__main__":
