@@ -83,8 +83,8 @@ def test_inspect_real_sas_file():
     info = json.loads(out)
     assert info["format"] == "sas7bdat" and info["rows"] == 5
     types = {c["name"]: c["type"] for c in info["columns"]}
-    # SAS stores every number as a double and nothing is missing, so integral values stay float
-    assert types == {"integer_row": "float", "text_row": "categorical", "float_row": "float",
+    # SAS stores every number as a double, so integral values are integers even with none missing
+    assert types == {"integer_row": "integer", "text_row": "categorical", "float_row": "float",
                      "date_row": "datetime"}
 
 

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from dpstudio.engine.data.loader import LoadedTable, fingerprint, load_table
+from dpstudio.engine.data.schema import NUMBERS_ARE_DOUBLES
 from dpstudio.engine.progress import CancelToken, Cancelled
 from dpstudio.errors import UserError
 
@@ -428,6 +429,7 @@ def test_sas7bdat_real_file():
     assert pd.api.types.is_string_dtype(f["text_row"])
     assert f["date_row"].dt.strftime("%Y-%m-%d").tolist() == [
         "2018-01-02", "2018-02-05", "2017-11-21", "2016-05-19", "1999-10-25"]
+    assert f.attrs[NUMBERS_ARE_DOUBLES]  # so inference may call integral doubles integers
 
 
 def test_sas7bdat_not_sas(tmp_path):

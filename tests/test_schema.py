@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from dpstudio.engine.data import infer_schema, load_table
-from dpstudio.engine.data.schema import ROLES, TYPES, ColumnSchema, TableSchema
+from dpstudio.engine.data.schema import NUMBERS_ARE_DOUBLES, ROLES, TYPES, ColumnSchema, TableSchema
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 if not DATASETS.exists():
@@ -119,6 +119,10 @@ def test_types():
         "arrow_list": "vector",
     }
     assert set(types.values()) <= set(TYPES)
+    # a format with only doubles (SAS; the loader sets the flag): integral means integer
+    df.attrs[NUMBERS_ARE_DOUBLES] = True
+    doubles = {c.name: c.type for c in infer_schema(df).columns}
+    assert doubles == {**types, "f_integral": "integer"}
     assert s.column("vec").distinct == n and s.column("vec_list").distinct == 7
     assert s.column("arrow_list").distinct == 2
     assert s.column("vec").suggested_role == "embedding"

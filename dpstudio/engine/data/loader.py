@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from dpstudio.engine.data.schema import NUMBERS_ARE_DOUBLES
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, Cancelled, no_progress
 from dpstudio.errors import UserError
 
@@ -761,7 +762,9 @@ def _read_sas(fmt: str):
             raise UserError(f"not enough memory to load {_q(p)}") from None
         except Exception as e:
             raise UserError(f"cannot read {_q(p)} as {label} file: {_short(e)}") from None
-        return _strings_to_str(frame), {"encoding": encoding}
+        frame = _strings_to_str(frame)
+        frame.attrs[NUMBERS_ARE_DOUBLES] = True  # SAS has no integer type (see schema)
+        return frame, {"encoding": encoding}
 
     return read
 

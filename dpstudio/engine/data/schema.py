@@ -22,7 +22,9 @@ Type rules (documented choices):
 * integer -- integer dtype; also a float column whose non-missing values are all integral
   *and* that has missing values (the NaN is what forced pandas to store it as float).  A float
   column with no missing values stays float even if every value is integral: somebody wrote
-  ``1.0``, and we do not second-guess it.
+  ``1.0``, and we do not second-guess it -- unless the file format has no integer type (SAS
+  stores every number as a double; the loader marks such frames with
+  ``frame.attrs[NUMBERS_ARE_DOUBLES]``), where integral values are integers.
 * float -- other float columns.
 * datetime -- datetime dtype, or strings whose sample all parse as ISO-8601 dates.
 * vector -- cells holding numeric lists/arrays (object column or pyarrow list type).
@@ -363,7 +365,12 @@ def _string_facts(name: str, col: pd.Series, rows: int) -> _Facts:
     return _Facts(name, "categorical" if distinct <= limit else "text", missing, distinct)
 
 
-def _column_facts(name: str, col: pd.Series, rows: int) -> _Facts:
+#: key of ``DataFrame.attrs`` the loader sets when the file format stores every number as a
+#: double (SAS): there, integral values say nothing about how the data were written
+NUMBERS_ARE_DOUBLES = "dpstudio_numbers_are_doubles"
+
+
+def _column_facts(name: str, col: pd.Series, rows: int, doubles_only: bool = False) -> _Facts:
     dtype = col.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy()
@@ -419,8 +426,9 @@ def _column_facts(name: str, col: pd.Series, rows: int) -> _Facts:
         distinct = _numeric_distinct(v)
         if distinct <= 2 and v.size and np.all((v == 0) | (v == 1)):
             return _Facts(name, "boolean", missing, distinct)
-        if missing and v.size and np.all(np.isfinite(v)) and np.all(v == np.round(v)):
-            return _Facts(name, "integer", missing, distinct, "integral values stored as float")
+        if (missing or doubles_only) and v.size and np.all(np.isfinite(v)) and np.all(v == np.round(v)):
+            why = "integral values stored as float" if missing else "integral values in a format with only doubles"
+            return _Facts(name, "integer", missing, distinct, why)
         return _Facts(name, "float", missing, distinct)
     if isinstance(dtype, pd.StringDtype) or (
         dtype == object and pd.api.types.infer_dtype(col.iloc[:_SAMPLE], skipna=True) == "string"
@@ -489,11 +497,12 @@ def infer_schema(frame: pd.DataFrame) -> TableSchema:
     rows = int(len(frame))
     names = [str(c) for c in frame.columns]
     cols = [frame.iloc[:, i] for i in range(len(names))]
+    doubles = bool(frame.attrs.get(NUMBERS_ARE_DOUBLES, False))
     if len(names) > 1 and rows >= 100_000:
         with ThreadPoolExecutor(max_workers=2) as pool:
-            facts = list(pool.map(lambda nc: _column_facts(nc[0], nc[1], rows), zip(names, cols)))
+            facts = list(pool.map(lambda nc: _column_facts(nc[0], nc[1], rows, doubles), zip(names, cols)))
     else:
-        facts = [_column_facts(n, c, rows) for n, c in zip(names, cols)]
+        facts = [_column_facts(n, c, rows, doubles) for n, c in zip(names, cols)]
 
     groups = _embedding_groups(facts)
     member = {c: g for g, cs in groups.items() for c in cs}
