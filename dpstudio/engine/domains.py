@@ -6,12 +6,12 @@ functions estimate it with DP and return the :class:`PrivacyLoss` the recipe mus
 Neighbours differ in one record (replace-one); ``n`` is public.
 
 Randomness: every draw comes from :class:`~dpstudio.engine.rng.RandomSource` (``uniform``).
-The samplers here are small private helpers (inverse-CDF exponential-mechanism sampling,
-Laplace as a difference of exponentials, Box-Muller Gaussians) written before the shared
-exact samplers of ``engine/mechanisms/sampling.py`` existed.  They only release a quantile
-(sampled from an explicit distribution) or a keep/drop decision, never a noisy float value,
-so the Mironov (2012) low-order-bit attack does not apply; the float arithmetic perturbs the
-sampled probabilities only at the 2^-53 level.  TODO: switch to the exact samplers.
+Quantile selection uses the exponential mechanism's exact sampler.  The other helpers here
+(Laplace as a difference of exponentials, Box-Muller Gaussians) were written before the shared
+exact samplers of ``engine/mechanisms/sampling.py`` existed.  They only decide keep/drop
+(noisy count > threshold), never release a noisy float value, so the Mironov (2012)
+low-order-bit attack does not apply; the float arithmetic perturbs those probabilities only at
+the 2^-53 level.  TODO: switch them to the exact samplers too.
 """
 from __future__ import annotations
 
@@ -31,20 +31,11 @@ from dpstudio.errors import UserError
 # --------------------------------------------------------------------------- private samplers
 
 def _sample_log_weights(logw: np.ndarray, rng: RandomSource) -> int:
-    """Index ``i`` with probability ``exp(logw_i) / sum exp(logw)`` (inverse CDF, one uniform)."""
-    logw = np.asarray(logw, dtype=float)
-    finite = np.isfinite(logw)
-    if not finite.any():
-        raise ValueError("exponential mechanism: no candidate has positive weight")
-    w = np.exp(logw - logw[finite].max())
-    w[~finite] = 0.0
-    cdf = np.cumsum(w)
-    u = rng.uniform(1)[0] * cdf[-1]
-    i = int(np.searchsorted(cdf, u, side="right"))
-    i = min(i, cdf.size - 1)
-    while w[i] == 0.0:  # guard against landing on a zero-weight slot through rounding
-        i -= 1
-    return i
+    """Index ``i`` with probability exactly ``exp(logw_i) / sum exp(logw)`` (-inf: excluded);
+    the exponential mechanism's exact sampler."""
+    from dpstudio.engine.mechanisms.exponential import sample_log_weights
+
+    return int(sample_log_weights(np.asarray(logw, dtype=float)[None, :], rng)[0])
 
 
 def _exponential(n: int, rng: RandomSource) -> np.ndarray:

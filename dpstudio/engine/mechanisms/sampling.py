@@ -133,6 +133,22 @@ def bernoulli_exp(gamma, rng: RandomSource, n: int | None = None) -> np.ndarray:
     return _bernoulli_exp_float(gam_f, exact_of, rng)
 
 
+def bernoulli_exp_floats(top: np.ndarray, w: np.ndarray, rng: RandomSource) -> np.ndarray:
+    """Exact Bernoulli(exp(-(top_i - w_i))) draws for float arrays ``top >= w`` (finite): the
+    difference is taken exactly (as rationals) wherever the certification needs it, and its
+    float value (relative error <= 2^-53, inside the margin) everywhere else."""
+    top = np.asarray(top, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    gam_f = top - w
+    if np.any(gam_f < 0) or not np.all(np.isfinite(gam_f)):
+        raise ValueError("bernoulli_exp_floats needs finite top >= w")
+
+    def exact_of(i):
+        return Fraction(float(top[i])) - Fraction(float(w[i]))
+
+    return _bernoulli_exp_float(gam_f, exact_of, rng)
+
+
 def _bernoulli_exp_float(gam_f: np.ndarray, exact_of, rng: RandomSource) -> np.ndarray:
     """Core of :func:`bernoulli_exp`: float gammas + a callback giving the exact gamma of row i.
 

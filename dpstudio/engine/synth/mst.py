@@ -30,7 +30,7 @@ Releases (replace-one neighbours, n public), zCDP budget rho split by ``budget``
   public quantities (sigma_2 from the budget, cell counts from the released compression), so
   it cancels in q(D) - q(D'); replacing a record changes M_ij(D) in at most two cells by one
   each, so |q(D) - q(D')| <= 2 = Delta.  The mechanism samples with probability
-  proportional to exp(eps_r q / (2 Delta)) (inverse CDF on the secure RandomSource), which is
+  proportional to exp(eps_r q / (2 Delta)) (exact sampling on the secure RandomSource), which is
   eps_r-DP and eps_r-bounded-range, hence eps_r^2/8-zCDP (Cesar & Rogers 2021):
   (d-1) eps_r^2/8 = rho_sel.  With a zero selection share no mechanism runs (a fixed,
   data-independent chain) and nothing is charged.
@@ -179,8 +179,8 @@ def selection_score(counts_ij, p_i, p_j, n):
 def exp_mech_choice(scores, eps, sensitivity, rng):
     """Exponential mechanism: index i with probability ∝ exp(eps q_i / (2 Delta)).
 
-    Sampled by inverse CDF on the secure source's uniforms (``RandomSource.uniform``), like the
-    product's ExponentialMechanism; only the chosen index is released."""
+    Sampled exactly (rejection with exact Bernoulli coins on the secure source) by the
+    product's ExponentialMechanism sampler; only the chosen index is released."""
     if math.isinf(eps):
         return int(np.argmax(scores))
     from dpstudio.engine.mechanisms.exponential import sample_log_weights
