@@ -285,6 +285,11 @@ def main(argv=None):
         meta = dict(docs[0]["meta"])
         meta["quick"] = all(d["meta"]["quick"] for d in docs)
         meta["total_seconds"] = sum(d["meta"]["total_seconds"] for d in docs)
+        # the rows come from separate runs: say which method ran when (a code change between
+        # runs re-runs only the methods it touched)
+        meta["date"] = "; ".join(
+            f"{'/'.join(sorted({r['method'] for r in d['results'][1:]}))} {d['meta']['date']}"
+            for d in docs)
         write_results(markdown(results, meta))
         return
     from dpstudio.engine.synth.encoding import spec_from_adult
