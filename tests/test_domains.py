@@ -111,35 +111,42 @@ def test_select_from_candidates_only():
 def test_partition_selection_singletons_rarely_kept_frequent_kept():
     eps, delta = 1.0, 0.05
     T = partition_selection_threshold(eps, delta)
-    assert T == pytest.approx(1 + 2 * math.log(1 / (2 * delta)))
+    q = math.exp(-eps / 2)
+    # the smallest integer with q^T / (1 + q) <= delta (discrete Laplace(2/eps) tail)
+    p1 = q ** T / (1 + q)
+    assert isinstance(T, int) and p1 <= delta < q ** (T - 1) / (1 + q)
+    assert abs(T - 2 * math.log(1 / (2 * delta))) < 2    # ~ the continuous rule's threshold
     rng = RandomSource(12)
     n_single = 40000
     vals = [f"s{i}" for i in range(n_single)] + ["common"] * 200 + ["mid"] * 60
     kept, loss = dp_select_categories(vals, epsilon=eps, delta=delta, rng=rng)
     singles = sum(1 for v in kept if v.startswith("s"))
     rate = singles / n_single
-    # each singleton is kept with probability exactly delta (Laplace tail), never more
-    se = math.sqrt(delta * (1 - delta) / n_single)
-    assert rate <= delta + 4 * se
-    assert rate >= delta - 4 * se  # and the analysis is not loose
+    # each singleton is kept with probability exactly p1 <= delta
+    se = math.sqrt(p1 * (1 - p1) / n_single)
+    assert rate <= p1 + 4 * se
+    assert rate >= p1 - 4 * se  # and the analysis is not loose
+    assert loss.details["singleton_keep_probability"] == pytest.approx(p1)
     assert "common" in kept and "mid" in kept
     assert loss.epsilon == eps and loss.delta == delta
     assert kept == sorted(kept)
     with pytest.raises(UserError):
-        dp_select_categories(vals, epsilon=eps, delta=delta, rng=rng, threshold=1.0)
+        dp_select_categories(vals, epsilon=eps, delta=delta, rng=rng, threshold=T - 0.5)
+    dp_select_categories(vals, epsilon=eps, delta=delta, rng=rng, threshold=T + 0.5)  # allowed
 
 
 def test_partition_selection_exact_replace_one_guarantee():
     # Exact keep probabilities for the two partitions a replaced record touches, all count cases;
     # check P(S) <= e^eps P'(S) + delta over all 4 joint outcomes (both directions).
     eps, delta = 0.7, 1e-3
-    b, T = 2 / eps, partition_selection_threshold(eps, delta)
+    T = partition_selection_threshold(eps, delta)
+    q = math.exp(-eps / 2)
 
-    def keep(c):  # P(c + Lap(b) > T), 0 for an absent partition
+    def keep(c):  # P(c + Z > T), Z ~ discrete Laplace(2/eps); 0 for an absent partition
         if c == 0:
             return 0.0
-        t = T - c
-        return 0.5 * math.exp(-t / b) if t >= 0 else 1 - 0.5 * math.exp(t / b)
+        j = T + 1 - c   # c + Z > T  <=>  Z >= T + 1 - c
+        return q ** j / (1 + q) if j >= 0 else 1 - q ** (-j) / (1 + q)
 
     worst = 0.0
     for na in range(1, 40):       # partition a loses the record
@@ -156,5 +163,7 @@ def test_partition_selection_exact_replace_one_guarantee():
                         py = (y[0] if oa else 1 - y[0]) * (y[1] if ob else 1 - y[1])
                         hs += max(px - math.exp(eps) * py, 0.0)
                 worst = max(worst, hs)
-    assert worst <= delta * (1 + 1e-12)
-    assert worst >= delta * (1 - 1e-9)  # tight: the threshold is not needlessly high
+    p1 = keep(1)
+    assert worst <= p1 * (1 + 1e-12) and p1 <= delta
+    assert worst >= p1 * (1 - 1e-9)  # tight: the divergence is the singleton keep probability
+    assert q ** (T - 1) / (1 + q) > delta  # and T is the smallest threshold that delivers delta

@@ -6,16 +6,17 @@ functions estimate it with DP and return the :class:`PrivacyLoss` the recipe mus
 Neighbours differ in one record (replace-one); ``n`` is public.
 
 Randomness: every draw comes from :class:`~dpstudio.engine.rng.RandomSource` (``uniform``).
-Quantile selection uses the exponential mechanism's exact sampler.  The other helpers here
-(Laplace as a difference of exponentials, Box-Muller Gaussians) were written before the shared
-exact samplers of ``engine/mechanisms/sampling.py`` existed.  They only decide keep/drop
-(noisy count > threshold), never release a noisy float value, so the Mironov (2012)
-low-order-bit attack does not apply; the float arithmetic perturbs those probabilities only at
-the 2^-53 level.  TODO: switch them to the exact samplers too.
+Quantile selection uses the exponential mechanism's exact sampler and category selection the
+exact discrete Laplace.  One float sampler is left: the Box-Muller Gaussian of category
+selection with ``noise="gaussian"`` (its accounting is the continuous Gaussian's GDP, which is
+not proven for the discrete Gaussian).  It only decides keep/drop (noisy count > threshold),
+never releases a noisy float value, so the Mironov (2012) low-order-bit attack does not apply;
+the float arithmetic perturbs those probabilities only at the 2^-53 level.
 """
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
@@ -36,16 +37,6 @@ def _sample_log_weights(logw: np.ndarray, rng: RandomSource) -> int:
     from dpstudio.engine.mechanisms.exponential import sample_log_weights
 
     return int(sample_log_weights(np.asarray(logw, dtype=float)[None, :], rng)[0])
-
-
-def _exponential(n: int, rng: RandomSource) -> np.ndarray:
-    """Standard exponentials ``-log(1 - U)``, U on the 2^-53 grid (max 36.7)."""
-    return -np.log1p(-rng.uniform(n))
-
-
-def _laplace(scale: float, n: int, rng: RandomSource) -> np.ndarray:
-    """Laplace(0, scale) as the difference of two independent exponentials."""
-    return scale * (_exponential(n, rng) - _exponential(n, rng))
 
 
 def _gaussian(sigma: float, n: int, rng: RandomSource) -> np.ndarray:
@@ -173,16 +164,35 @@ def candidate_counts(values, candidates: Sequence) -> np.ndarray:
     return np.bincount(pos, minlength=len(idx)).astype(np.int64)
 
 
-def partition_selection_threshold(epsilon: float, delta: float) -> float:
-    """Threshold ``T = 1 + (2/eps) log(1/(2 delta))`` for Laplace(2/eps) partition selection
-    under replace-one neighbours (needs ``delta <= 1/2`` so that ``T >= 1``).
+def _partition_scale(epsilon: float) -> Fraction:
+    """The discrete Laplace scale b = 2/eps as an exact rational: two counts move by 1, so the
+    pure part is exactly 2/b = eps (a float 2/eps could round b down by an ulp)."""
+    return Fraction(2) / Fraction(float(epsilon))
 
-    See :func:`dp_select_categories` for the proof; a partition held by one record is kept with
-    probability exactly ``delta``.
+
+def partition_singleton_keep_probability(epsilon: float, threshold: float) -> float:
+    """P(1 + Z > T) for Z ~ discrete Laplace(2/eps): with integer counts ``c + Z > T`` iff
+    ``Z >= floor(T) + 1 - c``, and P(Z >= j) = q^j / (1 + q) for j >= 0, q = e^{-eps/2}."""
+    q = math.exp(-float(epsilon) / 2.0)
+    j = max(0, math.floor(threshold))
+    return q ** j / (1.0 + q)
+
+
+def partition_selection_threshold(epsilon: float, delta: float) -> int:
+    """Smallest integer threshold ``T`` at which a partition held by one record is kept with
+    probability ``q^T / (1 + q) <= delta`` (discrete Laplace(2/eps) noise, q = e^{-eps/2});
+    about ``(2/eps) log(1/(2 delta))``.  Needs ``delta <= 1/2``.
+
+    See :func:`dp_select_categories` for the proof.  The float evaluation carries a relative
+    error ~1e-15, so the condition is checked against ``delta (1 - 1e-12)``.
     """
     if not (0 < delta <= 0.5):
         raise UserError(f"partition selection needs 0 < delta <= 1/2, got {delta!r}")
-    return 1.0 + (2.0 / epsilon) * math.log(1.0 / (2.0 * delta))
+    q = math.exp(-float(epsilon) / 2.0)
+    t = max(0, math.ceil(math.log(1.0 / ((1.0 + q) * delta)) / (float(epsilon) / 2.0)) - 1)
+    while partition_singleton_keep_probability(epsilon, t) > delta * (1 - 1e-12):
+        t += 1
+    return t
 
 
 def _sorted_values(vals: list) -> list:
@@ -208,20 +218,25 @@ def dp_select_categories(values, *, epsilon: float, delta: float, rng: RandomSou
     Output is a subset of ``candidates`` only, in the candidates' order.
 
     **Without a list**: Laplace partition selection (Korolova et al. 2009; Gopi et al. 2020;
-    Desfontaines, Voss, Gipson & Mandayam 2022), adapted to replace-one.  Each distinct value
-    ``v`` with count ``c_v >= 1`` is kept iff ``c_v + Z_v > T``, ``Z_v ~ Lap(b)``, ``b = 2/eps``,
-    ``T = 1 + b log(1/(2 delta))``.  Proof (replace-one): a record moves from partition ``a`` to
-    ``a'``; only those two keep decisions change law, independently; write ``p1 =
-    P(1 + Z > T) = exp(-(T-1)/b)/2 = delta``.  (i) Both partitions present in both datasets:
+    Desfontaines, Voss, Gipson & Mandayam 2022), adapted to replace-one, with the exact discrete
+    Laplace (counts are integers, so no float noise).  Each distinct value ``v`` with count
+    ``c_v >= 1`` is kept iff ``c_v + Z_v > T``, ``Z_v`` ~ discrete Laplace with
+    P(z) ∝ exp(-|z|/b), ``b = 2/eps``, and ``T`` the smallest integer with
+    ``p1 = P(1 + Z > T) = q^T/(1+q) <= delta`` (q = e^{-1/b};
+    :func:`partition_selection_threshold`).  Proof (replace-one): a record moves from
+    partition ``a`` to ``a'``; only those two keep decisions change law, independently; a
+    shift of one count changes a keep probability by a factor <= e^{1/b} (the discrete Laplace's
+    likelihood ratio).  (i) Both partitions present in both datasets:
     each count moves by 1, each decision is (1/b = eps/2)-DP, jointly (eps, 0).  (ii) ``a`` held
     only by the moved record (kept w.p. ``p1`` vs never), ``a'`` present in both: the hockey-stick
     divergence at ``e^eps`` is ``p1`` from the outcomes keeping ``a`` plus, on the outcomes
     dropping ``a``, ``sum ((1-p1) P_b - e^eps Q_b)_+ = 0`` since ``P_b <= e^{eps/2} Q_b``; the
     reverse direction is ``<= sum (Q_b - e^eps (1-p1) P_b)_+ <= p1``.  (iii) ``a`` 1->0 and
-    ``a'`` 0->1: divergence ``p1``.  So the release is exactly (eps, delta)-DP (the naive
+    ``a'`` 0->1: divergence ``p1``.  So the release is (eps, p1)-DP, p1 <= delta (the naive
     basic-composition argument would charge ``2 p1``; tests check all count cases exactly).
     Under add/remove neighbours the classical rule is Lap(1/eps) with
-    ``T = 1 + log(1/(2 delta))/eps``; replace-one needs the doubled scale.  The kept list is
+    ``T = 1 + log(1/(2 delta))/eps``; replace-one needs the doubled scale.  (Until 2026-11 this
+    used float Laplace noise, a difference of two float exponentials capped at 36.7 b.)  The kept list is
     returned sorted by value, so its
     order carries no count information.  Missing values are not a category here.
     """
@@ -271,17 +286,22 @@ def dp_select_categories(values, *, epsilon: float, delta: float, rng: RandomSou
         raise UserError("selecting categories without a public list needs 0 < delta <= 1/2")
     if noise != "laplace":
         raise UserError("partition selection without a candidate list uses Laplace noise")
+    from dpstudio.engine.mechanisms.sampling import discrete_laplace
+
     vc = pd.Series(values).reset_index(drop=True).value_counts(dropna=True, sort=False)
-    b = 2.0 / epsilon
-    thr = partition_selection_threshold(epsilon, delta) if threshold is None else float(threshold)
-    if thr < partition_selection_threshold(epsilon, delta):
-        raise UserError("a threshold below 1 + (2/eps) log(1/(2 delta)) does not deliver (eps, delta)-DP")
-    z = _laplace(b, len(vc), rng)
-    keep = vc.to_numpy(dtype=float) + z > thr
+    b = _partition_scale(epsilon)
+    least = partition_selection_threshold(epsilon, delta)
+    thr = float(least) if threshold is None else float(threshold)
+    if math.floor(thr) < least:
+        raise UserError(f"a threshold below {least} (the smallest at which a value held by one "
+                        f"record is kept with probability <= delta) does not deliver (eps, delta)-DP")
+    z = discrete_laplace(b, len(vc), rng)
+    keep = vc.to_numpy(dtype=np.int64) + z > thr
     kept = _sorted_values([v for v, kp in zip(vc.index.tolist(), keep) if kp])
     loss = PrivacyLoss(
         epsilon=float(epsilon), delta=float(delta), label=label or "DP category discovery",
-        details={"mechanism": "Laplace partition selection (replace-one)", "scale": b,
-                 "threshold": thr},
+        details={"mechanism": "discrete Laplace partition selection (replace-one)",
+                 "scale": float(b), "threshold": thr,
+                 "singleton_keep_probability": partition_singleton_keep_probability(epsilon, thr)},
     )
     return kept, loss
