@@ -171,10 +171,13 @@ def _partition_scale(epsilon: float) -> Fraction:
 
 
 def partition_singleton_keep_probability(epsilon: float, threshold: float) -> float:
-    """P(1 + Z > T) for Z ~ discrete Laplace(2/eps): with integer counts ``c + Z > T`` iff
-    ``Z >= floor(T) + 1 - c``, and P(Z >= j) = q^j / (1 + q) for j >= 0, q = e^{-eps/2}."""
+    """P(1 + Z > T) for Z ~ discrete Laplace(2/eps) and a threshold T >= 0: with integer counts
+    ``c + Z > T`` iff ``Z >= floor(T) + 1 - c``, and P(Z >= j) = q^j / (1 + q) for j >= 0,
+    q = e^{-eps/2}."""
+    if threshold < 0:
+        raise ValueError(f"threshold must be >= 0, got {threshold!r}")
     q = math.exp(-float(epsilon) / 2.0)
-    j = max(0, math.floor(threshold))
+    j = math.floor(threshold)
     return q ** j / (1.0 + q)
 
 
@@ -235,10 +238,8 @@ def dp_select_categories(values, *, epsilon: float, delta: float, rng: RandomSou
     ``a'`` 0->1: divergence ``p1``.  So the release is (eps, p1)-DP, p1 <= delta (the naive
     basic-composition argument would charge ``2 p1``; tests check all count cases exactly).
     Under add/remove neighbours the classical rule is Lap(1/eps) with
-    ``T = 1 + log(1/(2 delta))/eps``; replace-one needs the doubled scale.  (Until 2026-11 this
-    used float Laplace noise, a difference of two float exponentials capped at 36.7 b.)  The kept list is
-    returned sorted by value, so its
-    order carries no count information.  Missing values are not a category here.
+    ``T = 1 + log(1/(2 delta))/eps``; replace-one needs the doubled scale.  The kept list is
+    returned sorted by value, so its order carries no count information.  Missing values are not a category here.
     """
     if not (epsilon > 0):
         raise UserError(f"epsilon must be > 0, got {epsilon!r}")
