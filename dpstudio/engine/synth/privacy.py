@@ -6,9 +6,8 @@ Balle et al. 2020), and the grid-snapped Gaussian noise used by every release he
 
 The GDP and RDP conversions are the accountant's (``dpstudio.engine.accounting``).  Noise: every release is snapped to a power-of-two grid g = 2^(floor(log2 Delta)-20)
 and gets g * Z with Z an exact discrete Gaussian of scale sigma/g from
-``dpstudio.engine.mechanisms.sampling.discrete_gaussian`` (Canonne, Kamath & Steinke 2020);
-only if that module is missing does :func:`gaussian_noise` fall back to a rounded continuous
-Gaussian (marked TEMPORARY in the release details).  Accounting of the discrete Gaussian:
+``dpstudio.engine.mechanisms.sampling.discrete_gaussian`` (Canonne, Kamath & Steinke 2020).
+Accounting of the discrete Gaussian:
 its zCDP bound Delta^2/(2 sigma^2) holds exactly (CKS Thm 4, sensitivity in grid units is an
 integer multiple after snapping up to the snap term we add), and with sigma/g > 10^6 its
 privacy curve differs from the continuous Gaussian's by terms of order exp(-2 pi^2 sigma^2/g^2)
@@ -18,6 +17,7 @@ figure is the rigorous cross-check (reported in ``details['rdp_crosscheck_epsilo
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -132,77 +132,21 @@ def total_gaussian_loss(components, delta: float, label: str) -> PrivacyLoss:
 GRID_BITS = 20  # grid step = sensitivity * 2**-GRID_BITS (data independent)
 
 
-def _discrete_gaussian_sampler():
-    """An exact discrete Gaussian sampler from the mechanisms package, when it exists."""
-    try:
-        from ..mechanisms import sampling  # type: ignore
-    except Exception:
-        return None
-    for name in ("discrete_gaussian",):
-        fn = getattr(sampling, name, None)
-        if callable(fn):
-            return fn
-    return None
-
-
 def gaussian_noise(rng, sigma: float, shape, grid: float) -> tuple[np.ndarray, str]:
-    """Gaussian noise with std ``sigma`` on the lattice ``grid * Z``.
+    """Gaussian noise with std ``sigma`` on the lattice ``grid * Z``: ``grid`` times an exact
+    discrete Gaussian of scale sigma/grid (CKS 2020, :func:`..mechanisms.sampling.discrete_gaussian`).
 
     The value to be released must be snapped to the same lattice first (:func:`snap`), so the
-    output carries no low-order bits of the data (Mironov 2012).  Returns (noise, how).
+    output carries no low-order bits of the data (Mironov 2012).  Returns (noise, how)."""
+    from ..mechanisms.sampling import discrete_gaussian
 
-    If ``dpstudio.engine.mechanisms.sampling`` offers an exact discrete Gaussian sampler it is
-    used (scale sigma/grid, in lattice units).  Otherwise - TEMPORARY - a continuous Gaussian
-    from ``rng.numpy_generator()`` is rounded to the lattice (TODO: switch to the exact sampler
-    once available; rounding continuous noise is not the exact discrete Gaussian).
-    """
     shape = tuple(np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
-    n = int(np.prod(shape)) if shape else 1
+    n = math.prod(shape)
     if sigma == 0:
         return np.zeros(shape), "none"
-    fn = _discrete_gaussian_sampler()
-    scale = sigma / grid
-    if fn is not None:
-        try:
-            ints = _call_sampler(fn, rng, scale, n)
-            return (np.asarray(ints, dtype=np.float64).reshape(shape) * grid,
-                    f"exact discrete Gaussian ({fn.__module__}.{fn.__name__}) on grid {grid:.3g}")
-        except TypeError:
-            pass
-    g = rng.numpy_generator()
-    z = np.rint(g.standard_normal(n) * scale)
-    return (z.reshape(shape) * grid,
-            f"TEMPORARY continuous Gaussian rounded to grid {grid:.3g} (numpy_generator)")
-
-
-def _call_sampler(fn, rng, scale, n):
-    if fn.__name__ == "discrete_gaussian":
-        from fractions import Fraction
-        return fn(Fraction(scale) ** 2, n, rng)   # discrete_gaussian(sigma2, n, rng)
-    import inspect
-    params = inspect.signature(fn).parameters
-    kw = {}
-    if "sigma" in params:
-        kw["sigma"] = scale
-    elif "scale" in params:
-        kw["scale"] = scale
-    elif "sigma2" in params:
-        kw["sigma2"] = scale * scale
-    else:
-        raise TypeError("unknown sampler signature")
-    for name in ("size", "n", "shape"):
-        if name in params:
-            kw[name] = n
-            break
-    else:
-        raise TypeError("unknown sampler signature")
-    if "rng" in params:
-        kw["rng"] = rng
-    elif "source" in params:
-        kw["source"] = rng
-    else:
-        raise TypeError("unknown sampler signature")
-    return fn(**kw)
+    ints = discrete_gaussian(Fraction(sigma / grid) ** 2, n, rng)
+    return (np.asarray(ints, dtype=np.float64).reshape(shape) * grid,
+            f"exact discrete Gaussian on grid {grid:.3g}")
 
 
 def snap(values: np.ndarray, grid: float) -> np.ndarray:
