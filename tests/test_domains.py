@@ -106,6 +106,7 @@ def test_select_from_candidates_only():
         assert cats[:2] == ["x", "y"]
         assert loss.epsilon == 1.0
     assert loss.gdp_mu is not None and loss.delta == 1e-6
+    assert loss.details["noise"].startswith("exact discrete Gaussian on grid")  # no float noise
 
 
 def test_partition_selection_singletons_rarely_kept_frequent_kept():

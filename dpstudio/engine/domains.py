@@ -5,13 +5,11 @@ a rare category identifies its holder).  When the user cannot type a public doma
 functions estimate it with DP and return the :class:`PrivacyLoss` the recipe must record.
 Neighbours differ in one record (replace-one); ``n`` is public.
 
-Randomness: every draw comes from :class:`~dpstudio.engine.rng.RandomSource` (``uniform``).
-Quantile selection uses the exponential mechanism's exact sampler and category selection the
-exact discrete Laplace.  One float sampler is left: the Box-Muller Gaussian of category
-selection with ``noise="gaussian"`` (its accounting is the continuous Gaussian's GDP, which is
-not proven for the discrete Gaussian).  It only decides keep/drop (noisy count > threshold),
-never releases a noisy float value, so the Mironov (2012) low-order-bit attack does not apply;
-the float arithmetic perturbs those probabilities only at the 2^-53 level.
+Randomness: every draw comes from :class:`~dpstudio.engine.rng.RandomSource`.
+Selections are sampled exactly: quantiles by the exponential mechanism's exact sampler,
+category lists with the exact discrete Laplace or an exact discrete Gaussian on a fine lattice.
+The one float step left is the continuous quantile's final point, uniform inside the chosen
+interval (a 53-bit uniform scaled to the interval; ``n_bins`` avoids it with a public grid).
 """
 from __future__ import annotations
 
@@ -39,10 +37,8 @@ def _sample_log_weights(logw: np.ndarray, rng: RandomSource) -> int:
     return int(sample_log_weights(np.asarray(logw, dtype=float)[None, :], rng)[0])
 
 
-def _gaussian(sigma: float, n: int, rng: RandomSource) -> np.ndarray:
-    """N(0, sigma^2) by Box-Muller from two uniforms."""
-    u1, u2 = rng.uniform(n), rng.uniform(n)
-    return sigma * np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
+#: lattice of the Gaussian noise on counts (integers lie on it; sigma/grid > 10^6)
+_COUNT_GRID = 2.0 ** -20
 
 
 # --------------------------------------------------------------------------- quantiles
@@ -269,14 +265,18 @@ def dp_select_categories(values, *, epsilon: float, delta: float, rng: RandomSou
             if not (0 < delta < 1):
                 raise UserError("Gaussian noise needs 0 < delta < 1")
             sigma = math.sqrt(2.0) * calibrate_gaussian_gdp(epsilon, delta, 1)
-            z = _gaussian(sigma, k, rng)
+            # counts are integers, so on the grid 2^-20 Z: exact discrete Gaussian noise there,
+            # whose privacy curve is the continuous Gaussian's up to exp(-2 pi^2 (sigma/g)^2)
+            # terms (see dpstudio.engine.synth.privacy)
+            from dpstudio.engine.synth.privacy import gaussian_noise
+            z, how = gaussian_noise(rng, sigma, (k,), _COUNT_GRID)
             from scipy.stats import norm
             thr = float(sigma * norm.isf(beta)) if threshold is None else float(threshold)
             loss = PrivacyLoss(
                 epsilon=float(epsilon), delta=float(delta), label=label or "DP category selection",
                 rdp=rdp_gaussian(math.sqrt(2.0), sigma), gdp_mu=math.sqrt(2.0) / sigma,
                 details={"mechanism": "Gaussian noisy counts of public candidates", "sigma": sigma,
-                         "l2_sensitivity": math.sqrt(2.0), "threshold": thr},
+                         "l2_sensitivity": math.sqrt(2.0), "threshold": thr, "noise": how},
             )
         else:
             raise UserError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
