@@ -262,6 +262,10 @@ def test_exponential_sampler_rejects_bad_weights():
     for bad in ([[np.nan, 0.0]], [[np.inf, 0.0]], [[-np.inf, -np.inf]]):
         with pytest.raises(ValueError):
             sample_log_weights(np.array(bad), RandomSource(0))
+    assert sample_log_weights(np.zeros((0, 4)), RandomSource(0)).shape == (0,)
+    one = np.full((3, 50_000), -np.inf)
+    one[:, 777] = 0.0                       # a single live candidate among many excluded
+    assert sample_log_weights(one, RandomSource(0)).tolist() == [777, 777, 777]
 
 
 # ---------------------------------------------------------------- metric selection

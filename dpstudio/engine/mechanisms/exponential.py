@@ -47,6 +47,8 @@ def sample_log_weights(logw: np.ndarray, rng: RandomSource) -> np.ndarray:
     if np.isnan(logw).any() or np.isposinf(logw).any():
         raise ValueError("log-weights must be finite or -inf (excluded)")
     n, k = logw.shape
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
     top = logw.max(axis=1)
     if np.isneginf(top).any():
         raise ValueError("exponential mechanism: a row has no candidate with positive weight")
