@@ -111,3 +111,24 @@ def test_cancel_stops_fit_quickly():
     th.join(5)
     assert state.get("result") == "cancelled"
     assert state["t"] - t0 < 0.5
+
+
+@pytest.mark.parametrize("method", ["pearl", "merf", "mst"])
+def test_budget_plan_matches_the_fit(method):
+    """The plan shown before a release (public inputs only) is what the fit then spends: the
+    same parts, shares adding up to 1, and the noise scales of the fit's own transcript."""
+    data = mixture(2000)
+    synth = SYNTHESIZERS[method](**{**FAST[method], "steps": 5} if method != "mst" else FAST[method])
+    plan = synth.budget_plan(1.0, 1e-5, len(data), SPEC.n_classes)
+    assert sum(p["share"] for p in plan) == pytest.approx(1.0)
+    fitted = synth.fit(data, SPEC, epsilon=1.0, delta=1e-5, rng=RandomSource(3))
+    if method == "mst":
+        labels = " ".join(c.label for c in fitted.components)
+        assert len(plan) == 3 and "2-way" in plan[2]["part"]
+        assert labels.count("1-way") >= 1 and labels.count("2-way") >= 1
+        return
+    assert len(plan) == len(fitted.components)
+    for part, comp in zip(plan, fitted.components):
+        assert part["part"] in comp.label
+        if "sigma" in part:
+            assert comp.details["sigma"] == pytest.approx(part["sigma"], rel=1e-12)

@@ -28,9 +28,15 @@ def test_noise_to_signal_from_public_quantities(qtbot, loaded_demo):
     high = embedding_noise_to_signal(s.recipe, rows)
     assert high["ratio"] < low["ratio"]  # more epsilon, less noise
     assert f"{high['ratio']:.3g}" in panel.synth_text.text()  # the text follows epsilon
-    # the formula: sigma = (2/n) / mu_E, ratio = sigma sqrt(dim); dim = 2 k C
+    # the formula: ratio = sigma sqrt(dim), sigma ~ (2/n) / mu_E (plus the grid-snapping term)
+    from dpstudio.engine.synth.privacy import gdp_mu_for
     assert math.isclose(high["ratio"], high["sigma"] * math.sqrt(high["dim"]))
-    assert math.isclose(high["sigma"], 2.0 / rows / high["mu"])
+    mu_e = gdp_mu_for(s.recipe.budget.epsilon, s.recipe.budget.delta) * math.sqrt(high["share"])
+    assert math.isclose(high["sigma"], 2.0 / rows / mu_e, rel_tol=1e-3)
+    # the left panel shows the synthesizer's own split of the budget, following epsilon
+    shown = panel.error_chart.message.text()
+    assert "How the synthesizer spends the budget" in shown and "weighted embedding" in shown
+    assert f"{high['sigma']:.3g}" in shown
     from dataclasses import replace
     mst = replace(s.recipe, release=replace(s.recipe.release, options=s.recipe.release.options.with_(method="mst")))
     assert embedding_noise_to_signal(mst, rows) is None

@@ -28,6 +28,13 @@ class FittedSynth(ABC):
 class Synthesizer(ABC):
     name = "base"
 
+    def budget_plan(self, epsilon: float, delta: float, n: int, n_classes: int) -> list[dict]:
+        """How the fit will split its privacy budget, from public quantities only: one dict per
+        release with ``part``, ``share`` (of the additive budget: GDP mu^2 or zCDP rho) and,
+        where one noise scale describes it, ``sigma`` (noise std per coordinate) and ``dim``.
+        Shown before a release; the fit's transcript is the record."""
+        return []
+
     @abstractmethod
     def fit(self, frame: pd.DataFrame, spec: TableSpec, *, epsilon: float, delta: float,
             rng: RandomSource, progress=no_progress,

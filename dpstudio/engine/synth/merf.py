@@ -33,6 +33,7 @@ def public_sigma0(enc: Encoder) -> float:
 
 class MerfSynthesizer(EmbeddingSynthesizer):
     name = "merf"
+    public_sigma0 = True
 
     def __init__(self, config: PearlConfig | None = None, **overrides):
         cfg = config or PearlConfig(k=500, critic=False, one_release=True, label="DP-MERF",

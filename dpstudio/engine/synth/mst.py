@@ -291,6 +291,14 @@ class MSTSynthesizer(Synthesizer):
             raise ValueError("estimator: project or ipf")
         self.estimator = estimator
 
+    def budget_plan(self, epsilon, delta, n, n_classes):
+        share1, share_sel, share2 = self.budget
+        plan = [{"part": "1-way marginals (Gaussian)", "share": share1}]
+        if share_sel > 0:
+            plan.append({"part": "tree selection (exponential mechanism)", "share": share_sel})
+        plan.append({"part": "2-way marginals along the tree (Gaussian)", "share": share2})
+        return plan
+
     def fit(self, frame, spec: TableSpec, *, epsilon, delta, rng, progress=no_progress,
             cancel=NEVER_CANCELLED):
         t0 = time.perf_counter()

@@ -33,7 +33,7 @@ from ..progress import NEVER_CANCELLED, no_progress
 from .base import FittedSynth, Synthesizer
 from .encoding import Encoder, TableSpec
 from .mlp import BlockHeads, Generator, standard_normal_f32
-from .privacy import gdp_mu_for, release_gaussian, total_gaussian_loss
+from .privacy import gdp_mu_for, release_gaussian, release_scale, total_gaussian_loss
 from .shards import UnguardedMainError, available_cores, run_shards
 from .training import (  # noqa: F401 - re-exported: PEARL's public names
     PROCESS_MIN_WORK, EmbeddingLoss, PearlConfig, TrainSetup, batch_pieces, critic_objective,
@@ -156,14 +156,45 @@ class EmbeddingSynthesizer(Synthesizer):
             raise ValueError(f"workers must be a positive integer or None, got {cfg.workers!r}")
         self.config = cfg
 
+    #: the frequency scale is always a public value (DP-MERF): no sigma0 release
+    public_sigma0 = False
+
+    def _mu_shares(self, n_classes: int) -> dict[str, float]:
+        """mu^2 shares of the releases this config makes (they add up to 1)."""
+        cfg = self.config
+        shares = {}
+        if cfg.fixed_sigma0 is None and not self.public_sigma0:
+            shares["sigma0"] = cfg.sigma0_share
+        if n_classes > 1 and not cfg.one_release:
+            shares["counts"] = cfg.counts_share
+        shares["embedding"] = 1.0 - sum(shares.values())
+        return shares
+
+    def budget_plan(self, epsilon, delta, n, n_classes):
+        cfg = self.config
+        mu = gdp_mu_for(epsilon, delta)
+        names = {"sigma0": "frequency scale (mean pair distance)",
+                 "counts": "class proportions",
+                 "embedding": "embedding + class proportions" if (cfg.one_release and n_classes > 1)
+                 else "weighted embedding"}
+        plan = []
+        for key, share in self._mu_shares(n_classes).items():
+            entry = {"part": names[key], "share": share}
+            if key == "counts":
+                entry["dim"] = n_classes
+                entry["sigma"] = release_scale(math.sqrt(2.0) / n, mu * math.sqrt(share), n_classes)[2]
+            elif key == "embedding":
+                entry["dim"] = 2 * cfg.k * n_classes + (n_classes if cfg.one_release and n_classes > 1 else 0)
+                entry["sigma"] = release_scale(2.0 / n, mu * math.sqrt(share), entry["dim"])[2]
+            plan.append(entry)   # sigma0's noise depends on the encoded domain's diameter
+        return plan
+
     # ---- the private part: all access to the data happens here
     def _releases(self, x, y, enc, n_classes, mu_total, delta, rng, gen):
         cfg = self.config
         n = x.shape[0]
         comps = []
-        shares_aux = (0.0 if cfg.fixed_sigma0 is not None else cfg.sigma0_share) + \
-                     (0.0 if (n_classes == 1 or cfg.one_release) else cfg.counts_share)
-        emb_share = 1.0 - shares_aux
+        shares = self._mu_shares(n_classes)
         info = {}
         # 1. frequency scale
         if cfg.fixed_sigma0 is not None:
@@ -172,7 +203,7 @@ class EmbeddingSynthesizer(Synthesizer):
         else:
             perm = gen.permutation(n)
             sens = pair_distance_sensitivity(n, enc.diameter)
-            mu = mu_total * math.sqrt(cfg.sigma0_share)
+            mu = mu_total * math.sqrt(shares["sigma0"])
             val, loss = release_gaussian(rng, np.array([pair_distance_mean(x, perm)]), sens, mu, delta,
                                          f"{cfg.label}: frequency scale (mean pair distance)")
             comps.append(loss)
@@ -185,7 +216,7 @@ class EmbeddingSynthesizer(Synthesizer):
         w = gen.standard_normal((cfg.k, enc.dim)) / (sigma0 * scale_of)[:, None]
         info["freq_bandwidths"] = list(sigma0 * mults)
         emb = weighted_embedding(x, y, w, n_classes)
-        mu_e = mu_total * math.sqrt(emb_share)
+        mu_e = mu_total * math.sqrt(shares["embedding"])
         if n_classes > 1 and cfg.one_release:
             # joint vector [vec(E), c]: if y = y' only E moves (<= 2/n); if y != y' E moves by
             # sqrt(2)/n and c by sqrt(2)/n: sqrt(2 + 2)/n.  Sensitivity 2/n either way.
@@ -199,7 +230,7 @@ class EmbeddingSynthesizer(Synthesizer):
             props_noisy = val[emb.size:]
         else:
             if n_classes > 1:
-                mu_c = mu_total * math.sqrt(cfg.counts_share)
+                mu_c = mu_total * math.sqrt(shares["counts"])
                 sens = math.sqrt(2.0) / n
                 props_noisy, loss = release_gaussian(
                     rng, class_proportions(y, n_classes), sens, mu_c, delta,

@@ -159,6 +159,14 @@ def snapped_sensitivity(sensitivity: float, grid: float, dim: int) -> float:
     return float(sensitivity + grid * math.sqrt(dim))
 
 
+def release_scale(sensitivity: float, mu: float, dim: int) -> tuple[float, float, float]:
+    """(grid, snapped sensitivity, sigma) of :func:`release_gaussian` for a ``dim``-vector:
+    public quantities only, so a plan can show them before any data is touched."""
+    grid = 2.0 ** (math.floor(math.log2(sensitivity)) - GRID_BITS)
+    sens = snapped_sensitivity(sensitivity, grid, dim)
+    return grid, sens, sens / mu
+
+
 def release_gaussian(rng, value: np.ndarray, sensitivity: float, mu: float, delta: float,
                      label: str) -> tuple[np.ndarray, PrivacyLoss]:
     """Release ``value`` as a mu-GDP Gaussian mechanism on a data-independent grid.
@@ -172,9 +180,7 @@ def release_gaussian(rng, value: np.ndarray, sensitivity: float, mu: float, delt
         loss = PrivacyLoss(epsilon=math.inf, delta=0.0, label=label, details={"sigma": 0.0,
                            "sensitivity": sensitivity, "noise": "none (epsilon = inf)"})
         return value.copy(), loss
-    grid = 2.0 ** (math.floor(math.log2(sensitivity)) - GRID_BITS)
-    sens = snapped_sensitivity(sensitivity, grid, value.size)
-    sigma = sens / mu
+    grid, sens, sigma = release_scale(sensitivity, mu, value.size)
     noise, how = gaussian_noise(rng, sigma, value.shape, grid)
     loss = gaussian_loss(sens, sigma, delta, label)
     loss.details["noise"] = how

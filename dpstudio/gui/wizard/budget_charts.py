@@ -165,8 +165,6 @@ class PreviewPanel(QWidget):
             self.error_chart.title.setText("<b>" + tr("How this release is protected") + "</b>")
         if rtype == "synthetic":
             self._synth_columns(rec)
-            self.error_chart.show_message(tr("Synthetic data adds its noise inside the synthesizer, not to each "
-                                             "value: see the noise-to-signal ratio and the trial fit below."))
             self._draw_trial()
             self._update_side(rec)
             return
@@ -349,12 +347,17 @@ class PreviewPanel(QWidget):
 
     # ---- synthetic -----------------------------------------------------------------------
     def _update_synth(self, rec) -> None:
+        rows = self.session.schema.rows if self.session.schema is not None else 0
+        budget_split = synth_budget_plan(rec, rows)
+        split = budget_plan_text(budget_split, rec.release.options.get("method", "pearl"))
+        self.error_chart.show_message(tr("Synthetic data adds its noise inside the synthesizer, not to each "
+                                         "value: see the noise-to-signal ratio and the trial fit.")
+                                      + ("<br><br>" + split if split else ""))
         plan, err = self.session.plan()
         nsr = None
         if plan is not None and isinstance(plan.extra, dict):
             nsr = plan.extra.get("noise_to_signal")
-        rows = self.session.schema.rows if self.session.schema is not None else 0
-        calc = embedding_noise_to_signal(rec, rows) if nsr is None and err is None else None
+        calc = embedding_noise_to_signal(rec, rows, budget_split) if nsr is None and err is None else None
         if nsr is not None:
             self.synth_text.setText(tr("Noise-to-signal ratio of the private summary (embedding): {0:.3g}. "
                                        "Below 0.1 the generator sees the data clearly; above 1 mostly noise.").format(float(nsr)))
@@ -415,27 +418,17 @@ class PreviewPanel(QWidget):
                                   tr("Trial fit cancelled."))
 
 
-def embedding_noise_to_signal(recipe, rows: int) -> dict | None:
-    """Noise-to-signal ratio of the PEARL / DP-MERF embedding release, from public quantities.
-
-    The embedding E = (1/n) sum phi(x_i) e_{y_i}^T has Frobenius norm <= 1 (||phi(x)|| = 1) and
-    L2 sensitivity 2/n; its Gaussian noise has sigma = (2/n) / mu_E per coordinate, where mu_E is
-    the embedding's share of the GDP mu for (epsilon, delta) (the same split as
-    :class:`dpstudio.engine.synth.pearl.EmbeddingSynthesizer`; the tiny snapping grid is ignored).
-    The ratio shown is sigma * sqrt(dim) / 1: the expected noise norm over the largest possible
-    embedding norm, hence a lower bound of the true ratio.  None for MST or an invalid budget."""
-    import math
-
+def synth_budget_plan(recipe, rows: int) -> list[dict] | None:
+    """The synthesizer's own split of the recipe's budget (``Synthesizer.budget_plan``: public
+    quantities only, the same numbers the fit then spends).  None without a valid budget."""
     method = recipe.release.options.get("method", "pearl")
     b = recipe.budget
-    if method not in ("pearl", "merf") or not rows or not (b.epsilon > 0 and b.delta > 0):
+    if not rows or not (b.epsilon > 0 and b.delta > 0):
         return None
     try:
         from dpstudio.engine.synth import SYNTHESIZERS
-        from dpstudio.engine.synth.privacy import gdp_mu_for
         opts = {k: v for k, v in recipe.release.options.to_dict().items() if k != "method"}
-        cfg = SYNTHESIZERS[method](**opts).config
-        mu = gdp_mu_for(b.epsilon, b.delta)
+        synth = SYNTHESIZERS[method](**opts)
     except Exception:  # noqa: BLE001 - unknown options: the release page reports them
         return None
     labels = [c for c in recipe.columns if c.role == "label"]
@@ -443,15 +436,47 @@ def embedding_noise_to_signal(recipe, rows: int) -> dict | None:
     if labels and labels[0].domain is not None and labels[0].domain.categories:
         classes = len(labels[0].domain.categories) + (1 if labels[0].domain.other is not None
                                                        and labels[0].domain.other not in labels[0].domain.categories else 0)
-    sigma0_share = 0.0 if (cfg.fixed_sigma0 is not None or method == "merf") else cfg.sigma0_share
-    counts_share = 0.0 if (classes == 1 or cfg.one_release) else cfg.counts_share
-    mu_e = mu * math.sqrt(max(1.0 - sigma0_share - counts_share, 1e-12))
-    sigma = (2.0 / rows) / mu_e
-    dim = 2 * cfg.k * classes + (classes if cfg.one_release and classes > 1 else 0)
+    try:
+        return synth.budget_plan(b.epsilon, b.delta, rows, classes)
+    except ValueError:
+        return None
+
+
+def budget_plan_text(plan: list[dict] | None, method: str) -> str:
+    """The plan as rich text for the panel: what each release gets and its noise."""
+    if not plan:
+        return ""
+    unit = tr("zCDP ρ") if method == "mst" else tr("Gaussian-DP μ²")
+    lines = [tr("<b>How the synthesizer spends the budget</b> (shares of {0}, which add up exactly):").format(unit)]
+    for part in plan:
+        line = tr("{0}: {1:.0f} %").format(tr(part["part"]), 100 * part["share"])
+        if "sigma" in part:
+            line += tr(" — Gaussian noise σ = {0:.3g} on each of {1:,} values").format(part["sigma"], part["dim"])
+        lines.append("• " + line)
+    return "<br>".join(lines)
+
+
+def embedding_noise_to_signal(recipe, rows: int, plan: list[dict] | None = None) -> dict | None:
+    """Noise-to-signal ratio of the PEARL / DP-MERF embedding release, from public quantities.
+
+    The embedding E = (1/n) sum phi(x_i) e_{y_i}^T has Frobenius norm <= 1 (||phi(x)|| = 1) and
+    L2 sensitivity 2/n; its Gaussian noise sigma per coordinate comes from the synthesizer's own
+    budget plan (:func:`synth_budget_plan`).  The ratio shown is sigma * sqrt(dim) / 1: the
+    expected noise norm over the largest possible embedding norm, hence a lower bound of the true
+    ratio.  None for MST or an invalid budget.  ``plan``: the recipe's plan if already at hand."""
+    import math
+
+    if recipe.release.options.get("method", "pearl") not in ("pearl", "merf"):
+        return None
+    plan = plan if plan is not None else synth_budget_plan(recipe, rows)
+    emb = next((p for p in plan or () if "sigma" in p and "embedding" in p["part"]), None)
+    if emb is None:
+        return None
+    sigma, dim = emb["sigma"], emb["dim"]
     ratio = sigma * math.sqrt(dim)
     verdict = tr("the generator sees the data clearly") if ratio < 0.1 else \
         tr("usable, some detail is lost") if ratio < 0.5 else tr("mostly noise: raise ε or use more rows")
-    return {"ratio": ratio, "sigma": sigma, "dim": dim, "mu": mu_e, "verdict": verdict}
+    return {"ratio": ratio, "sigma": sigma, "dim": dim, "share": emb["share"], "verdict": verdict}
 
 
 TRIAL_ROWS = 2000
