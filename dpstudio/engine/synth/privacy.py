@@ -187,7 +187,3 @@ def release_gaussian(rng, value: np.ndarray, sensitivity: float, mu: float, delt
     loss.details["grid"] = grid
     loss.details["raw_sensitivity"] = sensitivity
     return snap(value, grid) + noise, loss
-
-
-def sigma_for_mu(sensitivity: float, mu: float) -> float:
-    return sensitivity / mu
