@@ -1,6 +1,7 @@
-"""Kill-at-random torture test of the ledger's crash-consistent release protocol.
+"""Kill tests of the ledger's crash-consistent release protocol.
 
-Each trial starts a release in a child process and SIGKILLs it after a random delay (some
+``--phases`` (what the test suite runs): one release per protocol phase, each killing itself at
+that phase, so every window is hit on any machine.  The default random mode is a stress run: each trial starts a release in a child process and SIGKILLs it after a random delay (some
 trials are left to finish), then reopens the ledger (which runs recovery) and checks:
 
 * every complete entry's output exists and has the recorded SHA-256;
@@ -74,6 +75,71 @@ try:
 except BaseException:
     L.abort(r)
     raise
+"""
+
+
+# Deterministic kills: the child SIGKILLs *itself* when the release reaches a chosen phase of
+# the ledger protocol, so a test knows exactly which window it hit, on any machine speed.
+# Patched inside the child only; the product code is unchanged.  The output path is read from
+# the command line (``--output``) so the commit rename is told apart from any other rename.
+_PHASE_KILL = r"""
+import os, signal, sys
+from pathlib import Path
+import dpstudio.ledger as _dl
+_PHASE = os.environ.get("DPS_KILL_AT", "")
+_OUT = str(Path(sys.argv[sys.argv.index("--output") + 1]).resolve()) if "--output" in sys.argv else ""
+
+def _die(phase):
+    if phase == _PHASE:
+        sys.stdout.flush(); sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+_real_reserve = _dl.Ledger.reserve
+def _reserve(self, *a, **k):
+    r = _real_reserve(self, *a, **k)
+    _die("reserved")
+    return r
+_dl.Ledger.reserve = _reserve
+
+_real_wac = _dl.Ledger.write_and_commit
+def _wac(self, reservation, output_path, writer):
+    def _writer(tmp):
+        _die("before_write")
+        res = writer(tmp)
+        if _PHASE == "partial_write":
+            size = os.path.getsize(tmp)
+            with open(tmp, "r+b") as fh:
+                fh.truncate(size // 2)
+            _die("partial_write")
+        _die("written")
+        return res
+    digest = _real_wac(self, reservation, output_path, _writer)
+    _die("committed")
+    return digest
+_dl.Ledger.write_and_commit = _wac
+
+_real_replace = os.replace
+def _replace(a, b, *args, **kw):
+    final = str(Path(b).resolve()) == _OUT
+    if final:
+        _die("before_rename")
+    res = _real_replace(a, b, *args, **kw)
+    if final:
+        _die("after_rename")
+    return res
+os.replace = _replace
+"""
+
+#: the phases of one release, in order, and where recovery must leave it: before the hashed
+#: output is marked *committing* the release is rolled back (nothing written, nothing spent);
+#: from then on it is rolled forward (the output is put in place and its spend is recorded)
+PHASES = {"reserved": "rolled_back", "before_write": "rolled_back", "partial_write": "rolled_back",
+          "written": "rolled_back", "before_rename": "completed", "after_rename": "completed",
+          "committed": "completed"}
+
+_PHASE_CHILD = _PHASE_KILL + r"""
+from dpstudio.cli import main
+sys.exit(main(sys.argv[1:]))
 """
 
 
@@ -285,6 +351,53 @@ def run(trials: int, *, mode: str = "auto", rows: int = 50_000, seed: int = 0, w
     return result
 
 
+def run_phases(*, rows: int = 20_000, workdir=None, phases=None) -> dict:
+    """One real CLI release per protocol phase, each SIGKILLed by itself at that phase; then
+    recovery must leave it as :data:`PHASES` says.  Deterministic: no timing is involved."""
+    env = _env()
+    own_tmp = None
+    if workdir is None:
+        own_tmp = tempfile.TemporaryDirectory(prefix="dps-phases-")
+        workdir = own_tmp.name
+    work = Path(workdir)
+    out_dir = work / "out"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ledger = work / "ledger.sqlite"
+    data = make_input(work / "input.csv", rows)
+    recipe = work / "recipe.json"
+    p = make_recipe(data, recipe, env)
+    if p.returncode != 0:
+        raise SystemExit(f"recipe init failed: {p.stderr.strip()}")
+    result: dict = {"phases": {}, "problems": []}
+    for i, phase in enumerate(phases or PHASES):
+        out = out_dir / f"out_{i:02d}_{phase}.csv"
+        cmd = [PY, "-c", _PHASE_CHILD, "release", str(recipe), "--output", str(out), "--ledger", str(ledger)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(env, DPS_KILL_AT=phase),
+                              cwd=ROOT, timeout=600)
+        killed = proc.returncode == -signal.SIGKILL
+        status_before = peek_status(ledger, out)
+        problems = check_consistency(ledger, out_dir, only=out)
+        outcome = "completed" if out.exists() else "rolled_back"
+        result["phases"][phase] = {"killed": killed, "status_at_kill": status_before, "outcome": outcome,
+                                   "expected": PHASES.get(phase), "exit": proc.returncode}
+        if not killed:
+            result["problems"].append(f"{phase}: not killed (exit {proc.returncode}): {proc.stderr[-300:]}")
+        if outcome != PHASES.get(phase):
+            result["problems"].append(f"{phase}: {outcome}, expected {PHASES.get(phase)}")
+        result["problems"].extend(f"{phase}: {x}" for x in problems)
+    final = check_consistency(ledger, out_dir)
+    result["problems"].extend(f"final check: {x}" for x in final)
+    sys.path.insert(0, str(ROOT))
+    from dpstudio.ledger import Ledger
+    led = Ledger(ledger)
+    summary = led.show(str(data))
+    result["releases_recorded"] = summary["releases"]
+    result["completed_outputs"] = sorted(f.name for f in out_dir.glob("out_*"))
+    if own_tmp is not None:
+        own_tmp.cleanup()
+    return result
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=200)
@@ -293,7 +406,13 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--phases", action="store_true",
+                    help="instead of random kills: one release killed at each protocol phase (deterministic)")
     a = ap.parse_args(argv)
+    if a.phases:
+        res = run_phases(rows=a.rows, workdir=a.workdir)
+        print(json.dumps(res, indent=2))
+        return 0 if not res["problems"] else 1
     res = run(a.trials, mode=a.mode, rows=a.rows, seed=a.seed, workdir=a.workdir,
               log=(lambda m: print(m, file=sys.stderr)) if a.verbose else None)
     print(json.dumps(res, indent=2))
