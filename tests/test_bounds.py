@@ -77,18 +77,17 @@ def test_dict_columns_and_validation():
         expected_error_curves([ColumnSpec("numeric", "laplace", diam=1.0)], [0.0])
 
 
-def test_speed_50_columns_200_eps():
-    import time
+def test_50_columns_200_eps_are_vectorised():
+    """50 columns x 200 epsilons in one call: one finite error per (column, eps), decreasing in
+    eps (the speed itself is measured by benchmarks/bench_bounds.py, not asserted here)."""
     cols = [ColumnSpec("numeric", ("laplace", "gaussian")[j % 2], diam=1.0 + j,
                        delta=1e-6 if j % 2 else 0.0, weight=0.02) for j in range(50)]
     eps = np.geomspace(0.01, 20, 200)
-    expected_error_curves(cols, eps)
-    t = []
-    for _ in range(7):
-        t0 = time.perf_counter()
-        expected_error_curves(cols, eps)
-        t.append(time.perf_counter() - t0)
-    assert np.median(t) < 0.05  # target 10 ms (benchmarks/bench_bounds.py); loose on shared CI
+    err, floor = expected_error_curves(cols, eps)
+    err, floor = np.asarray(err), np.asarray(floor)
+    assert err.shape == floor.shape and err.size == 50 * 200
+    assert np.all(np.isfinite(err)) and np.all(err >= floor - 1e-12)
+    assert np.all(np.diff(err, axis=1) <= 1e-12)  # more budget, less error
 
 
 def test_laplace_exact_profile_used_for_the_error_curve():
