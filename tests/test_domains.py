@@ -36,6 +36,22 @@ def test_quantile_utility_sensitivity_is_one_under_replace_one():
     assert worst == 1.0  # attained
 
 
+def test_quantile_utility_sensitivity_is_one_when_missing_values_are_dropped():
+    # release domains drop missing values, so n counts the present ones: replacing a missing
+    # value by a number moves the count by 0 or 1 and q n by q
+    gen = np.random.default_rng(11)
+    grid = np.linspace(-5, 5, 101)
+    pool = np.concatenate([np.round(np.linspace(-5, 5, 23), 3), [np.nan] * 5])
+    worst = 0.0
+    for _ in range(300):
+        d, d2 = _neighbours(gen, 30, pool)
+        for q in (0.0, 0.01, 0.5, 0.99, 1.0):
+            u1 = quantile_utility(np.sort(d[~np.isnan(d)]), q, grid)
+            u2 = quantile_utility(np.sort(d2[~np.isnan(d2)]), q, grid)
+            worst = max(worst, float(np.max(np.abs(u1 - u2))))
+    assert 0.99 <= worst <= 1.0 + 1e-12   # q n carries one float rounding
+
+
 def test_exponential_mechanism_grid_ratio_is_bounded_by_e_eps():
     # exact output law of the grid variant on neighbouring datasets: ratio <= e^eps
     eps, grid = 0.8, np.linspace(0, 10, 51)

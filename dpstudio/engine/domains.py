@@ -6,10 +6,13 @@ functions estimate it with DP and return the :class:`PrivacyLoss` the recipe mus
 Neighbours differ in one record (replace-one); ``n`` is public.
 
 Randomness: every draw comes from :class:`~dpstudio.engine.rng.RandomSource`.
-Selections are sampled exactly: quantiles by the exponential mechanism's exact sampler,
-category lists with the exact discrete Laplace or an exact discrete Gaussian on a fine lattice.
-The one float step left is the continuous quantile's final point, uniform inside the chosen
-interval (a 53-bit uniform scaled to the interval; ``n_bins`` avoids it with a public grid).
+Selections are sampled exactly: quantiles by the exponential mechanism's exact sampler over a
+public grid (:func:`public_grid`), category lists with the exact discrete Laplace or an exact
+discrete Gaussian on a fine lattice.  No output is a float computed from private values: a
+quantile drawn as ``edge + uniform * length`` (the continuous version of Smith 2011) carries
+the data's low-order bits into the published bound (Mironov 2012, "On significance of the
+least significant bits for differential privacy"), so every bound is one of a set of floats
+fixed by the public search range alone.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dpstudio.engine.accounting import (
-    PrivacyLoss, calibrate_gaussian_gdp, rdp_gaussian, rdp_laplace, rdp_pure_dp,
+    PrivacyLoss, calibrate_gaussian_gdp, rdp_gaussian, rdp_pure_dp,
 )
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
@@ -52,33 +55,115 @@ def quantile_utility(sorted_values: np.ndarray, q: float, points: np.ndarray) ->
     """Utility ``u(y) = -| #{x_j < y} - q n |`` of candidate outputs ``y`` (Smith 2011).
 
     For any fixed ``y``, replacing one record changes ``#{x_j < y}`` by at most 1, so the
-    utility has sensitivity 1 under replace-one (tested).  ``n`` is public.
+    utility has sensitivity 1 under replace-one (tested).  ``n`` is public.  Where missing
+    values are dropped first (release domains), replacing a missing value by a number moves the
+    count by 0 or 1 and ``q n`` by ``q``: the change is ``q`` or ``1 - q``, still at most 1 (tested).
     """
     n = sorted_values.size
     below = np.searchsorted(sorted_values, points, side="left")
     return -np.abs(below - q * n)
 
 
+#: the default grid has at most this many steps over the search range (and more than 2/5 of it)
+GRID_MAX_STEPS = 4000
+
+
+def grid_step(low: float, high: float, *, integer: bool = False) -> tuple[int, int]:
+    """The default grid step over the public range ``[low, high]`` as ``(m, e)``: step ``m 10^e``.
+
+    The smallest "nice" step (``m`` in 1, 2, 5) giving at most :data:`GRID_MAX_STEPS` steps over
+    the range, so a grid has between 1,600 and 4,000 steps: fine enough that the step is below
+    0.07 % of the range, coarse enough for the exact sampler (a few thousand candidates).
+    Decimal steps make the published bounds short decimals (0.005 not 0.00499999...).
+    ``integer``: the column is declared integer in the recipe, so the step is at least 1 and the
+    bounds are integers.  A function of ``(low, high, integer)`` only.
+    """
+    width = float(high) - float(low)
+    if not (math.isfinite(width) and width > 0):
+        raise UserError(f"the public search range must be finite with low < high, got [{low!r}, {high!r}]")
+    e = math.floor(math.log10(width / GRID_MAX_STEPS)) - 1
+    while True:  # log10 may be off by one near powers of ten: walk up from below
+        for m in (1, 2, 5):
+            if width <= GRID_MAX_STEPS * _decimal(m, e):
+                if integer and (e < 0):
+                    return 1, 0
+                return m, e
+        e += 1
+
+
+def _decimal(m: int, e: int) -> float:
+    """The float nearest to ``m 10^e`` (correctly rounded: one IEEE operation on exact operands)."""
+    return float(m * 10 ** e) if e >= 0 else m / float(10 ** -e)
+
+
+def public_grid(low: float, high: float, *, integer: bool = False,
+                n_bins: int | None = None) -> np.ndarray:
+    """The candidate outputs of :func:`dp_quantile`: sorted floats fixed by the public inputs.
+
+    Default: ``low``, ``high`` and every multiple ``j s`` of the step ``s = m 10^e`` of
+    :func:`grid_step` inside ``[low, high]``, each computed as the float nearest to
+    ``(j m) 10^e`` (one correctly rounded operation on exact integers), so the same
+    ``(low, high)`` always gives bit-identical points.  ``n_bins=k``: ``k + 1`` equally spaced
+    points ``low + (high - low) i / k``.  Ranges so far from zero that ``j m`` passes 2^53 use
+    the equal spacing with :data:`GRID_MAX_STEPS` bins (still public).
+    """
+    low, high = float(low), float(high)
+    if low == high:
+        return np.array([low])
+    if n_bins is None and not (1e-250 < high - low < 1e300):
+        n_bins = GRID_MAX_STEPS  # beyond the decimal steps' float range (absurd but public)
+    if n_bins is None:
+        m, e = grid_step(low, high, integer=integer)
+        s = _decimal(m, e)
+        j0, j1 = math.ceil(low / s), math.floor(high / s)
+        if max(abs(j0), abs(j1)) * m < 2 ** 53:
+            jm = np.arange(j0, j1 + 1, dtype=np.int64) * m
+            pts = jm * float(10 ** e) if e >= 0 else jm / float(10 ** -e)
+            pts = np.unique(np.concatenate([[low], pts, [high]]))
+            return pts[(pts >= low) & (pts <= high)]
+        n_bins = GRID_MAX_STEPS
+    k = int(n_bins)
+    if k < 1:
+        raise UserError(f"n_bins must be >= 1, got {n_bins!r}")
+    grid = low + (high - low) * (np.arange(k + 1) / k)
+    grid[-1] = high
+    return np.unique(grid)  # far from zero neighbouring points can round to the same float
+
+
+def next_grid_point(value: float, low: float, high: float, *, integer: bool = False,
+                    n_bins: int | None = None) -> tuple[float, float]:
+    """A non-empty interval of two neighbouring grid points containing ``value``: ``(value, next)``,
+    or ``(previous, value)`` when ``value`` is the top of the grid (post-processing of a grid
+    value, for bounds whose two DP quantiles coincide)."""
+    grid = public_grid(low, high, integer=integer, n_bins=n_bins)
+    if grid.size < 2:
+        raise UserError(f"the public search range [{low!r}, {high!r}] has a single point")
+    i = int(np.clip(np.searchsorted(grid, value), 0, grid.size - 1))
+    return (float(grid[i]), float(grid[i + 1])) if i + 1 < grid.size else (float(grid[i - 1]), float(grid[i]))
+
+
 def dp_quantile(values, q, *, epsilon: float, low: float, high: float, rng: RandomSource,
-                n_bins: int | None = None):
-    """epsilon-DP ``q``-quantile of ``values`` inside the PUBLIC range ``[low, high]``.
+                n_bins: int | None = None, integer: bool = False):
+    """epsilon-DP ``q``-quantile of ``values``: a point of :func:`public_grid` over the PUBLIC
+    range ``[low, high]``.
 
-    Exponential mechanism (McSherry & Talwar 2007, Thm 6) with utility
-    :func:`quantile_utility` (sensitivity 1), i.e. output density proportional to
-    ``exp(epsilon u(y) / 2)``:
+    Exponential mechanism (McSherry & Talwar 2007, "Mechanism design via differential privacy",
+    Thm 6) over the grid with the quantile utility of Smith 2011 ("Privacy-preserving
+    statistical estimation with optimal convergence rates"), :func:`quantile_utility`
+    (sensitivity 1 under replace-one): grid point ``y`` is drawn with probability proportional
+    to ``exp(epsilon u(y) / 2)`` by the exact sampler.  The factor 1/2 is needed: u is not
+    monotone in the data (a replaced record can move a count either way), so the normaliser
+    changes too.
 
-    * ``n_bins=None`` (Smith 2011, "Privacy-preserving statistical estimation with optimal
-      convergence rates"): base measure Lebesgue on ``[low, high]``.  ``u`` is constant on the
-      ``n+1`` intervals between the sorted clipped values, so pick interval ``i`` with
-      probability ``~ len_i exp(-eps |i - q n| / 2)`` and return a uniform point in it.
-    * ``n_bins=k``: a fixed public grid of ``k+1`` equally spaced points; uniform base measure.
+    Why a grid and not Smith's continuous version (a uniform point inside the chosen interval
+    between sorted values): that float is ``x_(i) + u * length``, whose low-order bits depend on
+    the private values -- Mironov 2012 ("On significance of the least significant bits for
+    differential privacy") shows such outputs can be impossible under one dataset and likely
+    under its neighbour.  The grid's points depend on ``(low, high, integer, n_bins)`` only.
 
-    The factor 1/2 is needed: u is not monotone in the data (a replaced record can move a
-    count either way), so the normaliser changes too.  NaN values are treated as ``low`` after
-    clipping?  No: NaN are rejected - impute first (n must stay public).  Values outside the
-    range are clipped (the clipped count is not private; it is not returned).
-    ``q`` may be an array: each quantile is a separate ``epsilon``-DP release (total
-    ``len(q) * epsilon`` by basic composition; the caller records it).
+    NaN values are rejected (impute first).  Values outside the range are clipped (the clipped
+    count is not returned).  ``q`` may be an array: each quantile is a separate
+    ``epsilon``-DP release (total ``len(q) * epsilon`` by basic composition; the caller records it).
     """
     if not (epsilon > 0):
         raise UserError(f"epsilon must be > 0, got {epsilon!r}")
@@ -91,54 +176,38 @@ def dp_quantile(values, q, *, epsilon: float, low: float, high: float, rng: Rand
     if np.isnan(x).any():
         raise UserError("dp_quantile: the column has missing or non-numeric values; impute them first")
     x = np.sort(np.clip(x, low, high))
-    n = x.size
+    grid = public_grid(low, high, integer=integer, n_bins=n_bins)
     out = np.empty(qs.size)
-    if low == high:
-        out[:] = low
-    elif n_bins is None:
-        edges = np.concatenate([[low], x, [high]])
-        lengths = np.diff(edges)
-        with np.errstate(divide="ignore"):
-            loglen = np.log(lengths)
-        ranks = np.arange(n + 1)
-        for j, qq in enumerate(qs):
-            logw = loglen - 0.5 * epsilon * np.abs(ranks - qq * n)
-            i = _sample_log_weights(logw, rng)
-            u = rng.uniform(1)[0]
-            out[j] = min(edges[i] + u * lengths[i], high)
-    else:
-        k = int(n_bins)
-        if k < 1:
-            raise UserError(f"n_bins must be >= 1, got {n_bins!r}")
-        grid = low + (high - low) * (np.arange(k + 1) / k)
-        grid[-1] = high
-        for j, qq in enumerate(qs):
-            logw = 0.5 * epsilon * quantile_utility(x, qq, grid)
-            out[j] = grid[_sample_log_weights(logw, rng)]
+    for j, qq in enumerate(qs):
+        logw = 0.5 * epsilon * quantile_utility(x, qq, grid)
+        out[j] = grid[_sample_log_weights(logw, rng)]
     return float(out[0]) if np.ndim(q) == 0 else out
 
 
 def dp_bounds(values, *, epsilon: float, coarse_low: float, coarse_high: float, rng: RandomSource,
               lower_q: float = 0.01, upper_q: float = 0.99, n_bins: int | None = None,
-              label: str = "") -> tuple[float, float, PrivacyLoss]:
+              integer: bool = False, label: str = "") -> tuple[float, float, PrivacyLoss]:
     """epsilon-DP numeric bounds: the ``lower_q`` and ``upper_q`` DP quantiles (each at
-    ``epsilon/2``, basic composition) inside the public coarse range.
+    ``epsilon/2``, basic composition) inside the public coarse range, both points of
+    :func:`public_grid` (``integer``, ``n_bins``: see there).
 
     Returns ``(low, high, loss)``; if the two draws cross they are swapped (post-processing).
+    They may coincide: :func:`next_grid_point` widens them to two neighbouring grid points.
     The loss carries the RDP curve ``2 x rdp_pure_dp(epsilon/2)``.
     """
     if not (0 <= lower_q < upper_q <= 1):
         raise UserError(f"need 0 <= lower_q < upper_q <= 1, got {lower_q!r}, {upper_q!r}")
     lo = dp_quantile(values, lower_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high,
-                     rng=rng, n_bins=n_bins)
+                     rng=rng, n_bins=n_bins, integer=integer)
     hi = dp_quantile(values, upper_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high,
-                     rng=rng, n_bins=n_bins)
+                     rng=rng, n_bins=n_bins, integer=integer)
     lo, hi = min(lo, hi), max(lo, hi)
     half = np.asarray(rdp_pure_dp(epsilon / 2))
     loss = PrivacyLoss(
         epsilon=float(epsilon), delta=0.0, label=label or "DP bounds estimate",
         rdp=tuple(float(v) for v in 2 * half), kind="dp",
-        details={"mechanism": "exponential-mechanism quantiles (Smith 2011)",
+        details={"mechanism": "exponential-mechanism quantiles on a public grid (Smith 2011; "
+                              "McSherry & Talwar 2007)",
                  "quantiles": [lower_q, upper_q], "epsilon_each": epsilon / 2,
                  "public_range": [coarse_low, coarse_high]},
     )

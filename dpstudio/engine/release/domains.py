@@ -52,10 +52,14 @@ def resolve_dp_domains(recipe, frame, rng):
             if d.kind == "numeric":
                 x = frame[c.name].to_numpy(dtype=np.float64, na_value=np.nan)
                 x = x[~np.isnan(x)]
+                # integer columns (declared in the recipe, a public input) get integer bounds
+                integer = c.type == "integer"
                 low, high, _loss = dp_domains.dp_bounds(x, epsilon=d.cost.epsilon, coarse_low=d.search_low,
-                                                        coarse_high=d.search_high, rng=rng)
+                                                        coarse_high=d.search_high, rng=rng, integer=integer)
                 if not low < high:
-                    high = low + (d.search_high - d.search_low) * 1e-6
+                    # both quantiles drew the same grid point: widen to its grid neighbour, so the
+                    # published bounds stay on the public grid (post-processing)
+                    low, high = dp_domains.next_grid_point(low, d.search_low, d.search_high, integer=integer)
                 c = replace(c, domain=replace(d, low=float(low), high=float(high)))
                 notes[f"dp_domain:{c.name}"] = [float(low), float(high)]
             else:
