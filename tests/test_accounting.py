@@ -262,3 +262,42 @@ def test_cross_check_mechanisms_analytic_gaussian_sigma():
     for e, d in [(1.0, 1e-5), (0.1, 1e-6), (5.0, 1e-3), (20.0, 1e-9)]:
         assert calibrate_gaussian_gdp(e, d, 1) == pytest.approx(
             gaussian.analytic_gaussian_sigma(e, d, 1.0), rel=1e-9)
+
+
+# ------------------------------------------------------------------ zCDP (joint Gaussian calibration)
+
+def test_golden_zcdp_conversion_matches_dp_accounting():
+    # dp_accounting's test_compute_epsilon_delta_gaussian: noise multiplier 4.530877117 is exactly
+    # (1, 1e-6) under the CKS 2020 Prop. 12 conversion; that Gaussian is rho = 1/(2 sigma^2)-zCDP
+    from dpstudio.engine.accounting import zcdp_epsilon
+    assert zcdp_epsilon(1 / (2 * 4.530877117 ** 2), 1e-6) == pytest.approx(1.0, abs=1e-6)
+    assert zcdp_epsilon(0.0, 1e-6) == 0.0
+
+
+def test_zcdp_rho_for_is_the_valid_inverse():
+    from dpstudio.engine.accounting import zcdp_epsilon, zcdp_rho_for, zcdp_rho_for_many
+    for eps, delta in ((0.1, 1e-6), (1.0, 1e-6), (5.0, 1e-9)):
+        rho = zcdp_rho_for(eps, delta)
+        assert zcdp_epsilon(rho, delta) <= eps
+        assert zcdp_epsilon(rho * (1 + 1e-6), delta) > eps  # and it is (almost) the largest
+        many = float(zcdp_rho_for_many([eps], delta)[0])
+        assert many <= rho and many == pytest.approx(rho, rel=1e-4)  # grid only: for previews
+        # independent check: the RDP curve alpha * rho converted on a fine order grid
+        orders = np.arange(1.001, 300.0, 0.001)
+        assert rdp_to_dp(rho * orders, delta, orders=orders) <= eps * (1 + 1e-6)  # grid: never below
+
+
+def test_compose_zcdp_group_plus_basic():
+    from dpstudio.engine.accounting import zcdp_epsilon
+    g = [PrivacyLoss(epsilon=0.6, delta=5e-7, label=f"g{i}", zcdp_rho=0.01) for i in range(2)]
+    lap = PrivacyLoss(epsilon=0.3, label="laplace")
+    c = compose(g + [lap], delta=1e-6, method="zcdp+basic")
+    assert c.method == "zcdp+basic"
+    assert c.total.epsilon == pytest.approx(zcdp_epsilon(0.02, 1e-6) + 0.3, rel=1e-12)
+    assert c.total.delta == 1e-6
+    assert c.alternatives["basic"] == pytest.approx((1.5, 1e-6))
+    # a delta-spending non-zCDP component leaves the group less delta
+    c2 = compose(g + [PrivacyLoss(epsilon=0.3, delta=5e-7)], delta=1e-6, method="zcdp+basic")
+    assert c2.total.epsilon == pytest.approx(zcdp_epsilon(0.02, 5e-7) + 0.3, rel=1e-12)
+    # without zCDP components it is basic composition
+    assert compose([lap], delta=1e-6, method="zcdp+basic").method == "basic"

@@ -168,6 +168,6 @@ def test_validation_catches_degenerate_domains():
                       Mechanism("rr")))
     assert one(Column("a", "float", "sensitive", Domain("numeric", source="dp", low=1, high=1,
                                                         cost=Cost(0.1)), Mechanism("laplace")))
-    assert any("delta in (0, 0.5]" in p for p in one(
+    assert any("delta in (0, 0.001]" in p for p in one(
         Column("a", "categorical", "sensitive", Domain("categorical", source="dp", cost=Cost(0.1)),
                Mechanism("rr"))))

@@ -2,8 +2,10 @@
 
 Every mechanism returns a :class:`PrivacyLoss`; totals are always computed by :func:`compose`,
 never typed.  Composition methods: basic (eps/delta add), Renyi DP (Mironov 2017) with the
-improved RDP -> (eps, delta) conversion (Canonne, Kamath & Steinke 2020, Prop. 12), and exact
-Gaussian DP (Dong, Roth & Su 2022).  Neighbouring datasets differ in one record (replace-one).
+improved RDP -> (eps, delta) conversion (Canonne, Kamath & Steinke 2020, Prop. 12), zero-
+concentrated DP (Bun & Steinke 2016; its rho's add, converted with the same Prop. 12 optimised over
+every order) and exact Gaussian DP (Dong, Roth & Su 2022).  Neighbouring datasets differ in one
+record (replace-one).
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ class PrivacyLoss:
     ``epsilon``/``delta``: the (eps, delta)-DP guarantee (replace-one neighbours).
     ``rdp``: Renyi-DP epsilons at :data:`RDP_ORDERS` when the mechanism has an RDP curve.
     ``gdp_mu``: set when the mechanism is exactly mu-Gaussian-DP (Gaussian noise).
+    ``zcdp_rho``: set when the mechanism is rho-zero-concentrated-DP (Bun & Steinke 2016) and was
+    calibrated jointly with others on that scale (e.g. discrete Gaussian columns of one record).
     ``kind``: "dp" (record-level / central), "label", "semi-sensitive" or "metric"
     (epsilon per unit of the metric, d_chi privacy).
     """
@@ -38,6 +42,7 @@ class PrivacyLoss:
     gdp_mu: float | None = None
     kind: str = "dp"
     details: dict = field(default_factory=dict, compare=False, hash=False)
+    zcdp_rho: float | None = None
 
     def __post_init__(self):
         if not (self.epsilon >= 0) or np.isnan(self.epsilon):
@@ -46,11 +51,15 @@ class PrivacyLoss:
             raise ValueError(f"delta must lie in [0, 1), got {self.delta!r}")
         if self.rdp is not None and len(self.rdp) != len(RDP_ORDERS):
             raise ValueError(f"rdp curve must have {len(RDP_ORDERS)} values, got {len(self.rdp)}")
+        if self.zcdp_rho is not None and not (self.zcdp_rho >= 0):
+            raise ValueError(f"zcdp_rho must be >= 0, got {self.zcdp_rho!r}")
 
     def to_json(self) -> dict:
         out = {"label": self.label, "kind": self.kind, "epsilon": self.epsilon, "delta": self.delta}
         if self.gdp_mu is not None:
             out["gdp_mu"] = self.gdp_mu
+        if self.zcdp_rho is not None:
+            out["zcdp_rho"] = self.zcdp_rho
         if self.rdp is not None:
             out["rdp"] = {"orders": list(RDP_ORDERS), "epsilons": list(self.rdp)}
         return out
@@ -282,6 +291,99 @@ def gaussian_sigma_for_gdp_target(epsilon: float, delta: float, sensitivities,
 
 
 # ---------------------------------------------------------------------------------------------
+# Zero-concentrated DP (Bun & Steinke 2016)
+# ---------------------------------------------------------------------------------------------
+
+# candidate orders for the zCDP -> (eps, delta) conversion: alpha - 1 from 1e-6 to 1e8
+_ZCDP_LOG_AM1 = np.linspace(np.log(1e-6), np.log(1e8), 2801)
+
+
+def _zcdp_eps_at(rho: float, delta: float, alpha):
+    """CKS 2020 Prop. 12 applied to the RDP curve ``alpha * rho``: valid at every ``alpha > 1``."""
+    alpha = np.asarray(alpha, dtype=float)
+    return alpha * rho + np.log1p(-1.0 / alpha) - (np.log(delta) + np.log(alpha)) / (alpha - 1.0)
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """Smallest eps (over the orders tried) such that rho-zCDP implies (eps, delta)-DP.
+
+    rho-zCDP means ``D_alpha <= alpha rho`` at every order (Bun & Steinke 2016, Def. 1.1), so
+    the improved conversion of Canonne, Kamath & Steinke 2020 (Prop. 12) holds at every
+    ``alpha > 1``; we minimise it over a fine log grid of orders and refine around the best one
+    by golden-section search.  The value returned is the formula at one definite order, hence a
+    valid bound whether or not that order is the exact minimiser.
+    """
+    rho = float(rho)
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"zCDP conversion needs 0 < delta < 1, got {delta!r}")
+    if not (rho >= 0) or not np.isfinite(rho):
+        raise ValueError(f"rho must be finite and >= 0, got {rho!r}")
+    if rho == 0.0:
+        return 0.0
+    x = _ZCDP_LOG_AM1
+    vals = _zcdp_eps_at(rho, delta, 1.0 + np.exp(x))
+    i = int(np.argmin(vals))
+    lo, hi = x[max(i - 1, 0)], x[min(i + 1, x.size - 1)]
+    g = (np.sqrt(5.0) - 1.0) / 2.0
+    best_x, best = x[i], float(vals[i])
+    for _ in range(80):  # golden section on log(alpha - 1)
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        fa, fb = (float(_zcdp_eps_at(rho, delta, 1.0 + np.exp(t))) for t in (a, b))
+        if fa <= fb:
+            hi = b
+            if fa < best:
+                best_x, best = a, fa
+        else:
+            lo = a
+            if fb < best:
+                best_x, best = b, fb
+    return float(max(_zcdp_eps_at(rho, delta, 1.0 + np.exp(best_x)), 0.0))
+
+
+def zcdp_rho_for(epsilon: float, delta: float, *, iters: int = 200) -> float:
+    """Largest rho (to 1e-13 relative) with ``zcdp_epsilon(rho, delta) <= epsilon``.
+
+    Bisection that only ever moves its lower end to checked values, so the result satisfies the
+    condition in floating point (never optimistic).
+    """
+    if not (epsilon > 0) or not (0.0 < delta < 1.0):
+        raise ValueError(f"need epsilon > 0 and 0 < delta < 1, got {epsilon!r}, {delta!r}")
+    lo, hi = 0.0, 1.0
+    while zcdp_epsilon(hi, delta) <= epsilon:
+        lo, hi = hi, hi * 2.0
+        if hi > 1e12:
+            return lo
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if zcdp_epsilon(mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * hi:
+            break
+    return lo
+
+
+def zcdp_rho_for_many(epsilon, delta: float) -> np.ndarray:
+    """Vectorised, slightly conservative :func:`zcdp_rho_for` (for previews over an epsilon grid).
+
+    At each order alpha the conversion is exactly ``eps`` for ``rho = (eps - c(alpha)) / alpha``,
+    so the largest such rho over the order grid is a valid rho (within ~1e-4 relative of the best)."""
+    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    alpha = 1.0 + np.exp(_ZCDP_LOG_AM1)
+    c = _zcdp_eps_at(0.0, delta, alpha)
+    return np.maximum(np.max((eps[:, None] - c[None, :]) / alpha[None, :], axis=1), 0.0)
+
+
+def zcdp_epsilon_many(rho, delta: float) -> np.ndarray:
+    """Vectorised :func:`zcdp_epsilon` on the order grid only (valid; slightly above it)."""
+    rho = np.atleast_1d(np.asarray(rho, dtype=float))
+    alpha = 1.0 + np.exp(_ZCDP_LOG_AM1)
+    out = np.min(_zcdp_eps_at(rho[:, None], delta, alpha[None, :]), axis=1)
+    return np.where(rho > 0, np.maximum(out, 0.0), 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
 # Composition
 # ---------------------------------------------------------------------------------------------
 
@@ -317,7 +419,7 @@ class Composition:
         }
 
 
-_METHODS = ("auto", "basic", "rdp", "gdp")
+_METHODS = ("auto", "basic", "rdp", "gdp", "zcdp+basic")
 
 
 def _rdp_curve_of(loss: PrivacyLoss) -> np.ndarray | None:
@@ -338,6 +440,8 @@ def _describe(i: int, loss: PrivacyLoss) -> str:
     parts = [f"{name} [{loss.kind}]: eps={_fmt(loss.epsilon)}, delta={_fmt(loss.delta)}"]
     if loss.gdp_mu is not None:
         parts.append(f"mu-GDP mu={_fmt(loss.gdp_mu)}")
+    if loss.zcdp_rho is not None:
+        parts.append(f"rho-zCDP rho={_fmt(loss.zcdp_rho)}")
     if loss.rdp is not None:
         parts.append("has RDP curve")
     if loss.kind == "metric":
@@ -358,6 +462,11 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
       mechanism).
     * ``"gdp"`` - mu's add in quadrature (Dong, Roth & Su 2022, Cor. 3.3), exact conversion
       by :func:`gdp_epsilon`.  Needs every component to be mu-GDP.
+    * ``"zcdp+basic"`` - the components carrying ``zcdp_rho`` (calibrated jointly, e.g. the
+      discrete Gaussian columns of a record release) compose by adding their rho's (Bun &
+      Steinke 2016, Lemma 2.3), converted by :func:`zcdp_epsilon` at ``delta`` minus the other
+      components' deltas; the others add by basic composition.  Without such components it is
+      basic composition.
     * ``"auto"`` - every applicable method, plus the hybrids "gdp+basic"/"rdp+basic" (compose
       the GDP/RDP-capable components at ``delta - sum(other deltas)`` and add the rest by basic
       composition), and picks the smallest epsilon among those meeting the target delta
@@ -400,6 +509,9 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
     mu_total = None
     if core and all(l.gdp_mu is not None for l in core):
         mu_total = float(np.sqrt(sum(l.gdp_mu ** 2 for l in core)))
+    rho_total = None
+    if core and all(l.zcdp_rho is not None for l in core):
+        rho_total = float(sum(l.zcdp_rho for l in core))
 
     # --- candidates -------------------------------------------------------------------------
     cands: dict[str, tuple[float, float]] = {}
@@ -416,6 +528,24 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
         raise ValueError("method 'rdp' needs an RDP curve (or pure DP) on every (non-metric) component")
     if method == "gdp" and mu_total is None:
         raise ValueError("method 'gdp' needs every (non-metric) component to be mu-GDP")
+    if method == "zcdp+basic" and not target_ok:
+        raise ValueError("method 'zcdp+basic' needs a target delta in (0, 1)")
+
+    zc_in = [l for l in core if l.zcdp_rho is not None]
+    if target_ok and zc_in and method in ("auto", "zcdp+basic"):
+        rest = [l for l in core if l.zcdp_rho is None]
+        r_eps = float(sum(l.epsilon for l in rest))
+        r_delta = float(sum(l.delta for l in rest))
+        d_in = delta - r_delta
+        if d_in > 0:
+            rho = float(sum(l.zcdp_rho for l in zc_in))
+            e_in = zcdp_epsilon(rho, d_in)
+            cands["zcdp+basic"] = (e_in + r_eps, delta)
+            notes["zcdp+basic"] = (f"zCDP composition of {len(zc_in)} jointly calibrated component(s): "
+                                   f"rho=sum rho_i={_fmt(rho)}, converted (Canonne-Kamath-Steinke 2020 "
+                                   f"Prop. 12, best order) at delta={_fmt(d_in)} -> eps={_fmt(e_in)}, plus "
+                                   f"{len(rest)} by basic composition (eps={_fmt(r_eps)}, "
+                                   f"delta={_fmt(r_delta)}): eps={_fmt(e_in + r_eps)}, delta={_fmt(delta)}")
 
     if target_ok and core:
         if rdp_total is not None:
@@ -467,6 +597,10 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
             lines.append(f"no method meets the target delta={_fmt(delta)}: reporting basic composition")
         others = ", ".join(f"{k} eps={_fmt(v[0])}" for k, v in cands.items() if k != chosen)
         lines.append(f"chosen: {chosen} (tightest valid)" + (f"; alternatives: {others}" if others else ""))
+    elif method == "zcdp+basic" and "zcdp+basic" not in cands:
+        chosen = "basic"
+        lines.append(notes["basic"] + (" (no jointly calibrated zCDP component)" if not zc_in else
+                                       " (the other components' deltas leave none for the zCDP group)"))
     else:
         chosen = method
         lines.append(notes[chosen])
@@ -474,7 +608,7 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
     eps_tot, delta_tot = cands[chosen]
     total = PrivacyLoss(
         epsilon=float(eps_tot), delta=float(delta_tot), label="total", rdp=rdp_total,
-        gdp_mu=mu_total, kind=kind,
+        gdp_mu=mu_total, kind=kind, zcdp_rho=rho_total,
         details={"method": chosen, "components": len(core)},
     )
     return Composition(total=total, method=chosen, transcript=tuple(lines),

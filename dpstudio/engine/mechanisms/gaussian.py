@@ -15,6 +15,13 @@
   RDP: alpha D^2/(2 sigma^2), the same as the continuous Gaussian (CKS 2020 Prop. 5 / Cor. 9,
   1/2 (D/sigma)^2-concentrated DP).  gdp_mu is left None: mu-GDP is proven for the continuous
   Gaussian (Dong, Roth & Su 2019), not for the discrete one.
+* Joint calibration (``rho=``): several Gaussian columns of one record share a zCDP budget
+  rho = sum rho_i instead of splitting (eps, delta).  Each column gets
+  sigma_i = D_i / sqrt(2 rho_i) grid steps; by CKS 2020 Prop. 5 (the Renyi divergence of two
+  discrete Gaussians with integer shift s is at most alpha s^2 / (2 sigma^2), s <= D_i) the column
+  is rho_i-zCDP, the columns together are (sum rho_i)-zCDP (Bun & Steinke 2016, Lemma 2.3: rho's
+  of independent mechanisms add) and CKS 2020 Prop. 12 converts that to (eps, delta).  This holds
+  for the discrete Gaussian as it is, with no continuous-Gaussian approximation.
 """
 from __future__ import annotations
 
@@ -24,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from dpstudio.engine.accounting import RDP_ORDERS, PrivacyLoss
+from dpstudio.engine.accounting import RDP_ORDERS, PrivacyLoss, zcdp_epsilon
 from dpstudio.engine.mechanisms.base import (Mechanism, check_bounds, check_delta, check_epsilon,
                                             smallest_valid_scale)
 from dpstudio.engine.mechanisms.sampling import (
@@ -110,26 +117,80 @@ def discrete_gaussian_delta(epsilon: float, sigma2: float, shifts) -> np.ndarray
     return np.maximum(d, 0.0)
 
 
+#: sigma in grid steps stays below twice this: the exact calibration (CKS 2020 Thm 7) and the
+#: expected error sum the discrete pmf over ~30 sigma, so memory and time grow with sigma/step
+SIGMA_STEPS_TARGET = 2.0 ** 13
+
+
+def gaussian_grid(low: float, high: float, *, integer: bool = False, grid_bits: int = 10,
+                  epsilon=None, delta=None, rho=None) -> Grid:
+    """The public grid of a Gaussian column: ``grid_bits`` as for Laplace, made coarser when the
+    noise is so wide that sigma would exceed :data:`SIGMA_STEPS_TARGET` steps.
+
+    Public inputs only (bounds, epsilon/delta or rho).  A coarser grid loses nothing that
+    matters: when it is coarsened, sigma > SIGMA_STEPS_TARGET / 2 steps, so the rounding to the
+    grid (at most half a step) is below sigma / 8192.  Without it, a small
+    epsilon share (e.g. 0.05 at delta 1e-6) needs sigma ~ 2e5 steps and the exact calibration
+    several GB.  ``sigma_over_diam`` is the continuous analytic Gaussian's sigma for sensitivity
+    1 (Balle & Wang 2018), or 1/sqrt(2 rho) for a zCDP share; the discrete calibration is within
+    a few per cent of it."""
+    if rho is not None:
+        ratio = 1.0 / math.sqrt(2.0 * float(rho))
+    else:
+        ratio = analytic_gaussian_sigma(epsilon, delta, 1.0)
+    bits = int(grid_bits)
+    if ratio > 0 and math.isfinite(ratio):
+        bits = min(bits, max(0, math.floor(math.log2(SIGMA_STEPS_TARGET / ratio))))
+    return Grid(float(low), float(high), bits=bits, integer=integer)
+
+
 class GaussianMechanism(Mechanism):
     """Clip to public [low, high], snap to a public grid, add exact discrete Gaussian noise.
 
-    L2 sensitivity = D grid steps (one record, one value).  sigma^2 (grid units) is the
-    smallest value whose CKS Thm 7 delta, maximised over shifts 1..D, is <= delta; it is then
-    frozen as an exact rational (the binary value of the float) for the exact sampler.
+    L2 sensitivity = D grid steps (one record, one value).  Given (epsilon, delta), sigma^2 (grid
+    units) is the smallest value whose CKS Thm 7 delta, maximised over shifts 1..D, is <= delta.
+    Given ``rho`` (a share of a zCDP budget calibrated jointly with other columns, see the module
+    docstring) instead of ``epsilon``, sigma = D / sqrt(2 rho) grid steps; ``epsilon`` is then the
+    column's own guarantee at ``delta`` (CKS 2020 Prop. 12), for information.  Either way sigma^2
+    is frozen as an exact rational (the binary value of the float) for the exact sampler, and the
+    privacy loss is computed from that frozen value.
     """
 
     name = "gaussian"
 
-    def __init__(self, *, epsilon, delta, low, high, integer: bool = False, grid_bits: int = 10):
-        self.epsilon = check_epsilon(epsilon)
+    def __init__(self, *, epsilon=None, delta, low, high, integer: bool = False, grid_bits: int = 10,
+                 rho=None):
         self.delta = check_delta(delta, allow_zero=False)
         self.low, self.high = check_bounds(low, high)
         self.integer = bool(integer)
-        self.grid = Grid(self.low, self.high, bits=grid_bits, integer=self.integer)
+        if (rho is None) == (epsilon is None):
+            raise ValueError("give the Gaussian mechanism either epsilon or rho (a zCDP share), not both")
+        if epsilon is not None:
+            epsilon = check_epsilon(epsilon)
+        elif isinstance(rho, bool) or not (float(rho) > 0) or not math.isfinite(float(rho)):
+            raise ValueError(f"rho must be a finite number > 0, got {rho!r}")
+        self.grid = gaussian_grid(self.low, self.high, integer=self.integer, grid_bits=grid_bits,
+                                  epsilon=epsilon, delta=self.delta, rho=rho)
         self.diam_steps = self.grid.diam_steps
-        self.sigma_steps = self._calibrate()
+        if rho is None:
+            self.epsilon = check_epsilon(epsilon)
+            self.sigma_steps = self._calibrate()
+        else:
+            if isinstance(rho, bool) or not (float(rho) > 0) or not math.isfinite(float(rho)):
+                raise ValueError(f"rho must be a finite number > 0, got {rho!r}")
+            D = self.diam_steps
+            # rounded up: the frozen sigma never spends more than the rho it was given
+            self.sigma_steps = float(np.nextafter(D / math.sqrt(2.0 * float(rho)), np.inf)) if D else 0.0
         # freeze exactly the float sigma^2 that the calibration checked
         self.sigma2_exact = Fraction(self.sigma_steps * self.sigma_steps)
+        # zCDP of what is sampled: D^2 / (2 sigma^2) from the frozen sigma^2, rounded up
+        self.rho = None if rho is None else (
+            float(np.nextafter(self.diam_steps ** 2 / (2.0 * float(self.sigma2_exact)), np.inf))
+            if self.diam_steps else 0.0)
+        if rho is not None:
+            if self.rho > float(rho) * (1 + 1e-12):
+                raise AssertionError("frozen sigma spends more zCDP budget than it was given")
+            self.epsilon = zcdp_epsilon(self.rho, self.delta)
 
     def _worst_delta(self, sigma: float) -> float:
         D = self.diam_steps
@@ -160,10 +221,11 @@ class GaussianMechanism(Mechanism):
         rdp = gaussian_rdp(self.sigma_steps, self.diam_steps) if self.diam_steps else None
         return PrivacyLoss(
             epsilon=self.epsilon, delta=self.delta, label=f"gaussian[{self.low},{self.high}]",
-            rdp=rdp, gdp_mu=None, kind="dp",
+            rdp=rdp, gdp_mu=None, kind="dp", zcdp_rho=self.rho,
             details={"mechanism": "discrete Gaussian on grid", "grid_step": self.step,
                      "sigma": self.sigma, "sigma_steps": self.sigma_steps,
-                     "diam_steps": self.diam_steps},
+                     "diam_steps": self.diam_steps,
+                     **({"calibration": "joint zCDP share"} if self.rho is not None else {})},
         )
 
     def expected_error(self) -> float:

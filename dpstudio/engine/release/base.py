@@ -42,9 +42,13 @@ class ReleasePlan:
 class ReleaseOutcome:
     """The result of a run: a table (records or synthetic rows) and/or a JSON artifact
     (model coefficients, density grid).  ``steward_stats`` are computed on the raw data (e.g.
-    clipped counts): for the data steward and the internal report only, never published."""
+    clipped counts): for the data steward and the internal report only, never published.
+    ``final_plan``: the plan of the mechanisms that actually drew the noise, when it differs from
+    the plan made before the data was read (e.g. scales that depend on DP-estimated bounds);
+    its total never exceeds the planned one.  None: the planned one ran as printed."""
 
     data: pd.DataFrame | None = None
     artifact: dict | None = None
     steward_stats: dict = field(default_factory=dict)
     public_stats: dict = field(default_factory=dict)  # computed from DP outputs only
+    final_plan: ReleasePlan | None = None

@@ -33,6 +33,13 @@ class Unit:
     low: float | None = None
     high: float | None = None
     categories: tuple[str, ...] | None = None
+    # the domain is estimated with DP at release time: shown on the whole search range (worst case)
+    worst_case: bool = False
+    # Gaussian columns calibrated jointly (record.gaussian_group): the group's share of epsilon,
+    # its delta, and this column's share of the group's zCDP budget
+    group_share: float | None = None
+    group_delta: float | None = None
+    rho_weight: float | None = None
 
 
 def preview_units(recipe) -> tuple[list[Unit], list[str]]:
@@ -47,6 +54,12 @@ def preview_units(recipe) -> tuple[list[Unit], list[str]]:
     except Exception as exc:  # noqa: BLE001
         return [], [str(exc)]
     total = recipe.budget.epsilon if recipe.budget.epsilon > 0 else 1.0
+    # two or more Gaussian columns are calibrated jointly (one zCDP budget split by weight)
+    gauss = [(n, cs[0].mechanism.weight if cs[0].mechanism else 1.0) for n, cs in perturbed_units(recipe)
+             if _mechanism_name(cs[0]) == "gaussian"]
+    joint = len(gauss) >= 2 and recipe.budget.delta > 0
+    g_eps = sum(split[n][0] for n, _ in gauss)
+    g_w = sum(w for _, w in gauss)
     units = []
     for name, cols in perturbed_units(recipe):
         col = cols[0]
@@ -68,14 +81,20 @@ def preview_units(recipe) -> tuple[list[Unit], list[str]]:
             if mech == "gaussian" and not delta_u > 0:
                 notes.append(f"{name}: Gaussian needs delta > 0")
                 continue
+            if not d.known:
+                notes.append(f"{name}: bounds estimated with DP at release time - its error is shown "
+                             f"for the whole search range (worst case)")
+            extra = dict(group_share=g_eps / total, group_delta=float(recipe.budget.delta),
+                         rho_weight=dict(gauss)[name] / g_w) if joint and mech == "gaussian" else {}
             units.append(Unit(name, "numeric", mech, share, delta_u, diam=float(high - low),
-                              low=float(low), high=float(high)))
+                              low=float(low), high=float(high), worst_case=not d.known, **extra))
         elif d.kind == "categorical" and mech == "rr":
             cats = d.categories if d.categories is not None else d.candidates
             if not cats:
                 notes.append(f"{name}: categories not set")
                 continue
-            units.append(Unit(name, "categorical", "rr", share, delta_u, categories=tuple(map(str, cats))))
+            units.append(Unit(name, "categorical", "rr", share, delta_u, categories=tuple(map(str, cats)),
+                              worst_case=not d.known))
         else:
             notes.append(f"{name}: {mech} does not apply to its domain")
     return units, notes
@@ -97,7 +116,25 @@ def error_curves(units: list[Unit], eps_grid=EPS_GRID) -> tuple[np.ndarray, np.n
 
     if not units:
         return np.zeros((0, len(eps_grid))), np.zeros((0, len(eps_grid)))
-    return expected_error_curves([_spec(u) for u in units], eps_grid)
+    errors, floors = expected_error_curves([_spec(u) for u in units], eps_grid)
+    for i, u in enumerate(units):
+        if u.rho_weight is not None:
+            errors[i], floors[i] = _joint_gaussian_curves(u, np.asarray(eps_grid, dtype=float))
+    return errors, floors
+
+
+def _joint_gaussian_curves(u: Unit, eps_grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Error and floor of a jointly calibrated Gaussian column (record.gaussian_group): the group
+    gets rho(eps_G, delta) of zCDP, this column ``rho_weight`` of it, sigma = diam / sqrt(2 rho_i);
+    its floor is at its own guarantee (eps_i at its delta share)."""
+    from dpstudio.engine.accounting import zcdp_epsilon_many, zcdp_rho_for_many
+    from dpstudio.engine.bounds import floor_continuous
+
+    rho_i = zcdp_rho_for_many(u.group_share * eps_grid, u.group_delta) * u.rho_weight
+    with np.errstate(divide="ignore"):
+        sigma = np.where(rho_i > 0, u.diam / np.sqrt(2.0 * np.maximum(rho_i, 1e-300)), np.inf)
+    eps_i = zcdp_epsilon_many(rho_i, u.delta)
+    return sigma * np.sqrt(2.0 / np.pi), floor_continuous(u.diam, eps_i, u.delta)
 
 
 def relative(units: list[Unit], values: np.ndarray) -> np.ndarray:

@@ -188,7 +188,9 @@ class PreviewPanel(QWidget):
             ylabel = tr("error as a share of the range") if u.kind == "numeric" else tr("chance a value is changed")
             self.error_chart.set_curves(EPS_GRID, rel_err, rel_floor, ylabel)
             self.error_chart.title.setText("<b>" + tr("Expected error of “{0}” vs ε — and the best any "
-                                                      "mechanism could do").format(u.name) + "</b>")
+                                                      "mechanism could do").format(u.name) + "</b>"
+                                           + (" " + tr("(worst case: its bounds are estimated with DP at "
+                                                       "release time)") if u.worst_case else ""))
             self._ensure_sample(u)
         self._update_side(rec)
 
@@ -284,7 +286,8 @@ class PreviewPanel(QWidget):
                 e = float(np.interp(le, lg, self._err[i]))
                 f = float(np.interp(le, lg, self._floor[i]))
                 fmt = (lambda x: f"{x:,.3g}") if u.kind == "numeric" else (lambda x: f"{100 * x:.1f} %")
-                self.table.item(i, 2).setText(fmt(e))
+                # bounds still to be estimated with DP: the search range gives the worst case only
+                self.table.item(i, 2).setText(("\u2264 " if u.worst_case else "") + fmt(e))
                 self.table.item(i, 3).setText(fmt(f))
             self.error_chart.set_epsilon(eps)
             self._draw_histogram(eps)

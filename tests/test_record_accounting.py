@@ -1,0 +1,266 @@
+"""Record releases: the printed scale is the one that ran (DP-estimated bounds), and several
+Gaussian columns are calibrated jointly in zCDP instead of splitting (eps, delta)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import integrate, stats
+
+from dpstudio.engine.accounting import (
+    RDP_ORDERS, gdp_delta, rdp_to_dp, zcdp_epsilon, zcdp_rho_for,
+)
+from dpstudio.engine.mechanisms.gaussian import GaussianMechanism
+from dpstudio.engine.mechanisms.laplace import LaplaceMechanism
+from dpstudio.engine.release import record
+from dpstudio.recipe.model import (Budget, Column, Cost, Domain, InputSpec, Mechanism, Randomness, Recipe,
+                                   ReleaseSpec)
+
+
+def _num(name, low=0.0, high=100.0, mech="gaussian", weight=1.0):
+    return Column(name, "float", "sensitive", domain=Domain("numeric", low=low, high=high),
+                  mechanism=Mechanism(mech, weight=weight), type_source="confirmed", role_source="confirmed")
+
+
+def _recipe(columns, eps=1.0, delta=1e-6, path="data.csv", seed=None):
+    return Recipe(input=InputSpec(path=str(path)), release=ReleaseSpec("record"), columns=tuple(columns),
+                  budget=Budget(eps, delta), randomness=Randomness(seed=seed))
+
+
+# ---------------------------------------------------------------- joint Gaussian calibration
+
+@pytest.fixture(scope="module")
+def four_gaussians():
+    r = _recipe([_num(c) for c in "abcd"])
+    return r, record.plan(r)
+
+
+def test_four_gaussian_columns_get_less_noise_for_the_same_budget(four_gaussians):
+    r, p = four_gaussians
+    old = GaussianMechanism(epsilon=0.25, delta=2.5e-7, low=0, high=100)  # the former per-column share
+    sigmas = [m["sigma"] for m in p.mechanisms]
+    assert len(set(sigmas)) == 1
+    # zCDP split of rho instead of (eps, delta): sigma(new)/sigma(old) = 0.546 at (1, 1e-6), k = 4
+    assert 0.53 < sigmas[0] / old.sigma < 0.56
+    assert p.total.epsilon <= 1.0 and p.total.delta <= 1e-6
+    assert p.composition.method == "zcdp+basic"  # tighter than rdp on the order grid, and basic
+
+
+def test_joint_total_holds_by_independent_methods(four_gaussians):
+    _, p = four_gaussians
+    D = np.array([m["diam_steps"] for m in p.mechanisms])
+    sig = np.array([m["sigma_steps"] for m in p.mechanisms])
+    rho = float(np.sum(D ** 2 / (2 * sig ** 2)))
+    # 1. RDP curves alpha * rho summed and converted on a fine order grid (not the calibration's grid)
+    orders = np.arange(1.001, 400.0, 0.001)
+    assert rdp_to_dp(rho * orders, 1e-6, orders=orders) <= 1.0 + 1e-9
+    # 2. the continuous-Gaussian GDP profile of the same sigmas, closed form and by numerical
+    #    integration of the privacy-loss distribution L ~ N(mu^2/2, mu^2)
+    mu = math.sqrt(2 * rho)
+    assert gdp_delta(mu, 1.0) <= 1e-6
+    f = lambda l: -math.expm1(1.0 - l) * stats.norm.pdf(l, mu * mu / 2, mu)
+    num, _ = integrate.quad(f, 1.0, mu * mu / 2 + 40 * mu, epsabs=1e-14, limit=200)
+    assert num == pytest.approx(gdp_delta(mu, 1.0), rel=1e-6)
+    assert num <= 1e-6
+
+
+def test_basic_composition_of_the_same_sigmas_prints_far_more(four_gaussians):
+    _, p = four_gaussians
+    basic_eps, basic_delta = p.composition.alternatives["basic"]
+    # each column alone is (0.51, 2.5e-7)-DP: adding them up would print eps = 2.04 for what is eps = 1
+    assert basic_eps > 2.0 and basic_delta == pytest.approx(1e-6)
+    # and the former per-column sigmas were worth eps ~ 0.52 together, while printed as eps = 1
+    old = GaussianMechanism(epsilon=0.25, delta=2.5e-7, low=0, high=100)
+    assert zcdp_epsilon(4 * old.diam_steps ** 2 / (2 * old.sigma_steps ** 2), 1e-6) < 0.6
+
+
+def test_discrete_gaussians_meet_the_target_at_every_shift():
+    # rigorous claim checked exactly on a small grid: two discrete Gaussian columns calibrated on
+    # rho shares; delta(eps) of the 2-D product, summed over Z^2, for every integer shift vector
+    eps, delta = 1.0, 1e-6
+    rho = zcdp_rho_for(eps, delta) * (1 - 1e-9)
+    mechs = [GaussianMechanism(delta=delta / 2, low=0, high=4, integer=True, grid_bits=2, rho=rho / 2)
+             for _ in range(2)]
+    D, s2 = mechs[0].diam_steps, mechs[0].sigma_steps ** 2
+    half = int(14 * math.sqrt(s2)) + D + 1
+    x = np.arange(-half, half + 1, dtype=float)
+    p1 = np.exp(-x ** 2 / (2 * s2))
+    p1 /= p1.sum()
+    worst = 0.0
+    for a in range(D + 1):
+        for b in range(D + 1):
+            if a == b == 0:
+                continue
+            q1a, q1b = np.roll(p1, a), np.roll(p1, b)  # support padded by D: no wrap-around mass
+            diff = np.outer(p1, p1) - math.e ** eps * np.outer(q1a, q1b)
+            worst = max(worst, float(diff[diff > 0].sum()))
+    assert worst <= delta
+    assert worst > delta / 20  # the calibration is not vacuous
+
+
+def test_weights_share_rho_and_mixed_units_stay_within_budget():
+    cols = [_num("a", weight=3.0), _num("b"), _num("c", mech="laplace"),
+            Column("k", "categorical", "sensitive", domain=Domain("categorical", categories=("x", "y", "z")),
+                   mechanism=Mechanism("rr"), type_source="confirmed", role_source="confirmed")]
+    r = _recipe(cols, eps=2.0, delta=1e-7)
+    p = record.plan(r)
+    by = {m["unit"]: m for m in p.mechanisms}
+    assert by["a"]["zcdp_rho"] == pytest.approx(3 * by["b"]["zcdp_rho"], rel=1e-9)
+    assert by["b"]["sigma"] / by["a"]["sigma"] == pytest.approx(math.sqrt(3), rel=1e-6)
+    # the Gaussian group spends its share 2 * 4/6; Laplace and RR 2/6 each, pure DP
+    assert by["c"]["epsilon"] == pytest.approx(2 / 6) and by["k"]["epsilon"] == pytest.approx(2 / 6)
+    assert p.total.epsilon <= 2.0 and p.total.delta <= 1e-7
+    assert p.composition.method == "zcdp+basic"
+    assert p.total.epsilon == pytest.approx(2.0, rel=1e-6)
+
+
+def test_a_single_gaussian_keeps_its_exact_calibration():
+    r = _recipe([_num("a"), _num("c", mech="laplace")])
+    p = record.plan(r)
+    g = next(m for m in p.mechanisms if m["mechanism"] == "gaussian")
+    assert "zcdp_rho" not in g
+    assert g["sigma"] == GaussianMechanism(epsilon=0.5, delta=1e-6, low=0, high=100).sigma
+    assert p.composition.method == "basic" and p.total.epsilon == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- DP-estimated bounds
+
+def _dp_income(mech="laplace"):
+    d = Domain("numeric", source="dp", cost=Cost(0.5, 0.0), search_low=0.0, search_high=1_000_000.0)
+    return Column("income", "float", "sensitive", domain=d, mechanism=Mechanism(mech),
+                  type_source="confirmed", role_source="confirmed")
+
+
+def test_plan_with_dp_bounds_gives_only_the_worst_case_scale():
+    from dpstudio.recipe.run import check_recipe
+
+    r = _recipe([_dp_income()], eps=1.0, delta=0.0)
+    m = record.plan(r).mechanisms[0]
+    worst = LaplaceMechanism(epsilon=1.0, low=0.0, high=1_000_000.0)
+    assert m["scale_depends_on_estimate"] is True
+    assert "scale" not in m and "expected_error" not in m
+    assert m["worst_case_scale"] == worst.scale
+    assert "worst case" in m["note"]
+    out = check_recipe(r)
+    assert out["mechanisms"][0]["worst_case_scale"] == worst.scale and "scale" not in out["mechanisms"][0]
+    assert any("worst case" in n for n in out["notes"])
+
+
+@pytest.fixture(scope="module")
+def dp_bounds_release(tmp_path_factory):
+    from dpstudio.recipe.run import execute_release
+
+    tmp = tmp_path_factory.mktemp("dpb")
+    n = 40_000
+    g = np.random.default_rng(1)
+    pd.DataFrame({"income": g.uniform(20_000, 60_000, n).round(2)}).to_csv(tmp / "d.csv", index=False)
+    r = _recipe([_dp_income()], eps=1.0, delta=0.0, path=tmp / "d.csv", seed=7)
+    res = execute_release(r, output_path=tmp / "o.csv", with_risk=False)
+    raw = pd.read_csv(tmp / "d.csv")["income"].to_numpy()
+    out = pd.read_csv(tmp / "o.csv")["income"].to_numpy()
+    return res, raw, out
+
+
+def test_release_reports_the_scale_that_ran(dp_bounds_release):
+    res, raw, out = dp_bounds_release
+    low, high = res.outcome.steward_stats["dp_domain:income"]
+    ran = LaplaceMechanism(epsilon=1.0, low=low, high=high)
+    m = res.plan.mechanisms[0]
+    assert "scale_depends_on_estimate" not in m
+    assert m["scale"] == ran.scale and m["expected_error"] == ran.expected_error()
+    assert m["domain"] == [low, high]
+    assert m["scale"] < 0.5 * LaplaceMechanism(epsilon=1.0, low=0.0, high=1e6).scale
+    # what was printed is what the noise shows (mean |noise| of a discrete Laplace = expected_error)
+    inside = (raw >= low) & (raw <= high)
+    emp = float(np.mean(np.abs(out[inside] - raw[inside])))
+    assert emp == pytest.approx(m["expected_error"], rel=0.05)
+    assert res.plan.total.epsilon == pytest.approx(1.5)  # perturbation + the bounds estimate
+
+
+def test_report_prints_the_final_scale(dp_bounds_release):
+    from dpstudio.report.model import build_model, fmt
+
+    res, _, _ = dp_bounds_release
+    low, high = res.outcome.steward_stats["dp_domain:income"]
+    ran = LaplaceMechanism(epsilon=1.0, low=low, high=high)
+    model = build_model(res, "internal", None, charts=False)
+    sec = next(s for s in model.sections if s.title == "Mechanisms and parameters")
+    table = next(b for b in sec.blocks if b.kind == "table")
+    params = table.content["rows"][0][4].text
+    assert f"Laplace scale b = {fmt(ran.scale)}" in params
+    assert table.content["rows"][0][5].text == fmt(ran.expected_error())
+    assert "worst case" not in params
+
+
+def test_report_of_a_provisional_plan_says_worst_case(dp_bounds_release):
+    # a plan made before the estimate (e.g. a dry run) never presents the search-range scale as the scale
+    from dataclasses import replace
+
+    from dpstudio.report.model import build_model, fmt
+
+    res, _, _ = dp_bounds_release
+    provisional = record.plan(res.recipe)
+    model = build_model(replace(res, plan=provisional), "internal", None, charts=False)
+    sec = next(s for s in model.sections if s.title == "Mechanisms and parameters")
+    row = next(b for b in sec.blocks if b.kind == "table").content["rows"][0]
+    worst = LaplaceMechanism(epsilon=1.0, low=0.0, high=1e6).scale
+    assert f"Laplace scale b \u2264 {fmt(worst)} (worst case" in row[4].text
+    assert "Laplace scale b =" not in row[4].text and row[5].text.startswith("\u2264")
+
+
+# ---------------------------------------------------------------- the GUI preview (numpy only)
+
+def test_preview_errors_match_the_joint_calibration(four_gaussians):
+    from dpstudio.gui.charts.preview import error_curves, preview_units
+
+    r, p = four_gaussians
+    units, _ = preview_units(r)
+    err, floor = error_curves(units, np.array([0.5, 1.0, 2.0]))
+    planned = [m["expected_error"] for m in p.mechanisms]
+    # the preview's continuous closed form vs the discrete Gaussian that runs (sigma = 14,500 steps)
+    assert err[:, 1] == pytest.approx(planned, rel=1e-4)
+    assert np.all(np.diff(err, axis=1) < 0) and np.all(floor < err)
+
+
+def test_preview_marks_dp_bounds_as_worst_case():
+    from dpstudio.gui.charts.preview import preview_units
+
+    units, notes = preview_units(_recipe([_dp_income(), _num("a", mech="laplace")], delta=0.0))
+    by = {u.name: u for u in units}
+    assert by["income"].worst_case and not by["a"].worst_case
+    assert any("income" in n and "worst case" in n for n in notes)
+
+
+def test_run_never_spends_more_than_the_plan_reserved(four_gaussians):
+    from dataclasses import replace
+
+    from dpstudio.engine.rng import RandomSource
+
+    r, p = four_gaussians
+    frame = pd.DataFrame({c: np.linspace(0, 100, 50) for c in "abcd"})
+    out = record.run(r, frame, p, RandomSource(1))
+    assert out.final_plan.total.epsilon <= p.total.epsilon
+    assert [m["sigma"] for m in out.final_plan.mechanisms] == [m["sigma"] for m in p.mechanisms]
+    # a plan (ledger reservation) for less than the mechanisms spend is refused before any noise
+    cheaper = record.plan(replace(r, budget=Budget(0.5, 1e-6)))
+    with pytest.raises(RuntimeError, match="more than planned"):
+        record.run(r, frame, cheaper, RandomSource(1))
+
+
+def test_gaussian_from_a_rho_share_states_what_it_samples():
+    from dpstudio.engine.rng import RandomSource
+
+    m = GaussianMechanism(delta=1e-7, low=0, high=10, rho=0.01)
+    loss = m.privacy_loss()
+    assert 0.01 * (1 - 1e-12) <= loss.zcdp_rho <= 0.01 * (1 + 1e-12)
+    assert np.allclose(loss.rdp, np.asarray(RDP_ORDERS) * m.diam_steps ** 2 / (2 * m.sigma_steps ** 2))
+    assert loss.epsilon == zcdp_epsilon(loss.zcdp_rho, 1e-7)
+    assert m.sigma == pytest.approx(10 / math.sqrt(0.02), rel=1e-3)  # D steps * step = diam (to the grid)
+    y = m.release(np.full(20_000, 5.0), RandomSource(3))
+    assert np.std(y) == pytest.approx(m.sigma, rel=0.03)
+    with pytest.raises(ValueError):
+        GaussianMechanism(epsilon=1.0, delta=1e-7, low=0, high=10, rho=0.01)
+    with pytest.raises(ValueError):
+        GaussianMechanism(delta=1e-7, low=0, high=10, rho=0.0)
