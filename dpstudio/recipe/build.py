@@ -1,11 +1,17 @@
 """Build a recipe from an inferred schema plus explicit overrides (``dpstudio recipe init``).
 
-Inference suggests roles and types only.  Domains come *only* from what the user passes:
-typed bounds/categories (public), a DP estimate over a public search range (``dp:LOW:HIGH``
-or ``dp`` for categories, at a cost), or ``data`` — an explicit copy from the private data,
-which is recorded with an acknowledgement and flagged by every report.
+Inference suggests roles and types only, and each column records whether its type and role
+were confirmed by the user (``--type``/``--role``, or ``--confirm-inferred`` for all) or
+inferred from the private data: both change what is released, so inferred ones are reported.
+Domains come *only* from what the user passes: typed bounds/categories (public), a DP
+estimate over a public search range (``dp:LOW:HIGH`` or ``dp`` for categories, at a cost), or
+``data`` — an explicit copy from the private data, which is recorded with an acknowledgement
+and flagged by every report.
 """
 from __future__ import annotations
+
+import math
+from dataclasses import replace
 
 from dpstudio.errors import UserError
 from dpstudio.recipe.model import (Budget, Column, Cost, Domain, InputSpec, Mechanism, Outputs, Params,
@@ -15,6 +21,8 @@ from dpstudio.recipe.validate import ACK_DOMAIN_FROM_DATA, NUMERIC_TYPES, defaul
 # share of the budget spent on each DP domain estimate when the user asks for one without a cost
 DEFAULT_DP_DOMAIN_EPSILON = 0.1
 DEFAULT_DISCOVERY_DELTA = 1e-7
+# types a user may declare with --type (the ones inference can pick for a released column)
+DECLARABLE_TYPES = ("integer", "float", "categorical", "boolean")
 
 
 def parse_assignments(items, what: str) -> dict[str, str]:
@@ -30,6 +38,15 @@ def parse_assignments(items, what: str) -> dict[str, str]:
     return out
 
 
+def _number(text) -> float:
+    """A finite float from user text; ValueError otherwise ('inf', 'nan' and '1e400' included:
+    a recipe is JSON, which has no infinities, and no mechanism takes them)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {text!r}")
+    return value
+
+
 def _parse_bounds(col: str, spec: str) -> Domain:
     parts = spec.split(":")
     try:
@@ -38,14 +55,15 @@ def _parse_bounds(col: str, spec: str) -> Domain:
         if parts[0] == "dp":
             if len(parts) not in (3, 4):
                 raise ValueError
-            cost = float(parts[3]) if len(parts) == 4 else DEFAULT_DP_DOMAIN_EPSILON
-            return Domain(kind="numeric", source="dp", search_low=float(parts[1]),
-                          search_high=float(parts[2]), cost=Cost(epsilon=cost))
+            cost = _number(parts[3]) if len(parts) == 4 else DEFAULT_DP_DOMAIN_EPSILON
+            return Domain(kind="numeric", source="dp", search_low=_number(parts[1]),
+                          search_high=_number(parts[2]), cost=Cost(epsilon=cost))
         if len(parts) != 2:
             raise ValueError
-        return Domain(kind="numeric", source="public", low=float(parts[0]), high=float(parts[1]))
+        return Domain(kind="numeric", source="public", low=_number(parts[0]), high=_number(parts[1]))
     except ValueError:
-        raise UserError(f"--bounds {col}={spec!r}: expected LOW:HIGH, dp:LOW:HIGH[:EPS] or data") from None
+        raise UserError(f"--bounds {col}={spec!r}: expected LOW:HIGH, dp:LOW:HIGH[:EPS] or data, "
+                        f"with finite numbers") from None
 
 
 def _parse_categories(col: str, spec: str) -> Domain:
@@ -58,9 +76,10 @@ def _parse_categories(col: str, spec: str) -> Domain:
         if rest:
             head, _, tail = rest.partition(":")
             try:
-                cost = float(head)
+                cost = _number(head)
             except ValueError:
-                raise UserError(f"--categories {col}={spec!r}: expected dp[:EPS[:A,B,C]]") from None
+                raise UserError(f"--categories {col}={spec!r}: expected dp[:EPS[:A,B,C]] with a finite "
+                                f"EPS") from None
             candidates = tuple(x for x in tail.split(",") if x) or None
         # without a public list, partition selection needs a small delta (kept far below 1/n)
         return Domain(kind="categorical", source="dp", candidates=candidates,
@@ -75,30 +94,39 @@ def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: floa
                        delta: float | None = None, roles=None, bounds=None, categories=None,
                        mechanisms=None, seed: int | None = None, out_format: str = "csv",
                        rows: int | None = None, release_options: dict | None = None,
-                       weights=None) -> Recipe:
+                       weights=None, types=None) -> Recipe:
+    """A recipe from the inferred schema; the columns named in ``types``/``roles`` record those
+    facts as confirmed, every other type and role as inferred."""
     if release not in RELEASE_TYPES:
         raise UserError(f"--release {release!r}: choose one of {', '.join(RELEASE_TYPES)}")
+    for flag, value in (("--epsilon", epsilon), ("--delta", delta)):
+        if value is not None and not math.isfinite(float(value)):
+            raise UserError(f"{flag}: expected a finite number, got {value!r}")
     roles = dict(roles or {})
     bounds = dict(bounds or {})
     categories = dict(categories or {})
     mechanisms = dict(mechanisms or {})
     weights = dict(weights or {})
+    types = dict(types or {})
     known = {c.name for c in schema.columns}
-    for flag, mapping in (("--role", roles), ("--bounds", bounds), ("--categories", categories),
-                          ("--mechanism", mechanisms), ("--weight", weights)):
+    for flag, mapping in (("--role", roles), ("--type", types), ("--bounds", bounds),
+                          ("--categories", categories), ("--mechanism", mechanisms), ("--weight", weights)):
         for col in mapping:
             if col not in known:
                 raise UserError(f"{flag}: no column {col!r} in {loaded.path}")
     for col, role in roles.items():
         if role not in ROLES:
             raise UserError(f"--role {col}={role!r}: choose one of {', '.join(ROLES)}")
+    for col, ctype in types.items():
+        if ctype not in DECLARABLE_TYPES:
+            raise UserError(f"--type {col}={ctype!r}: choose one of {', '.join(DECLARABLE_TYPES)}")
 
     acks: list[str] = []
     perturbed = perturbed_roles(release)
     columns = []
     for cs in schema.columns:
         role = roles.get(cs.name, cs.suggested_role)
-        ctype = cs.type
+        ctype = types.get(cs.name, cs.type)
         if cs.name not in roles and ctype in ("datetime", "text") and role not in ("identifier", "ignore"):
             role = "ignore"  # free text and dates have no mechanism yet; never release them raw
         domain = None
@@ -106,7 +134,7 @@ def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: floa
             domain = _parse_bounds(cs.name, bounds[cs.name])
         elif cs.name in categories:
             domain = _parse_categories(cs.name, categories[cs.name])
-            if ctype in NUMERIC_TYPES:
+            if ctype in NUMERIC_TYPES and cs.name not in types:
                 ctype = "categorical"  # integer codes given a category list are categories
         if domain is not None and domain.source == "data" and ACK_DOMAIN_FROM_DATA not in acks:
             acks.append(ACK_DOMAIN_FROM_DATA)
@@ -121,12 +149,14 @@ def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: floa
                     name, pool = name.split(":", 1)
                     params["pool"] = pool
                 try:
-                    weight = float(weights.get(cs.name, 1.0))
+                    weight = _number(weights.get(cs.name, 1.0))
                 except ValueError:
-                    raise UserError(f"--weight {cs.name}={weights[cs.name]!r}: expected a number") from None
+                    raise UserError(f"--weight {cs.name}={weights[cs.name]!r}: expected a finite number") from None
                 mech = Mechanism(name=name, weight=weight, params=Params.of(params))
         columns.append(Column(name=cs.name, type=ctype, role=role, domain=domain, mechanism=mech,
-                              group=cs.embedding_group if role == "embedding" else None))
+                              group=cs.embedding_group if role == "embedding" else None,
+                              type_source=_source(cs.name in types),
+                              role_source=_source(cs.name in roles)))
 
     if delta is None:
         needs_delta = release in ("synthetic", "model", "density") or any(
@@ -144,6 +174,27 @@ def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: floa
     )
 
 
+def _source(confirmed: bool) -> str:
+    return "confirmed" if confirmed else "inferred"
+
+
+def confirm_inferred_facts(recipe: Recipe) -> Recipe:
+    """Every column's type and role marked as the user's confirmed choice (values unchanged)."""
+    return replace(recipe, columns=tuple(replace(c, type_source="confirmed", role_source="confirmed")
+                                         for c in recipe.columns))
+
+
+def _text_rows(s) -> str:
+    """Which rows of ``s`` are not numbers, by count and first row number (never by content)."""
+    import numpy as np
+    import pandas as pd
+
+    bad = np.flatnonzero(pd.to_numeric(s, errors="coerce").isna().to_numpy() & s.notna().to_numpy())
+    if bad.size == 0:
+        return "its values are not numbers"
+    return f"{bad.size} row(s) hold text (the first is data row {int(bad[0]) + 1})"
+
+
 def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
     """Resolve ``source == "data"`` domains by reading the private data (the flagged, explicit copy)."""
     import numpy as np
@@ -154,18 +205,21 @@ def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
         if d is not None and d.source == "data" and not d.known:
             s = frame[c.name]
             if d.kind == "numeric":
-                vals = s.to_numpy(dtype=float, na_value=np.nan)
+                try:
+                    vals = s.to_numpy(dtype=float, na_value=np.nan)
+                except (TypeError, ValueError):  # numpy's message would quote the cell
+                    raise UserError(f"column {c.name!r}: bounds copied from the data need numbers, but "
+                                    f"{_text_rows(s)}; give public bounds") from None
                 d = Domain(kind="numeric", source="data", low=float(np.nanmin(vals)), high=float(np.nanmax(vals)))
                 if d.low == d.high:
                     d = Domain(kind="numeric", source="data", low=d.low, high=d.low + 1.0)
             else:
                 cats = tuple(sorted(str(v) for v in s.dropna().unique()))
                 d = Domain(kind="categorical", source="data", categories=cats, other=d.other)
-            c = Column(name=c.name, type=c.type, role=c.role, domain=d, mechanism=c.mechanism, group=c.group)
+            c = replace(c, domain=d)  # replace keeps every other field (type/role sources, ...)
         cols.append(c)
-    return Recipe(input=recipe.input, release=recipe.release, columns=tuple(cols), budget=recipe.budget,
-                  randomness=recipe.randomness, outputs=recipe.outputs,
-                  acknowledgements=recipe.acknowledgements, schema_version=recipe.schema_version)
+    return replace(recipe, columns=tuple(cols))
 
 
-__all__ = ["recipe_from_schema", "parse_assignments", "fill_domains_from_data", "NUMERIC_TYPES"]
+__all__ = ["recipe_from_schema", "parse_assignments", "fill_domains_from_data", "confirm_inferred_facts",
+           "DECLARABLE_TYPES", "NUMERIC_TYPES"]

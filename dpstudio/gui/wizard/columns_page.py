@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout)
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QPushButton,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout)
 
 from dpstudio.gui.texts import role_text
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
 from dpstudio.gui.wizard.domain_editor import DomainEditor, domain_summary
-from dpstudio.gui.wizard.edits import DROPPED_ROLES, set_domain, set_role, set_type
+from dpstudio.gui.wizard.edits import DROPPED_ROLES, confirm_suggestions, set_domain, set_role, set_type
 from dpstudio.recipe.model import COLUMN_TYPES, ROLES
 
 COL_NAME, COL_ROLE, COL_TYPE, COL_DOMAIN, COL_STATUS = range(5)
@@ -36,6 +36,16 @@ class ColumnsPage(WizardPage):
         self.editor.setMinimumWidth(330)
         self.editor.domainEdited.connect(self._domain_edited)
         self.problem_label = note_label("", "problems")
+        # types and roles read from the data decide the released grid and which columns are
+        # released: shown in italics until the user changes or confirms them
+        self.inferred_label = note_label("")
+        self.confirm_button = QPushButton(self.tr("Confirm all suggestions"))
+        self.confirm_button.setToolTip(self.tr("Accept every suggested type and role as your own choice "
+                                               "(recorded in the recipe and the report)."))
+        self.confirm_button.clicked.connect(self._confirm_all)
+        inferred_row = QHBoxLayout()
+        inferred_row.addWidget(self.inferred_label, 1)
+        inferred_row.addWidget(self.confirm_button)
         row = QHBoxLayout()
         row.addWidget(self.table, 3)
         row.addWidget(self.editor, 2)
@@ -45,6 +55,7 @@ class ColumnsPage(WizardPage):
             "<b>domain</b>: the range or category list everyone may know (e.g. age 0–120). Typing it from "
             "public knowledge is free; estimating it costs a little ε; copying it from the data leaks.")))
         lay.addLayout(row, 1)
+        lay.addLayout(inferred_row)
         lay.addWidget(self.problem_label)
         self._names: list[str] = []
 
@@ -103,6 +114,11 @@ class ColumnsPage(WizardPage):
             with blocked(role_w, type_w):
                 role_w.setCurrentIndex(role_w.findData(c.role))
                 type_w.setCurrentIndex(type_w.findData(c.type))
+            self._mark_inferred(role_w, c.role_source != "confirmed")
+            type_inferred = c.type_source != "confirmed" and c.role not in DROPPED_ROLES
+            self._mark_inferred(type_w, type_inferred)
+            type_w.setToolTip(self.tr("Read from the data, not confirmed: it decides the released grid "
+                                      "(integer or float).") if type_inferred else "")
             dropped = c.role in DROPPED_ROLES
             name = self.table.item(i, COL_NAME)
             f = QFont(name.font())
@@ -132,10 +148,26 @@ class ColumnsPage(WizardPage):
                 status.setForeground(QColor("#009E73"))
                 status.setToolTip("")
         self._selected()
+        self._show_inferred(rec)
         self.problem_label.setText(self._problem_text(problems))
         self.problem_label.setObjectName("problems" if problems else "note")
         self.problem_label.style().unpolish(self.problem_label)
         self.problem_label.style().polish(self.problem_label)
+
+    def _mark_inferred(self, combo, inferred: bool) -> None:
+        f = QFont(combo.font())
+        f.setItalic(inferred)
+        combo.setFont(f)
+
+    def _show_inferred(self, rec) -> None:
+        from dpstudio.recipe.validate import inferred_facts
+        facts = inferred_facts(rec)
+        self.inferred_label.setText(self.tr(
+            "{0} column(s) have a type or role (in italics) read from the data, not chosen by you. "
+            "They decide the released grid (integer or float) and which columns are released: change "
+            "them, or confirm them.").format(len(facts)) if facts else "")
+        self.inferred_label.setVisible(bool(facts))
+        self.confirm_button.setVisible(bool(facts))
 
     def _problem_text(self, problems):
         if not problems:
@@ -161,6 +193,9 @@ class ColumnsPage(WizardPage):
 
     def _type(self, name, col_type):
         self.session.update(lambda r: set_type(r, name, col_type))
+
+    def _confirm_all(self):
+        self.session.update(confirm_suggestions)
 
     def _domain_edited(self, name, domain, acknowledged):
         self.session.update(lambda r: set_domain(r, name, domain, acknowledge=acknowledged))

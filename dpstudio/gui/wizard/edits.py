@@ -63,18 +63,28 @@ def _sync_ack(recipe: Recipe) -> Recipe:
 
 
 def set_role(recipe: Recipe, name: str, role: str) -> Recipe:
+    """The user's choice of role: recorded as confirmed (no longer the data's suggestion)."""
     col = replace(recipe.column(name), role=role)
     col = replace(col, mechanism=fit_mechanism(col, recipe.release.type))
-    return _sync_pool_ack(_sync_ack(recipe.with_column(name, role=col.role, mechanism=col.mechanism)))
+    return _sync_pool_ack(_sync_ack(recipe.with_column(name, role=col.role, mechanism=col.mechanism,
+                                                       role_source="confirmed")))
+
+
+def confirm_suggestions(recipe: Recipe) -> Recipe:
+    """The user accepts every suggested type and role as a public choice (values unchanged)."""
+    from dpstudio.recipe.build import confirm_inferred_facts
+    return confirm_inferred_facts(recipe)
 
 
 def set_type(recipe: Recipe, name: str, col_type: str) -> Recipe:
+    """The user's choice of type (it fixes the released grid): recorded as confirmed."""
     col = replace(recipe.column(name), type=col_type)
     kind = domain_kind(col_type)
     domain = col.domain if col.domain is not None and col.domain.kind == kind else None
     col = replace(col, domain=domain)
     col = replace(col, mechanism=fit_mechanism(col, recipe.release.type))
-    return _sync_ack(recipe.with_column(name, type=col_type, domain=domain, mechanism=col.mechanism))
+    return _sync_ack(recipe.with_column(name, type=col_type, domain=domain, mechanism=col.mechanism,
+                                        type_source="confirmed"))
 
 
 def set_domain(recipe: Recipe, name: str, domain: Domain | None, *, acknowledge: bool = False) -> Recipe:
