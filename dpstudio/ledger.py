@@ -1,13 +1,42 @@
 """The per-dataset privacy budget ledger (BRIEF 3.9).
 
-One SQLite database (WAL journal) records every release of every dataset, keyed by the
-SHA-256 of the input file, so renaming or copying a file cannot reset its budget.  Every
-change runs in a ``BEGIN IMMEDIATE`` transaction, so concurrent processes serialise: two
-releases cannot both see the same remaining budget.
+One SQLite database (WAL journal) records every release of every dataset.  Every change runs in
+a ``BEGIN IMMEDIATE`` transaction, so concurrent processes serialise: two releases cannot both
+see the same remaining budget.
 
 Location: the explicit path > ``$DPSTUDIO_LEDGER`` > the user's application-data folder
 (``$XDG_DATA_HOME/dpstudio`` or ``~/.local/share/dpstudio`` on Linux,
 ``~/Library/Application Support/dpstudio`` on macOS, ``%APPDATA%\\dpstudio`` on Windows).
+Two small files live beside the database: ``<ledger>.key`` (a random key, mode 0600) and
+``<ledger>.head`` (the head of the hash chain, see below).
+
+Identity of a dataset (so that editing one record cannot reset its budget).  A file is resolved
+to a dataset, in this order: (1) its SHA-256 is already known; (2) the recipe names a dataset
+(``input.dataset``) already in the ledger; (3) its rows match a known file's rows: at least
+``MATCH_THRESHOLD`` (half) of the rows of one of the two files are rows of the other, estimated
+from keyed bottom-k sketches (:func:`row_sketch`, :func:`sketch_overlap`), whatever the file's
+name, format, column order or row order; (4) otherwise it is a new dataset.  A file that matches
+a known dataset is charged to that dataset's cap unless the user explicitly declares it a new
+dataset (``dpstudio release --new-dataset``, a GUI checkbox); the declaration is recorded in the
+entry and shown in the report.  A sketch holds ``SKETCH_K`` keyed 64-bit row hashes per file
+version; without the key they reveal nothing about the rows.  Limits: a file sharing less than
+half its rows with every known file, or a small subset (under about 2 %) of a large dataset, is
+not recognised; renaming columns changes every row hash.
+
+Integrity (so that losing entries cannot silently reset a budget).  Every fact that counts -
+datasets and their names, caps, which file belongs to which dataset, every complete release, the
+key's id, re-initialisations - is appended to a SHA-256 hash chain (table ``log``).  The tables
+are checked against the chain before every reservation and cap change, and the chain's head is
+also written (atomically) to ``<ledger>.head`` after every commit and printed in every report.
+A deleted, emptied, truncated or replaced database, a dropped table, a deleted entry or a
+deleted chain row is refused until the user re-initialises the ledger explicitly
+(:meth:`Ledger.reinit`, ``dpstudio ledger reinit --confirm``), which keeps everything that
+survives (tables and readable chain rows), starts a new chain and records the loss in it; every
+later report shows it.  The head file is written after the commit, so a crash in between leaves
+it one step behind: a head file that names an ancestor of the database's head is valid (and is
+brought up to date).  This detects accidents and casual resets, not a deliberate forgery by
+someone who rewrites the database, the chain and the head file together (the heads printed in
+earlier reports still expose that: ``dpstudio ledger verify --head``).
 
 Crash consistency of a release (``reserve`` -> ``write_and_commit``): after the process is
 killed at *any* moment, either the entry is complete and the complete output file exists, or
@@ -18,7 +47,7 @@ neither exists.  The protocol:
 3. the writer writes the temporary file; it is fsynced and hashed;
 4. status *committing* with the hash (the point of no return);
 5. ``os.replace(tmp, output)``, fsync of the folder;
-6. status *complete*.
+6. status *complete*, and the release appended to the chain (same transaction).
 
 Recovery runs whenever a ledger is opened and before every reservation: rows whose process is
 dead (pid and start time, so a reused pid is not mistaken for the writer) are rolled back
@@ -28,34 +57,60 @@ otherwise the row is deleted).  No Qt here.
 """
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as _dt
 import glob
+import hashlib
+import hmac
 import json
 import math
 import os
 import re
+import secrets
 import socket
 import sqlite3
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpstudio.errors import BudgetError, UserError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TOLERANCE = 1e-12
 _IN_FLIGHT = ("pending", "writing", "committing")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
+#: keyed row hashes kept per file version (memory and disk: 8 bytes each)
+SKETCH_K = 256
+#: a file belongs to a known dataset when at least this share of one file's rows are the other's
+MATCH_THRESHOLD = 0.5
+#: fewer sampled rows than this (in files larger than it) give no verdict: too noisy to match on
+_MIN_SAMPLES = 16
+_GENESIS = "0" * 64
+_CAP_FIRST = "cap set before the first release"  # such a file's rows are still matched at its release
+REINIT_HINT = ("restore it from a backup, or accept the loss and re-initialise it explicitly with "
+               "'dpstudio ledger reinit --confirm' (recorded and shown in every later report)")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS datasets (
-    sha256      TEXT PRIMARY KEY,
-    name        TEXT,
-    cap_epsilon REAL,
-    cap_delta   REAL,
-    created     TEXT NOT NULL
+    sha256       TEXT PRIMARY KEY,
+    name         TEXT,
+    cap_epsilon  REAL,
+    cap_delta    REAL,
+    created      TEXT NOT NULL,
+    label        TEXT,
+    declared_new INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS files (
+    sha256  TEXT PRIMARY KEY,
+    dataset TEXT NOT NULL,
+    name    TEXT,
+    how     TEXT,
+    score   REAL,
+    rows    INTEGER,
+    sketch  BLOB,
+    time    TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS entries (
     id             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -72,11 +127,25 @@ CREATE TABLE IF NOT EXISTS entries (
     pid            INTEGER,
     pid_start_time TEXT,
     host           TEXT,
-    tmp_path       TEXT
+    tmp_path       TEXT,
+    input_sha256   TEXT,
+    identity       TEXT
+);
+CREATE TABLE IF NOT EXISTS log (
+    seq  INTEGER PRIMARY KEY,
+    time TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    prev TEXT NOT NULL,
+    hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_dataset ON entries(dataset);
 CREATE INDEX IF NOT EXISTS entries_status ON entries(status);
+CREATE INDEX IF NOT EXISTS files_dataset ON files(dataset);
 """
+#: columns added by schema 2 to tables of schema 1 (ALTER TABLE ... ADD COLUMN)
+_ADDED_COLUMNS = {"datasets": (("label", "TEXT"), ("declared_new", "INTEGER NOT NULL DEFAULT 0")),
+                  "entries": (("input_sha256", "TEXT"), ("identity", "TEXT"))}
 
 
 # ---- where -----------------------------------------------------------------------------------
@@ -230,6 +299,15 @@ def _tmp_files(tmp_path: str | None) -> list[str]:
     return found
 
 
+def _release_tmp_name(name: str, directory, tag: str) -> str:
+    """The temporary name of a release's output: it must leave room, within the file system's
+    name limit, for the writer's own temporary beside it (``.<this name>.<random>.dpstmp``)."""
+    from dpstudio.export import temp_stem
+
+    tail = f".{tag}.dpsrel"
+    return "." + temp_stem(name, directory, room=1 + len(tail) + 20) + tail
+
+
 def _remove_tmp(tmp_path: str | None) -> None:
     for f in _tmp_files(tmp_path):
         with contextlib.suppress(FileNotFoundError, IsADirectoryError):
@@ -262,6 +340,263 @@ def _as_loss(loss) -> tuple[float, float, str | None]:
     return eps, delta, rdp_json
 
 
+# ---- dataset identity: keyed row sketches ------------------------------------------------------
+
+_TAG_TEXT = 0x9E3779B97F4A7C15  # keeps text cells apart from numbers with the same hash
+_TAG_TIME = 0xC2B2AE3D27D4EB4F
+_NA_HASH = 0x5851F42D4C957F2D
+
+
+def _number_hashes(values):
+    """uint64 hashes of float64 cells; None where a cell is missing.
+
+    The float is rounded to 40 mantissa bits (about 12 significant digits), so a value that a
+    spreadsheet re-saved with 15 digits, or an integer read as a float, hashes the same."""
+    import numpy as np
+    from pandas.util import hash_array
+
+    v = np.asarray(values, dtype=np.float64) + 0.0  # -0.0 -> 0.0
+    finite = np.isfinite(v)
+    bits = v.view(np.uint64).copy()
+    bits[finite] = (bits[finite] + np.uint64(1 << 11)) & ~np.uint64((1 << 12) - 1)
+    h = hash_array(bits)
+    h[np.isnan(v)] = np.uint64(_NA_HASH)
+    return h
+
+
+def _cell_hashes(s):
+    """One uint64 per cell of column ``s``, equal for equal values whatever the column's dtype:
+    numbers (also numbers and true/false written as text) by value, text stripped, missing alike."""
+    import numpy as np
+    import pandas as pd
+    from pandas.api import types as pt
+    from pandas.util import hash_array
+
+    if pt.is_bool_dtype(s.dtype) or pt.is_numeric_dtype(s.dtype):
+        return _number_hashes(s.astype("Float64").to_numpy(dtype=np.float64, na_value=np.nan))
+    if pt.is_datetime64_any_dtype(s.dtype):
+        if getattr(s.dtype, "tz", None) is not None:
+            s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+        ns = s.to_numpy(dtype="datetime64[ns]").view(np.int64)
+        h = hash_array(ns) ^ np.uint64(_TAG_TIME)
+        h[s.isna().to_numpy()] = np.uint64(_NA_HASH)
+        return h
+    # each distinct value is canonicalised once (text columns rarely have one value per row)
+    codes, uniques = pd.factorize(s.astype(object), use_na_sentinel=True)
+    h = _text_hashes(np.asarray(uniques, dtype=object))
+    return np.where(codes < 0, np.uint64(_NA_HASH), h[np.maximum(codes, 0)]).astype(np.uint64)
+
+
+_NUMBER_TEXT = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+
+
+def _text_hashes(values):
+    """Hashes of distinct non-missing cells of a text column: numbers and true/false written as
+    text hash as those values (a re-save may turn a column's type either way), the rest as
+    whitespace-stripped text."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pandas.util import hash_array
+
+    text = pc.utf8_trim_whitespace(pa.array(np.asarray(values).astype(str), type=pa.string()))
+    is_num = pc.match_substring_regex(text, _NUMBER_TEXT).to_numpy(zero_copy_only=False)
+    lower = pc.utf8_lower(text)
+    truth = pc.equal(lower, "true").to_numpy(zero_copy_only=False)
+    false = pc.equal(lower, "false").to_numpy(zero_copy_only=False)
+    strs = text.to_numpy(zero_copy_only=False)
+    h = hash_array(strs.astype(object)) ^ np.uint64(_TAG_TEXT)
+    num = np.full(len(strs), np.nan)
+    if is_num.any():
+        num[is_num] = np.asarray(strs[is_num], dtype=np.float64)
+    num[truth], num[false] = 1.0, 0.0
+    number = is_num | truth | false
+    if number.any():
+        h[number] = _number_hashes(num[number])
+    return h
+
+
+def _rotl(x, b: int):
+    import numpy as np
+    return (x << np.uint64(b)) | (x >> np.uint64(64 - b))
+
+
+def _siphash24(key: bytes, m):
+    """SipHash-2-4 (Aumasson & Bernstein 2012, a keyed pseudorandom function) of each uint64 of
+    ``m`` as an 8-byte little-endian message, vectorised over the array; ``key``: 16 bytes."""
+    import numpy as np
+
+    k0 = np.uint64(int.from_bytes(key[:8], "little"))
+    k1 = np.uint64(int.from_bytes(key[8:16], "little"))
+    m = np.asarray(m, dtype=np.uint64)
+    v0 = np.full(m.shape, k0 ^ np.uint64(0x736F6D6570736575), dtype=np.uint64)
+    v1 = np.full(m.shape, k1 ^ np.uint64(0x646F72616E646F6D), dtype=np.uint64)
+    v2 = np.full(m.shape, k0 ^ np.uint64(0x6C7967656E657261), dtype=np.uint64)
+    v3 = np.full(m.shape, k1 ^ np.uint64(0x7465646279746573), dtype=np.uint64)
+
+    def rounds(n):
+        nonlocal v0, v1, v2, v3
+        for _ in range(n):  # a fixed number of whole-array rounds, not a loop over rows
+            v0 += v1; v1 = _rotl(v1, 13); v1 ^= v0; v0 = _rotl(v0, 32)  # noqa: E702
+            v2 += v3; v3 = _rotl(v3, 16); v3 ^= v2  # noqa: E702
+            v0 += v3; v3 = _rotl(v3, 21); v3 ^= v0  # noqa: E702
+            v2 += v1; v1 = _rotl(v1, 17); v1 ^= v2; v2 = _rotl(v2, 32)  # noqa: E702
+
+    v3 ^= m
+    rounds(2)
+    v0 ^= m
+    last = np.uint64(8 << 56)  # the final block: the message length (8 bytes), no tail bytes
+    v3 ^= last
+    rounds(2)
+    v0 ^= last
+    v2 ^= np.uint64(0xFF)
+    rounds(4)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+def _sip_key(key: bytes) -> bytes:
+    """The 128-bit SipHash key of the row sketches, derived from the ledger key."""
+    return hmac.new(key, b"dpstudio row sketch", hashlib.sha256).digest()[:16]
+
+
+def row_sketch(frame, key: bytes, k: int = SKETCH_K):
+    """The keyed bottom-k sketch of a table's rows: the ``k`` smallest keyed row hashes (sorted
+    uint64) and the row count.
+
+    Rows are hashed by their values (columns in name order, each cell by :func:`_cell_hashes`),
+    so a re-saved, re-ordered or converted copy has the same row hashes; the i-th copy of a row
+    is hashed with i (a multiset).  Each row hash then goes through SipHash-2-4 keyed with the
+    ledger's secret key (a pseudorandom function: Aumasson & Bernstein 2012), so the stored
+    values say nothing about the rows without the key.  The k smallest values of a random hash
+    are a uniform sample of the rows that two files sample consistently (bottom-k sketches:
+    Broder 1997; Cohen & Kaplan 2007).  Vectorised; memory O(rows) while hashing, k kept."""
+    import numpy as np
+    import pandas as pd
+    from pandas.util import hash_pandas_object
+
+    n = len(frame)
+    if n == 0 or frame.shape[1] == 0:
+        return np.empty(0, dtype=np.uint64), n
+    order = sorted(range(frame.shape[1]), key=lambda i: str(frame.columns[i]).strip())
+    cells = pd.DataFrame({j: _cell_hashes(frame.iloc[:, i]) for j, i in enumerate(order)})
+    rows = hash_pandas_object(cells, index=False).to_numpy()
+    copy_no = pd.Series(rows).groupby(rows, sort=False).cumcount().to_numpy(dtype=np.uint64)
+    multi = hash_pandas_object(pd.DataFrame({"r": rows, "c": copy_no}), index=False).to_numpy()
+    keyed = _siphash24(_sip_key(key), multi)
+    if n > k:  # O(n) selection; the k smallest are then sorted (distinct: copies are numbered)
+        keyed = np.partition(keyed, k - 1)[:k]
+    return np.unique(keyed), n
+
+
+def sketch_overlap(a, b, k: int = SKETCH_K) -> float:
+    """Estimated share of rows in common: the larger of "share of A's rows that are B's" and
+    "share of B's rows that are A's", from two bottom-k sketches (sorted uint64 arrays).
+
+    A's sampled rows whose hash is at most B's largest kept hash are exactly the rows B would
+    have kept if it had them, so the share of them found in B's sketch estimates A's containment
+    in B (exact when both files have at most k rows)."""
+    import numpy as np
+
+    def contained(x, y) -> float:
+        limit = y[-1] if len(y) >= k else np.uint64(2**64 - 1)
+        xs = x[x <= limit]
+        if len(xs) < min(_MIN_SAMPLES, len(x)) or len(xs) == 0:
+            return 0.0
+        return float(np.isin(xs, y, assume_unique=True).mean())
+
+    if len(a) == 0 or len(b) == 0:
+        return 0.0
+    return max(contained(a, b), contained(b, a))
+
+
+def _pack(sketch) -> bytes:
+    import numpy as np
+    return np.asarray(sketch, dtype="<u8").tobytes()
+
+
+def _unpack(blob):
+    import numpy as np
+    return np.frombuffer(blob, dtype="<u8").astype(np.uint64)
+
+
+def _digest(blob) -> str | None:
+    return None if blob is None else hashlib.sha256(bytes(blob)).hexdigest()
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What the ledger knows about the rows of an input: its keyed sketch and row count."""
+
+    sketch: bytes
+    rows: int
+
+
+# ---- integrity: the hash chain, its head file, the key -----------------------------------------
+
+def _canonical(body: dict) -> str:
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _link(prev: str, seq: int, at: str, kind: str, body: str) -> str:
+    return hashlib.sha256(f"{prev}\n{seq}\n{at}\n{kind}\n{body}".encode()).hexdigest()
+
+
+def _key_id(key: bytes) -> str:
+    return hmac.new(key, b"dpstudio ledger key id", hashlib.sha256).hexdigest()[:16]
+
+
+def _write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write-fsync-rename-fsync: the file is either the old or the new content after a crash."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(str(path.parent))
+
+
+class _Con(sqlite3.Connection):
+    """A connection that remembers whether its transaction appended to the chain."""
+
+    appended = False
+
+
+@dataclass
+class _Replay:
+    """The state the chain describes, rebuilt event by event."""
+
+    datasets: dict = field(default_factory=dict)  # key -> {"label", "cap"}
+    files: dict = field(default_factory=dict)  # file sha -> (dataset, sketch digest)
+    releases: dict = field(default_factory=dict)  # entry id -> (dataset, epsilon, delta)
+    key_id: str | None = None
+    reinits: list = field(default_factory=list)
+
+    def apply(self, kind: str, b: dict) -> None:
+        if kind in ("genesis", "migrated", "reinit", "key"):
+            self.key_id = b.get("key_id", self.key_id)
+            if kind == "reinit":
+                self.reinits = list(b.get("earlier") or []) + [
+                    {k: b.get(k) for k in ("time", "lost_head", "problems", "reason")}]
+        elif kind == "dataset":
+            self.datasets[b["dataset"]] = {"label": b.get("label"), "cap": (None, None)}
+        elif kind == "label":
+            self.datasets.setdefault(b["dataset"], {"label": None, "cap": (None, None)})["label"] = b["label"]
+        elif kind == "cap":
+            self.datasets.setdefault(b["dataset"], {"label": None, "cap": (None, None)})["cap"] = (
+                b.get("epsilon"), b.get("delta"))
+        elif kind == "file":
+            self.files[b["file"]] = (b["dataset"], b.get("sketch"))
+        elif kind == "release":
+            self.releases[int(b["entry"])] = (b["dataset"], float(b["epsilon"]), float(b["delta"]))
+
+
 @dataclass(frozen=True)
 class Reservation:
     """A release that has been admitted against the cap but not yet written."""
@@ -272,12 +607,23 @@ class Reservation:
     delta: float
     output_path: str | None
     ledger_path: str
+    identity: dict | None = None  # how the input file was resolved to ``dataset``
+    before: dict | None = None  # the dataset's summary just before this reservation
+
+
+def _desc(row) -> str:
+    """How messages name a dataset: its name and the start of its key (never cell contents)."""
+    name = row["label"] or row["name"] or "unnamed"
+    return f"'{name}' ({row['sha256'][:12]}...)"
 
 
 # ---- the ledger ----------------------------------------------------------------------------------
 
 class Ledger:
-    """The privacy budget ledger; cheap to create (one short connection per operation)."""
+    """The privacy budget ledger; cheap to create (one short connection per operation).
+
+    ``problems`` lists what the integrity check found when the ledger was opened (empty: the
+    tables agree with the hash chain and the chain with the head file)."""
 
     def __init__(self, path=None, *, busy_timeout: float = 120.0):
         self.path = Path(path).expanduser() if path else default_ledger_path()
@@ -288,13 +634,28 @@ class Ledger:
             raise UserError(f"cannot create the ledger folder {self.path.parent}: {exc.strerror or exc}") from None
         if self.path.is_dir():
             raise UserError(f"ledger path is a folder, not a database file: {self.path}")
+        self.key_path = self.path.with_name(self.path.name + ".key")
+        self.head_path = self.path.with_name(self.path.name + ".head")
         self._init_db()
-        self.recover()
+        with self._tx() as con:
+            self.problems = self._check(con)
+        if not self.problems:  # a damaged ledger is left exactly as found until reinit
+            self.recover()
+
+    @classmethod
+    def open_existing(cls, path=None) -> "Ledger | None":
+        """The ledger at ``path`` (default location) if there is one (its database or its head
+        file exists), else None; never creates one from nothing."""
+        p = Path(path).expanduser() if path else default_ledger_path()
+        if not p.exists() and not p.with_name(p.name + ".head").exists():
+            return None
+        return cls(p, busy_timeout=120.0)
 
     # -- connections ------------------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> _Con:
         try:
-            con = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
+            con = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None,
+                                  factory=_Con)
         except sqlite3.Error as exc:
             raise UserError(f"cannot open the privacy ledger {self.path}: {exc}") from None
         con.row_factory = sqlite3.Row
@@ -304,27 +665,33 @@ class Ledger:
             con.execute("PRAGMA foreign_keys=ON")
         except sqlite3.DatabaseError as exc:
             con.close()
-            raise UserError(f"the privacy ledger {self.path} is not a usable SQLite database: {exc}") from None
+            raise UserError(f"the privacy ledger {self.path} is not a usable SQLite database: {exc}; "
+                            f"{REINIT_HINT}") from None
         return con
+
+    def _begin(self, con) -> None:
+        """``BEGIN IMMEDIATE``: takes the write lock at once, so concurrent processes serialise
+        (waiting up to ``busy_timeout``)."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise UserError(f"the privacy ledger {self.path} is busy (locked by another "
+                                    f"process for over {self.busy_timeout:g} s); try again") from None
+                time.sleep(0.05)
 
     @contextlib.contextmanager
     def _tx(self):
-        """A ``BEGIN IMMEDIATE`` transaction: it takes the write lock at once, so concurrent
-        processes serialise (waiting up to ``busy_timeout``)."""
+        """One write transaction; when it appended to the chain, the head file follows the commit."""
         con = self._connect()
+        committed = False
         try:
-            deadline = time.monotonic() + self.busy_timeout
-            while True:
-                try:
-                    con.execute("BEGIN IMMEDIATE")
-                    break
-                except sqlite3.OperationalError as exc:
-                    if "locked" not in str(exc) and "busy" not in str(exc):
-                        raise
-                    if time.monotonic() > deadline:
-                        raise UserError(f"the privacy ledger {self.path} is busy (locked by another "
-                                        f"process for over {self.busy_timeout:g} s); try again") from None
-                    time.sleep(0.05)
+            self._begin(con)
             try:
                 yield con
             except BaseException:
@@ -332,10 +699,13 @@ class Ledger:
                 raise
             else:
                 con.execute("COMMIT")
+                committed = True
         except sqlite3.DatabaseError as exc:
-            raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}") from None
+            raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}; {REINIT_HINT}") from None
         finally:
             con.close()
+        if committed and con.appended:
+            self._sync_head()
 
     def _init_db(self) -> None:
         con = self._connect()
@@ -354,7 +724,8 @@ class Ledger:
                 raise UserError(f"the privacy ledger {self.path} cannot use write-ahead logging "
                                 f"(journal mode {mode}); put it on a local disk")
         except sqlite3.DatabaseError as exc:
-            raise UserError(f"the privacy ledger {self.path} is not a usable SQLite database: {exc}") from None
+            raise UserError(f"the privacy ledger {self.path} is not a usable SQLite database: {exc}; "
+                            f"{REINIT_HINT}") from None
         finally:
             con.close()
         with self._tx() as con:
@@ -365,8 +736,297 @@ class Ledger:
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
                     con.execute(stmt)
+            for table, cols in _ADDED_COLUMNS.items():
+                have = {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+                for name, decl in cols:
+                    if name not in have:
+                        con.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
             if version < SCHEMA_VERSION:
                 con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            if con.execute("SELECT 1 FROM log LIMIT 1").fetchone():
+                return
+            if version == 1:  # a ledger from before the chain: chain what it holds
+                con.execute("INSERT OR IGNORE INTO files(sha256, dataset, name, how, time) "
+                            "SELECT sha256, sha256, name, 'file', created FROM datasets")
+                key = self._load_key() or self._new_key()
+                self._rebuild_log(con, "migrated", {"key_id": _key_id(key), "from_schema": 1})
+            elif version == 0 and not self.head_path.exists():
+                # a brand-new ledger; with a head file beside it, it is a lost one (see _check)
+                self._append(con, "genesis", {"key_id": _key_id(self._new_key()), "schema": SCHEMA_VERSION})
+
+    # -- the chain, its head file and the key -----------------------------------------------------
+    @staticmethod
+    def _db_head(con) -> tuple[int, str]:
+        row = con.execute("SELECT seq, hash FROM log ORDER BY seq DESC LIMIT 1").fetchone()
+        return (int(row[0]), row[1]) if row else (0, _GENESIS)
+
+    def _append(self, con, kind: str, body: dict) -> None:
+        seq, prev = self._db_head(con)
+        seq, at, text = seq + 1, _now(), _canonical(body)
+        con.execute("INSERT INTO log(seq, time, kind, body, prev, hash) VALUES (?,?,?,?,?,?)",
+                    (seq, at, kind, text, prev, _link(prev, seq, at, kind, text)))
+        con.appended = True
+
+    def _write_head(self, seq: int, digest: str) -> None:
+        with contextlib.suppress(OSError):  # a lagging head file is valid (an ancestor); healed later
+            _write_atomic(self.head_path, json.dumps(
+                {"seq": seq, "hash": digest, "ledger": self.path.name}).encode())
+
+    def _sync_head(self) -> None:
+        """Write the database's head to the head file, holding the write lock so that no later
+        head can be overwritten by this one."""
+        con = self._connect()
+        try:
+            self._begin(con)
+            try:
+                self._write_head(*self._db_head(con))
+            finally:
+                con.execute("COMMIT")
+        except sqlite3.DatabaseError:
+            pass  # the commit is done; the head file is brought up to date by the next check
+        finally:
+            con.close()
+
+    def _read_head(self) -> tuple[dict | None, str | None]:
+        try:
+            head = json.loads(self.head_path.read_text(encoding="utf-8"))
+            if not (isinstance(head, dict) and isinstance(head.get("seq"), int)
+                    and isinstance(head.get("hash"), str)):
+                raise ValueError
+            return head, None
+        except FileNotFoundError:
+            return None, None
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None, f"its head file {self.head_path.name} is damaged"
+
+    def _load_key(self) -> bytes | None:
+        try:
+            key = bytes.fromhex(self.key_path.read_text(encoding="ascii").strip())
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        return key if len(key) == 32 else None
+
+    def _new_key(self) -> bytes:
+        key = secrets.token_bytes(32)
+        _write_atomic(self.key_path, key.hex().encode(), mode=0o600)
+        with contextlib.suppress(OSError):
+            os.chmod(self.key_path, 0o600)
+        return key
+
+    def fingerprint_rows(self, frame) -> Fingerprint:
+        """The keyed sketch of a table's rows (:func:`row_sketch`) with this ledger's key."""
+        key = self._load_key()
+        if key is None:
+            raise UserError(f"the privacy ledger's key file {self.key_path} is missing or damaged; {REINIT_HINT}")
+        sketch, n = row_sketch(frame, key)
+        return Fingerprint(sketch=_pack(sketch), rows=int(n))
+
+    # -- integrity ------------------------------------------------------------------------------
+    @staticmethod
+    def _replay(rows, *, strict: bool = True) -> tuple[_Replay, list[str]]:
+        """The state the chain describes; with ``strict``, stops at the first broken link."""
+        rep, prev, problems = _Replay(), _GENESIS, []
+        for i, r in enumerate(rows, start=1):
+            if strict and r["seq"] != i:
+                problems.append(f"event {i} of its hash chain is missing (the next one is {r['seq']})")
+                break
+            if strict and (r["prev"] != prev or _link(prev, r["seq"], r["time"], r["kind"], r["body"]) != r["hash"]):
+                problems.append(f"event {i} of its hash chain does not follow from the events before "
+                                f"it (edited, removed or inserted)")
+                break
+            try:
+                rep.apply(r["kind"], json.loads(r["body"]))
+            except (ValueError, KeyError, TypeError):
+                if strict:
+                    problems.append(f"event {i} of its hash chain is unreadable")
+                    break
+            prev = r["hash"]
+        return rep, problems
+
+    def _check(self, con, *, heal: bool = True) -> list[str]:
+        """Everything that says the ledger lost or changed recorded facts (empty: intact).
+        Brings a lagging head file up to date when all is well."""
+        rows = con.execute("SELECT * FROM log ORDER BY seq").fetchall()
+        rep, problems = self._replay(rows)
+        self._reinits = rep.reinits
+        head, bad_head = self._read_head()
+        db_seq, db_hash = self._db_head(con)
+        self._head = {"seq": db_seq, "hash": db_hash}
+        if bad_head:
+            problems.insert(0, bad_head)
+        if head is not None:
+            at = con.execute("SELECT hash FROM log WHERE seq=?", (head["seq"],)).fetchone()
+            if head["seq"] > db_seq:
+                problems.insert(0, f"it has lost part of its history: its head file {self.head_path.name} "
+                                   f"records {head['seq']} chained events (head {head['hash'][:12]}), "
+                                   f"the database {db_seq}")
+            elif head["seq"] > 0 and (at is None or at[0] != head["hash"]):
+                problems.insert(0, f"its hash chain does not contain the head recorded in {self.head_path.name} "
+                                   f"(event {head['seq']}, {head['hash'][:12]}): the database was replaced "
+                                   f"or rewritten")
+        elif not rows:
+            problems.insert(0, "its hash chain is missing (table log is empty)")
+        if not problems:
+            problems += self._compare(con, rep)
+        if rep.key_id is not None:
+            key = self._load_key()
+            if key is None:
+                problems.append(f"its key file {self.key_path.name} is missing or damaged")
+            elif _key_id(key) != rep.key_id:
+                problems.append(f"its key file {self.key_path.name} was replaced")
+        self.problems = problems
+        if heal and not problems and rows and (head is None or head["seq"] < db_seq):
+            self._write_head(db_seq, db_hash)  # e.g. a crash between a commit and its head write
+        return problems
+
+    @staticmethod
+    def _compare(con, rep: _Replay) -> list[str]:
+        """The tables against the state the chain describes."""
+        problems = []
+
+        def diff(what: str, table: dict, chain: dict) -> None:
+            lost = [k for k in chain if k not in table]
+            extra = [k for k in table if k not in chain]
+            changed = [k for k in chain if k in table and table[k] != chain[k]]
+            if lost:
+                problems.append(f"{len(lost)} {what} recorded in its hash chain are missing from the database")
+            if extra:
+                problems.append(f"{len(extra)} {what} in the database are not in its hash chain")
+            if changed:
+                problems.append(f"{len(changed)} {what} in the database differ from its hash chain")
+
+        diff("dataset(s)", {r[0]: (r[1], r[2], r[3]) for r in con.execute(
+            "SELECT sha256, label, cap_epsilon, cap_delta FROM datasets")},
+            {k: (d["label"], *d["cap"]) for k, d in rep.datasets.items()})
+        diff("file fingerprint(s)", {r[0]: (r[1], _digest(r[2])) for r in con.execute(
+            "SELECT sha256, dataset, sketch FROM files")}, rep.files)
+        diff("release(s)", {int(r[0]): (r[1], r[2], r[3]) for r in con.execute(
+            "SELECT id, dataset, epsilon, delta FROM entries WHERE status='complete'")}, rep.releases)
+        return problems
+
+    def _require_intact(self, con) -> None:
+        problems = self._check(con)
+        if problems:
+            more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+            raise UserError(f"the privacy ledger {self.path} cannot be trusted: {problems[0]}{more}; "
+                            f"nothing was released or changed; {REINIT_HINT}")
+
+    def check(self) -> list[str]:
+        """Run the integrity check now; returns the problems (empty: intact)."""
+        with self._tx() as con:
+            return self._check(con)
+
+    def integrity(self) -> dict:
+        """The chain's head, whether the ledger is intact, and every re-initialisation."""
+        problems = self.check()
+        return {"ledger": str(self.path), "head": dict(self._head), "intact": not problems,
+                "problems": problems, "reinitialised": list(self._reinits)}
+
+    def head_seq(self, digest: str) -> int | None:
+        """The position of ``digest`` (e.g. a head printed in an earlier report) in the chain."""
+        con = self._connect()
+        try:
+            row = con.execute("SELECT seq FROM log WHERE hash=?", (digest.strip().lower(),)).fetchone()
+        finally:
+            con.close()
+        return int(row[0]) if row else None
+
+    def _rebuild_log(self, con, kind: str, body: dict) -> None:
+        """A new chain: ``kind`` (migrated / reinit) first, then every fact the tables hold."""
+        self._append(con, kind, body)
+        for d in con.execute("SELECT * FROM datasets ORDER BY created, sha256").fetchall():
+            self._append(con, "dataset", {"dataset": d["sha256"], "label": d["label"], "name": d["name"],
+                                          "declared_new": bool(d["declared_new"])})
+            if d["cap_epsilon"] is not None or d["cap_delta"] is not None:
+                self._append(con, "cap", {"dataset": d["sha256"], "epsilon": d["cap_epsilon"],
+                                          "delta": d["cap_delta"]})
+        for f in con.execute("SELECT * FROM files ORDER BY time, sha256").fetchall():
+            self._append(con, "file", {"file": f["sha256"], "dataset": f["dataset"], "how": f["how"],
+                                       "sketch": _digest(f["sketch"])})
+        for e in con.execute("SELECT * FROM entries WHERE status='complete' ORDER BY id").fetchall():
+            self._append(con, "release", self._release_body(e))
+
+    @staticmethod
+    def _release_body(e) -> dict:
+        return {"entry": int(e["id"]), "dataset": e["dataset"], "file": e["input_sha256"],
+                "epsilon": e["epsilon"], "delta": e["delta"], "output_sha256": e["output_sha256"],
+                "release_type": e["release_type"], "recipe_sha256": e["recipe_sha256"],
+                "identity": json.loads(e["identity"]) if e["identity"] else None}
+
+    @staticmethod
+    def _restore(con, rep: _Replay) -> dict:
+        """Put back what the readable chain records and the tables lost (never less spend, never
+        a looser cap); returns how many datasets, files and releases came back."""
+        now, n = _now(), {"datasets": 0, "files": 0, "releases": 0}
+
+        def ensure(key, label=None, cap=(None, None)):
+            row = con.execute("SELECT cap_epsilon FROM datasets WHERE sha256=?", (key,)).fetchone()
+            if row is None:
+                taken = label and con.execute("SELECT 1 FROM datasets WHERE label=?", (label,)).fetchone()
+                con.execute("INSERT INTO datasets(sha256, created, label, cap_epsilon, cap_delta) VALUES (?,?,?,?,?)",
+                            (key, now, None if taken else label, *cap))
+                n["datasets"] += 1
+            elif cap[0] is not None and (row[0] is None or cap[0] < row[0]):
+                con.execute("UPDATE datasets SET cap_epsilon=?, cap_delta=? WHERE sha256=?", (*cap, key))
+
+        for key, d in rep.datasets.items():
+            ensure(key, d["label"], d["cap"])
+        for sha, (key, _) in rep.files.items():
+            if not con.execute("SELECT 1 FROM files WHERE sha256=?", (sha,)).fetchone():
+                ensure(key)
+                con.execute("INSERT INTO files(sha256, dataset, how, time) VALUES (?,?,?,?)",
+                            (sha, key, "restored from the chain", now))
+                n["files"] += 1
+        for eid, (key, eps, delta) in rep.releases.items():
+            if not con.execute("SELECT 1 FROM entries WHERE id=?", (eid,)).fetchone():
+                ensure(key)
+                con.execute("INSERT INTO entries(id, dataset, time, epsilon, delta, status, release_type) "
+                            "VALUES (?,?,?,?,?,?,?)", (eid, key, now, eps, delta, "complete",
+                                                       "restored from the chain"))
+                n["releases"] += 1
+        return n
+
+    @classmethod
+    def reinit(cls, path=None, *, reason: str = "") -> dict:
+        """Accept the loss of a damaged ledger explicitly: keep what survives (tables and the
+        readable part of the chain, whichever records more spend), start a new chain whose first
+        event records the lost head and the problems found, and a new key if it was lost.
+        A database SQLite cannot open is moved aside (``.damaged-<time>``) first."""
+        p = Path(path).expanduser() if path else default_ledger_path()
+        try:
+            led = cls(p)
+        except UserError:
+            if not p.exists():
+                raise
+            stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+            for suffix in ("", "-wal", "-shm"):
+                src = Path(str(p) + suffix)
+                if src.exists():
+                    os.replace(src, Path(f"{p}.damaged-{stamp}{suffix}"))
+            led = cls(p)
+        return led._reinit(reason)
+
+    def _reinit(self, reason: str) -> dict:
+        with self._tx() as con:
+            problems = self._check(con, heal=False)
+            if not problems:
+                raise UserError(f"the privacy ledger {self.path} is intact: there is nothing to re-initialise")
+            head, _ = self._read_head()
+            rows = con.execute("SELECT * FROM log ORDER BY seq").fetchall()
+            rep, _ = self._replay(rows, strict=False)
+            restored = self._restore(con, rep)
+            key = self._load_key()
+            new_key = key is None or (rep.key_id is not None and _key_id(key) != rep.key_id)
+            if new_key:  # the old sketches cannot be compared with new ones
+                key = self._new_key()
+                con.execute("UPDATE files SET sketch=NULL, rows=NULL")
+            con.execute("DELETE FROM log")
+            at = _now()
+            self._rebuild_log(con, "reinit", {
+                "time": at, "key_id": _key_id(key), "lost_head": head, "problems": problems[:5],
+                "earlier": rep.reinits, "reason": reason or None, "restored": restored, "new_key": new_key})
+        return {"ledger": str(self.path), "reinitialised": at, "problems": problems, "restored": restored,
+                "new_key": new_key, **self.integrity()}
 
     # -- recovery ----------------------------------------------------------------------------
     def recover(self) -> list[dict]:
@@ -385,23 +1045,116 @@ class Ledger:
                          "action": self._settle(con, r)})
         return done
 
+    def _complete(self, con, r, *, stamp: bool) -> None:
+        """Mark a release complete and chain it, in the caller's transaction."""
+        if stamp:
+            con.execute("UPDATE entries SET status='complete', tmp_path=NULL, time=? WHERE id=?", (_now(), r["id"]))
+        else:
+            con.execute("UPDATE entries SET status='complete', tmp_path=NULL WHERE id=?", (r["id"],))
+        self._append(con, "release", self._release_body(self._row_id(con, r["id"])))
+
     def _settle(self, con, r) -> str:
         """Finish a dead (or failed) in-flight row; returns "completed" or "rolled back"."""
         if r["status"] == "committing" and r["output_path"] and r["output_sha256"]:
             out, tmp = r["output_path"], r["tmp_path"]
             if os.path.isfile(out) and _sha256_file(out) == r["output_sha256"]:
                 _remove_tmp(tmp)
-                con.execute("UPDATE entries SET status='complete', tmp_path=NULL WHERE id=?", (r["id"],))
+                self._complete(con, r, stamp=False)
                 return "completed"
             if tmp and os.path.isfile(tmp) and _sha256_file(tmp) == r["output_sha256"]:
                 os.replace(tmp, out)
                 _fsync_dir(os.path.dirname(out) or ".")
                 _remove_tmp(tmp)
-                con.execute("UPDATE entries SET status='complete', tmp_path=NULL WHERE id=?", (r["id"],))
+                self._complete(con, r, stamp=False)
                 return "completed"
         _remove_tmp(r["tmp_path"])
         con.execute("DELETE FROM entries WHERE id=?", (r["id"],))
         return "rolled back"
+
+    # -- identity ------------------------------------------------------------------------------
+    @staticmethod
+    def _dataset_of(con, sha: str) -> str:
+        """The dataset key a file SHA-256 (or a dataset key) belongs to; itself when unknown."""
+        row = con.execute("SELECT dataset FROM files WHERE sha256=?", (sha,)).fetchone()
+        return row[0] if row else sha
+
+    def _new_file(self, con, sha, dataset, *, name, how, score=None, fp: Fingerprint | None = None) -> None:
+        con.execute("INSERT OR REPLACE INTO files(sha256, dataset, name, how, score, rows, sketch, time) "
+                    "VALUES (?,?,?,?,?,?,?,?)", (sha, dataset, name, how, score,
+                                                 fp.rows if fp else None, fp.sketch if fp else None, _now()))
+        self._append(con, "file", {"file": sha, "dataset": dataset, "how": how,
+                                   "sketch": _digest(fp.sketch) if fp else None})
+
+    def _new_dataset(self, con, key, *, name, label, declared_new=False) -> None:
+        con.execute("INSERT INTO datasets(sha256, name, created, label, declared_new) VALUES (?,?,?,?,?)",
+                    (key, name, _now(), label, int(declared_new)))
+        self._append(con, "dataset", {"dataset": key, "label": label, "name": name,
+                                      "declared_new": bool(declared_new)})
+
+    def _best_match(self, con, sha, fp: Fingerprint | None):
+        """The known file whose rows overlap most with ``fp`` (at least MATCH_THRESHOLD), or None."""
+        if fp is None or not fp.sketch:
+            return None, 0.0
+        mine, best, score = _unpack(fp.sketch), None, 0.0
+        for r in con.execute("SELECT sha256, dataset, name, sketch FROM files "
+                             "WHERE sketch IS NOT NULL AND sha256 != ?", (sha,)).fetchall():
+            s = sketch_overlap(mine, _unpack(r["sketch"]))
+            if s >= MATCH_THRESHOLD and s > score:
+                best, score = r, s
+        return best, score
+
+    def _identify(self, con, sha: str, *, file_name, label, fp, new_dataset: bool, write: bool):
+        """Resolve an input file to its dataset (module docstring): returns (dataset key, identity).
+        With ``write``, records the file (and a new dataset) in the caller's transaction."""
+        label = (label or "").strip() or None
+        ident = {"file": sha, "label_requested": label, "declared_new": bool(new_dataset)}
+        f = con.execute("SELECT * FROM files WHERE sha256=?", (sha,)).fetchone()
+        placeholder = None
+        if f is not None:
+            ds = con.execute("SELECT * FROM datasets WHERE sha256=?", (f["dataset"],)).fetchone()
+            used = con.execute("SELECT 1 FROM entries WHERE dataset=? LIMIT 1", (f["dataset"],)).fetchone()
+            if used or f["how"] != _CAP_FIRST:
+                if new_dataset and not (ds["sha256"] == sha and ds["declared_new"]):
+                    raise UserError(f"this exact file is already in the ledger as dataset {_desc(ds)}: "
+                                    f"it cannot be declared a new dataset")
+                if write and f["sketch"] is None and fp is not None:
+                    con.execute("UPDATE files SET sketch=?, rows=? WHERE sha256=?", (fp.sketch, fp.rows, sha))
+                    self._append(con, "file", {"file": sha, "dataset": f["dataset"], "how": f["how"],
+                                               "sketch": _digest(fp.sketch)})
+                if write and label and ds["label"] is None and not con.execute(
+                        "SELECT 1 FROM datasets WHERE label=?", (label,)).fetchone():
+                    con.execute("UPDATE datasets SET label=? WHERE sha256=?", (label, ds["sha256"]))
+                    self._append(con, "label", {"dataset": ds["sha256"], "label": label})
+                return ds["sha256"], {**ident, "dataset": ds["sha256"], "how": "file"}
+            placeholder = ds  # known only by a cap set before its first release: its rows still decide
+        if label:
+            ds = con.execute("SELECT * FROM datasets WHERE label=?", (label,)).fetchone()
+            if ds is not None and (placeholder is None or ds["sha256"] != placeholder["sha256"]):
+                if new_dataset:
+                    raise UserError(f"the dataset name '{label}' is already in the ledger ({_desc(ds)}); "
+                                    f"give the new dataset a name of its own")
+                if write:
+                    self._new_file(con, sha, ds["sha256"], name=file_name, how="name", fp=fp)
+                return ds["sha256"], {**ident, "dataset": ds["sha256"], "how": "name"}
+        match, score = self._best_match(con, sha, fp)
+        if match is not None and (placeholder is None or match["dataset"] != placeholder["sha256"]):
+            if not new_dataset:
+                if write:
+                    self._new_file(con, sha, match["dataset"], name=file_name, how="rows", score=score, fp=fp)
+                return match["dataset"], {**ident, "dataset": match["dataset"], "how": "rows",
+                                          "share_of_rows": round(score, 4), "matched_file": match["name"]}
+            ident["overrode_match"] = {"dataset": match["dataset"], "share_of_rows": round(score, 4)}
+        if placeholder is not None:
+            if write:
+                con.execute("UPDATE files SET sketch=?, rows=? WHERE sha256=?",
+                            (fp.sketch if fp else None, fp.rows if fp else None, sha))
+                self._append(con, "file", {"file": sha, "dataset": placeholder["sha256"], "how": f["how"],
+                                           "sketch": _digest(fp.sketch) if fp else None})
+            return placeholder["sha256"], {**ident, "dataset": placeholder["sha256"], "how": "file"}
+        if write:
+            self._new_dataset(con, sha, name=file_name, label=label, declared_new=new_dataset)
+            self._new_file(con, sha, sha, name=file_name, how="declared new" if new_dataset else "new", fp=fp)
+        return sha, {**ident, "dataset": sha, "how": "new"}
 
     # -- queries ------------------------------------------------------------------------------
     @staticmethod
@@ -417,6 +1170,7 @@ class Ledger:
         return dict(row)
 
     def _summary(self, con, sha: str) -> dict:
+        sha = self._dataset_of(con, sha)
         ds = con.execute("SELECT * FROM datasets WHERE sha256=?", (sha,)).fetchone()
         s = self._spent(con, sha)
         cap = None
@@ -427,79 +1181,104 @@ class Ledger:
         if cap is not None:
             remaining = {"epsilon": max(0.0, cap["epsilon"] - used_e),
                          "delta": None if cap["delta"] is None else max(0.0, cap["delta"] - used_d)}
-        out = {"dataset": sha, "name": ds["name"] if ds is not None else None, "cap": cap,
+        out = {"dataset": sha, "name": ds["name"] if ds is not None else None,
+               "dataset_name": ds["label"] if ds is not None else None, "cap": cap,
                "spent": {"epsilon": s["e"], "delta": s["d"]}, "remaining": remaining,
                "releases": int(s["n"])}
+        if ds is not None and ds["declared_new"]:
+            out["declared_new"] = True
         if s["pn"]:
             out["in_progress"] = {"epsilon": s["pe"], "delta": s["pd"], "releases": int(s["pn"])}
+        out["ledger"] = {"path": str(self.path), "head": dict(self._head), "intact": not self.problems,
+                         "reinitialised": list(self._reinits)}
         return out
 
     def summary(self, sha: str) -> dict:
         """Cap, spend (complete releases), remaining budget (also net of releases in progress)
-        and release count of a dataset; an unknown dataset has spent nothing and no cap."""
-        con = self._connect()
-        try:
+        and release count of a dataset (or of the dataset a known file belongs to); an unknown
+        dataset has spent nothing and no cap.  ``ledger``: the chain head and re-initialisations."""
+        with self._tx() as con:
+            self._check(con)
             return self._summary(con, sha)
-        finally:
-            con.close()
 
     def datasets(self) -> list[dict]:
-        con = self._connect()
-        try:
+        with self._tx() as con:
+            self._check(con)
             shas = [r[0] for r in con.execute("SELECT sha256 FROM datasets ORDER BY created, sha256")]
             return [self._summary(con, s) for s in shas]
-        finally:
-            con.close()
 
     def resolve(self, dataset: str, *, create: bool = False) -> str:
-        """The SHA-256 of ``dataset``: a full SHA-256, a unique prefix (>= 6 hex digits) or a
-        file path (fingerprinted).  With ``create``, a file or full SHA-256 not yet in the
-        ledger is added (so a cap can be set before the first release)."""
+        """The key of ``dataset``: a file path (fingerprinted), a dataset name, a full SHA-256 or
+        a unique prefix (>= 6 hex digits) of a dataset or file SHA-256.  With ``create``, a file
+        or full SHA-256 not yet in the ledger is added (so a cap can be set before the first
+        release; its rows are still matched against known datasets at that release)."""
         dataset = str(dataset).strip()
         con = self._connect()
         try:
             if os.path.isfile(dataset):
                 sha, name = _fingerprint(dataset), Path(dataset).name
-            elif _HEX.match(dataset) and len(dataset) == 64:
-                sha, name = dataset.lower(), None
-            elif _HEX.match(dataset):
-                if len(dataset) < 6:
-                    raise UserError(f"dataset prefix {dataset!r} is too short: give at least 6 hex digits")
-                rows = con.execute("SELECT sha256 FROM datasets WHERE sha256 LIKE ?",
-                                   (dataset.lower() + "%",)).fetchall()
-                if len(rows) > 1:
-                    raise UserError(f"dataset prefix {dataset!r} is ambiguous: it matches {len(rows)} "
-                                    f"datasets; give more digits")
-                if not rows:
-                    raise UserError(f"no dataset with SHA-256 starting {dataset!r} in the ledger {self.path}")
-                return rows[0][0]
             else:
-                raise UserError(f"{dataset!r} is neither a file nor a dataset SHA-256 (prefix)")
-            known = con.execute("SELECT 1 FROM datasets WHERE sha256=?", (sha,)).fetchone()
+                row = con.execute("SELECT sha256 FROM datasets WHERE label=?", (dataset,)).fetchone()
+                if row:
+                    return row[0]
+                if _HEX.match(dataset) and len(dataset) == 64:
+                    sha, name = dataset.lower(), None
+                elif _HEX.match(dataset):
+                    if len(dataset) < 6:
+                        raise UserError(f"dataset prefix {dataset!r} is too short: give at least 6 hex digits")
+                    like = (dataset.lower() + "%",)
+                    keys = {r[0] for r in con.execute("SELECT sha256 FROM datasets WHERE sha256 LIKE ?", like)}
+                    keys |= {r[0] for r in con.execute("SELECT dataset FROM files WHERE sha256 LIKE ?", like)}
+                    if len(keys) > 1:
+                        raise UserError(f"dataset prefix {dataset!r} is ambiguous: it matches {len(keys)} "
+                                        f"datasets; give more digits")
+                    if not keys:
+                        raise UserError(f"no dataset with SHA-256 starting {dataset!r} in the ledger {self.path}")
+                    return keys.pop()
+                else:
+                    raise UserError(f"{dataset!r} is neither a file, a dataset name in the ledger nor a "
+                                    f"dataset SHA-256 (prefix)")
+            key = self._dataset_of(con, sha)
+            known = con.execute("SELECT 1 FROM datasets WHERE sha256=?", (key,)).fetchone()
         finally:
             con.close()
-        if not known:
-            if not create:
-                raise UserError(f"dataset {sha[:12]}... ({dataset}) is not in the ledger {self.path}")
-            with self._tx() as tx:
-                tx.execute("INSERT OR IGNORE INTO datasets(sha256, name, created) VALUES (?,?,?)",
-                           (sha, name, _now()))
+        if known:
+            return key
+        if not create:
+            raise UserError(f"dataset {sha[:12]}... ({dataset}) is not in the ledger {self.path}")
+        fp = self._file_rows(dataset) if name else None
+        with self._tx() as tx:
+            self._require_intact(tx)
+            if not tx.execute("SELECT 1 FROM files WHERE sha256=?", (sha,)).fetchone():
+                self._new_dataset(tx, sha, name=name, label=None)
+                self._new_file(tx, sha, sha, name=name, how=_CAP_FIRST, fp=fp)
         return sha
 
-    def show(self, dataset: str) -> dict:
-        """Summary plus every entry (newest last) of one dataset."""
-        sha = self.resolve(dataset)
-        con = self._connect()
+    def _file_rows(self, path) -> Fingerprint | None:
+        """The row sketch of a data file (so later edited copies are recognised), if it loads."""
         try:
+            from dpstudio.engine.data.loader import load_table
+            return self.fingerprint_rows(load_table(path).frame)
+        except (UserError, ImportError, OSError, ValueError):
+            return None
+
+    def show(self, dataset: str) -> dict:
+        """Summary plus every entry (newest last) and every file version of one dataset."""
+        sha = self.resolve(dataset)
+        with self._tx() as con:
+            self._check(con)
             out = self._summary(con, sha)
             rows = con.execute("SELECT * FROM entries WHERE dataset=? ORDER BY id", (sha,)).fetchall()
-        finally:
-            con.close()
+            files = con.execute("SELECT * FROM files WHERE dataset=? ORDER BY time, sha256", (sha,)).fetchall()
         out["entries"] = [{
             "id": r["id"], "time": r["time"], "epsilon": r["epsilon"], "delta": r["delta"],
             "rdp": json.loads(r["rdp"]) if r["rdp"] else None, "release_type": r["release_type"],
-            "recipe_sha256": r["recipe_sha256"], "output_path": r["output_path"],
-            "output_sha256": r["output_sha256"], "status": r["status"]} for r in rows]
+            "recipe_sha256": r["recipe_sha256"], "input_sha256": r["input_sha256"],
+            "identity": json.loads(r["identity"]) if r["identity"] else None,
+            "output_path": r["output_path"], "output_sha256": r["output_sha256"], "status": r["status"]}
+            for r in rows]
+        out["files"] = [{"sha256": f["sha256"], "name": f["name"], "how": f["how"], "share_of_rows": f["score"],
+                         "rows": f["rows"], "time": f["time"]} for f in files]
         return out
 
     def set_cap(self, dataset: str, epsilon: float, delta: float | None = None) -> dict:
@@ -515,68 +1294,127 @@ class Ledger:
             raise UserError(f"cap delta must lie in [0, 1), got {delta!r}")
         sha = self.resolve(dataset, create=True)
         with self._tx() as con:
+            self._require_intact(con)
             con.execute("UPDATE datasets SET cap_epsilon=?, cap_delta=? WHERE sha256=?", (epsilon, delta, sha))
+            self._append(con, "cap", {"dataset": sha, "epsilon": epsilon, "delta": delta})
             return self._summary(con, sha)
 
     # -- the release protocol -----------------------------------------------------------------
-    def reserve(self, sha: str, *, dataset_name: str | None = None, loss, release_type: str | None = None,
-                recipe_sha256: str | None = None, output_path=None) -> Reservation:
-        """Admit a release against the dataset's cap (refusing with BudgetError) and record it
-        as pending; spent = complete releases + releases of live processes still in flight."""
-        eps, delta, rdp_json = _as_loss(loss)
+    def _admit(self, con, key: str, eps: float, delta: float, identity: dict) -> None:
+        """Refuse (BudgetError) a release that would exceed the dataset's cap."""
+        ds = con.execute("SELECT * FROM datasets WHERE sha256=?", (key,)).fetchone()
+        if ds is None or ds["cap_epsilon"] is None:
+            return
+        s = self._spent(con, key)
+        used_e, used_d = s["e"] + s["pe"], s["d"] + s["pd"]
+        cap_e, cap_d = ds["cap_epsilon"], ds["cap_delta"]
+        over_e = used_e + eps > cap_e + TOLERANCE
+        over_d = cap_d is not None and used_d + delta > cap_d + TOLERANCE
+        if not (over_e or over_d):
+            return
+        left_e = max(0.0, cap_e - used_e)
+        msg = f"release would spend ε={eps:.6g}"
+        if delta or cap_d is not None:
+            msg += f", δ={delta:.6g}"
+        msg += f", the dataset has ε={left_e:.6g}"
+        if cap_d is not None:
+            msg += f", δ={max(0.0, cap_d - used_d):.6g}"
+        msg += f" left of its cap ε={cap_e:.6g}"
+        if cap_d is not None:
+            msg += f", δ={cap_d:.6g}"
+        if s["pn"]:
+            msg += f" ({int(s['pn'])} other release(s) in progress hold part of it)"
+        msg += "; nothing was released"
+        how = identity.get("how")
+        if how == "rows":
+            msg += (f". This file was recognised as dataset {_desc(ds)} by its rows (about "
+                    f"{identity['share_of_rows']:.1%} shared with the known file "
+                    f"'{identity.get('matched_file') or '?'}'); if it really is a different dataset, "
+                    f"release it with --new-dataset")
+        elif how == "name":
+            msg += f" (the recipe names dataset {_desc(ds)})"
+        else:
+            msg += f" (dataset {_desc(ds)})"
+        raise BudgetError(msg)
+
+    @staticmethod
+    def _check_sha(sha) -> str:
         if not (isinstance(sha, str) and _HEX.match(sha) and len(sha) == 64):
             raise UserError(f"invalid dataset fingerprint {sha!r} (expected a SHA-256 hex digest)")
-        sha = sha.lower()
+        return sha.lower()
+
+    def reserve(self, sha: str, *, dataset_name: str | None = None, loss, release_type: str | None = None,
+                recipe_sha256: str | None = None, output_path=None, label: str | None = None,
+                fingerprint: Fingerprint | None = None, new_dataset: bool = False) -> Reservation:
+        """Admit a release of the file ``sha`` against its dataset's cap (refusing with
+        BudgetError) and record it as pending; spent = complete releases + releases of live
+        processes still in flight.  The file is resolved to its dataset by SHA-256, by the
+        recipe's dataset name (``label``) or by its rows (``fingerprint``); ``new_dataset``
+        declares it a new dataset even if its rows match a known one (recorded).  A ledger
+        whose integrity check fails refuses (UserError) until it is re-initialised."""
+        eps, delta, rdp_json = _as_loss(loss)
+        sha = self._check_sha(sha)
+        self._refuse_own_files(output_path)
         out = str(Path(output_path).resolve()) if output_path is not None else None
         with self._tx() as con:
+            self._require_intact(con)
             self._recover(con)
-            con.execute("INSERT OR IGNORE INTO datasets(sha256, name, created) VALUES (?,?,?)",
-                        (sha, dataset_name, _now()))
-            if dataset_name:
-                con.execute("UPDATE datasets SET name=? WHERE sha256=? AND name IS NULL", (dataset_name, sha))
-            ds = con.execute("SELECT * FROM datasets WHERE sha256=?", (sha,)).fetchone()
-            s = self._spent(con, sha)
-            used_e, used_d = s["e"] + s["pe"], s["d"] + s["pd"]
-            cap_e, cap_d = ds["cap_epsilon"], ds["cap_delta"]
-            over_e = cap_e is not None and used_e + eps > cap_e + TOLERANCE
-            over_d = cap_e is not None and cap_d is not None and used_d + delta > cap_d + TOLERANCE
-            if over_e or over_d:
-                left_e = max(0.0, cap_e - used_e)
-                msg = f"release would spend ε={eps:.6g}"
-                if delta or cap_d is not None:
-                    msg += f", δ={delta:.6g}"
-                msg += f", the dataset has ε={left_e:.6g}"
-                if cap_d is not None:
-                    msg += f", δ={max(0.0, cap_d - used_d):.6g}"
-                msg += f" left of its cap ε={cap_e:.6g}"
-                if cap_d is not None:
-                    msg += f", δ={cap_d:.6g}"
-                if s["pn"]:
-                    msg += f" ({int(s['pn'])} other release(s) in progress hold part of it)"
-                raise BudgetError(msg + "; nothing was released")
+            key, identity = self._identify(con, sha, file_name=dataset_name, label=label, fp=fingerprint,
+                                           new_dataset=new_dataset, write=True)
+            before = self._summary(con, key)
+            self._admit(con, key, eps, delta, identity)
             cur = con.execute(
                 "INSERT INTO entries(dataset, time, epsilon, delta, rdp, release_type, recipe_sha256, "
-                "output_path, status, pid, pid_start_time, host) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (sha, _now(), eps, delta, rdp_json, release_type, recipe_sha256, out, "pending",
-                 os.getpid(), _self_start(), _HOST))
+                "output_path, status, pid, pid_start_time, host, input_sha256, identity) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (key, _now(), eps, delta, rdp_json, release_type, recipe_sha256, out, "pending",
+                 os.getpid(), _self_start(), _HOST, sha, json.dumps(identity, sort_keys=True)))
             rid = int(cur.lastrowid)
-        return Reservation(id=rid, dataset=sha, epsilon=eps, delta=delta, output_path=out,
-                           ledger_path=str(self.path))
+        return Reservation(id=rid, dataset=key, epsilon=eps, delta=delta, output_path=out,
+                           ledger_path=str(self.path), identity=identity, before=before)
+
+    def check_unrecorded(self, sha: str, *, loss, dataset_name: str | None = None, label: str | None = None,
+                         fingerprint: Fingerprint | None = None, new_dataset: bool = False) -> dict:
+        """For a release that will not be recorded (``--no-ledger``): resolve the file and refuse
+        exactly as :meth:`reserve` would, but write nothing.  Returns the dataset's summary."""
+        eps, delta, _ = _as_loss(loss)
+        sha = self._check_sha(sha)
+        with self._tx() as con:
+            self._require_intact(con)
+            key, identity = self._identify(con, sha, file_name=dataset_name, label=label, fp=fingerprint,
+                                           new_dataset=new_dataset, write=False)
+            self._admit(con, key, eps, delta, identity)
+            return {**self._summary(con, key), "identity": identity}
 
     def _row(self, con, reservation: Reservation):
-        return con.execute("SELECT * FROM entries WHERE id=?", (reservation.id,)).fetchone()
+        return self._row_id(con, reservation.id)
+
+    @staticmethod
+    def _row_id(con, rid: int):
+        return con.execute("SELECT * FROM entries WHERE id=?", (rid,)).fetchone()
+
+    def _refuse_own_files(self, output) -> None:
+        """An output must never replace the ledger's database, journal, head or key file."""
+        if output is None:
+            return
+        out = Path(output).resolve()
+        own = {Path(str(self.path) + s).resolve() for s in ("", "-wal", "-shm", "-journal")}
+        own |= {self.head_path.resolve(), self.key_path.resolve()}
+        if out in own:
+            raise UserError(f"the output path {out} is one of the privacy ledger's own files; choose another")
 
     def write_and_commit(self, reservation: Reservation, output_path, writer) -> str:
         """Write the output through ``writer(tmp_path)`` and record the release, crash-consistently
         (module docstring).  Returns the output's SHA-256.  On failure before the point of no
         return, the temporary files and the reservation are removed and the error re-raised."""
+        self._refuse_own_files(output_path)
         output = Path(output_path).resolve()
         directory = output.parent
         if output.is_dir():
             raise UserError(f"output path is a folder: {output}")
         if not directory.is_dir():
             raise UserError(f"output folder does not exist: {directory}")
-        tmp = directory / f".{output.name}.{reservation.id}-{os.getpid()}.dpsrel"
+        tmp = directory / _release_tmp_name(output.name, directory, f"{reservation.id}-{os.getpid()}")
         with self._tx() as con:
             r = self._row(con, reservation)
             if r is None or r["status"] != "pending":
@@ -604,8 +1442,7 @@ class Ledger:
             raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
         _fsync_dir(str(directory))
         with self._tx() as con:
-            con.execute("UPDATE entries SET status='complete', tmp_path=NULL, time=? WHERE id=?",
-                        (_now(), reservation.id))
+            self._complete(con, self._row(con, reservation), stamp=True)
         return digest
 
     def _rollback(self, reservation: Reservation) -> None:
@@ -615,19 +1452,33 @@ class Ledger:
                 _remove_tmp(r["tmp_path"])
                 con.execute("DELETE FROM entries WHERE id=?", (reservation.id,))
 
-    def abort(self, reservation: Reservation) -> None:
+    def abort(self, reservation: Reservation) -> str:
         """Cancel a reservation that failed: its row and temporary files go.  A release already
-        past its point of no return (output renamed into place) is completed instead, so the
-        ledger never loses a release that happened.  Idempotent."""
+        past its point of no return (marked *committing*: hashed output ready) is completed
+        instead, so the ledger never loses a release that happened.  Idempotent.
+
+        Returns ``"complete"`` when the release stands (the caller must report it as done, not
+        as failed) and ``"rolled back"`` otherwise."""
         with self._tx() as con:
             r = self._row(con, reservation)
-            if r is None or r["status"] == "complete":
-                return
+            if r is None:
+                return "rolled back"
+            if r["status"] == "complete":
+                return "complete"
             if r["status"] == "committing":
-                self._settle(con, r)
-                return
+                return "complete" if self._settle(con, r) == "completed" else "rolled back"
             _remove_tmp(r["tmp_path"])
             con.execute("DELETE FROM entries WHERE id=?", (reservation.id,))
+            return "rolled back"
+
+    def output_sha256(self, reservation: Reservation) -> str | None:
+        """The recorded SHA-256 of a reservation's output (None if it has none)."""
+        con = self._connect()
+        try:
+            r = self._row(con, reservation)
+        finally:
+            con.close()
+        return r["output_sha256"] if r is not None else None
 
     # -- checks ----------------------------------------------------------------------------------
     def verify(self, dataset: str | None = None) -> list[str]:

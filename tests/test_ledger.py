@@ -122,8 +122,9 @@ def test_pending_reservations_hold_budget(tmp_path):
 def test_no_cap_means_no_limit_and_unknown_summary(tmp_path):
     led = Ledger(tmp_path / "l.sqlite")
     s = led.summary(OTHER)
-    assert s == {"dataset": OTHER, "name": None, "cap": None, "spent": {"epsilon": 0, "delta": 0},
-                 "remaining": None, "releases": 0}
+    assert s.pop("ledger")["intact"] is True
+    assert s == {"dataset": OTHER, "name": None, "dataset_name": None, "cap": None,
+                 "spent": {"epsilon": 0, "delta": 0}, "remaining": None, "releases": 0}
     _release(led, tmp_path, "a.csv", eps=50.0, sha=OTHER)
     assert led.summary(OTHER)["spent"]["epsilon"] == 50.0
 
@@ -208,9 +209,9 @@ def test_reservation_cannot_be_committed_twice(tmp_path):
 
 def _forge(led, status, *, out, tmp=None, digest=None, alive=False):
     """Insert an in-flight row as a (dead or live) process would have left it."""
+    led.resolve(SHA, create=True)  # the dataset as the ledger records it (chained)
     con = sqlite3.connect(led.path)
     start = ledger_mod._self_start() if alive else "not-this-process"
-    con.execute("INSERT OR IGNORE INTO datasets(sha256, name, created) VALUES (?,?,?)", (SHA, "d", "t"))
     cur = con.execute(
         "INSERT INTO entries(dataset, time, epsilon, delta, status, pid, pid_start_time, host, "
         "output_path, tmp_path, output_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -324,3 +325,15 @@ def test_cli_ledger_commands(tmp_path, capsys):
     assert shown["cap"]["epsilon"] == 0.3 and len(shown["entries"]) == 1
     assert main(["ledger", "show", "ffffff", "--ledger", db]) == 2
     assert "no dataset" in capsys.readouterr().err
+
+
+def test_output_can_never_replace_the_ledgers_own_files(tmp_path):
+    led = Ledger(tmp_path / "l.sqlite")
+    _release(led, tmp_path, "a.csv")
+    for target in (led.path, Path(str(led.path) + "-wal"), led.head_path, led.key_path):
+        with pytest.raises(UserError, match="ledger's own files"):
+            led.reserve(SHA, loss=PrivacyLoss(0.1), output_path=target)
+    r = led.reserve(SHA, loss=PrivacyLoss(0.1), output_path=tmp_path / "b.csv")
+    with pytest.raises(UserError, match="ledger's own files"):
+        led.write_and_commit(r, led.path, _writer("x"))
+    assert Ledger(led.path).problems == [] and led.summary(SHA)["releases"] == 1
