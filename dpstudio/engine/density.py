@@ -1,4 +1,4 @@
-"""DP kernel density estimates with Gaussian-process noise (BRIEF 3.6; seed 004 §6;
+"""DP kernel density estimates with Gaussian-process noise (BRIEF 3.6; Jazbec 2018 §6;
 Hall, Rinaldo & Wasserman 2013, JMLR 14, "Differential privacy for functions and functional
 data", Prop. / Cor. on KDE).
 
@@ -12,10 +12,10 @@ cube (diameter sqrt(d)) the supremum is exactly
 
 attained at opposite corners (:func:`kde_sensitivity`).  A record with a missing value
 contributes nothing to the sum (n stays the public row count), so the difference may also be
-c K_x alone, of norm c: Delta = c max(1, sqrt(2 - 2 exp(-d/(2h^2)))).  (Seed 004 Ex. 6.10
+c K_x alone, of norm c: Delta = c max(1, sqrt(2 - 2 exp(-d/(2h^2)))).  (Jazbec 2018 Ex. 6.10
 drops the sqrt(2) and writes sqrt(log(2/delta)) for sqrt(2 log(2/delta)): not used.)
 
-On a finite grid the GP G with covariance K is N(0, M), M the Gram matrix, and seed 004
+On a finite grid the GP G with covariance K is N(0, M), M the Gram matrix, and Jazbec 2018
 Thm 6.8 gives ||M^{-1/2}(f_D - f_D')(grid)|| <= ||f_D - f_D'||_H <= Delta.  Hence
 f_D(grid) + c_mult N(0, M) is the Gaussian mechanism on M^{-1/2} f with L2 sensitivity Delta
 and std c_mult, calibrated for EVERY eps by the analytic Gaussian mechanism (Balle & Wang 2018
@@ -73,7 +73,7 @@ def analytic_multiplier(epsilon: float, delta: float, sensitivity: float) -> flo
 
 
 def corollary_multiplier(epsilon: float, delta: float, sensitivity: float) -> float:
-    """Seed 004 Cor. 6.9 / HRW 2013: sqrt(2 log(2/delta)) Delta / eps — valid only for eps <= 1."""
+    """Jazbec 2018 Cor. 6.9 / HRW 2013: sqrt(2 log(2/delta)) Delta / eps — valid only for eps <= 1."""
     return math.sqrt(2.0 * math.log(2.0 / delta)) * sensitivity / epsilon
 
 

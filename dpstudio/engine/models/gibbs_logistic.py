@@ -1,4 +1,5 @@
-"""DP logistic regression by sampling a Gibbs posterior (BRIEF 3.7; seed 001 = Minami et al.).
+"""DP logistic regression by sampling a Gibbs posterior (BRIEF 3.7; Minami et al. 2016,
+theorem numbers of Minami 2015, the research note it was taken from; docs/models.md).
 
 Model.  Records x_i = (z_i, y_i) with ||z_i|| <= R (public norm bound) and y_i in {-1, +1};
 theta = (a, b) in R^{D}, D = d + 1, zt_i = (z_i, 1); logistic loss
@@ -7,23 +8,23 @@ l(theta, x) = log(1 + exp(-y (a'z + b))); prior N(0, I/(n lam)); Gibbs posterior
     G_{beta,D}(theta) ∝ exp(-U(theta)),   U(theta) = beta sum_i l(theta, x_i) + (m/2) |theta|^2,
     m = m_pi = n lam.
 
-Privacy (seed 001 Thm 8).  Each l(., x) is convex and L-Lipschitz with L = sqrt(R^2 + 1):
+Privacy (Minami 2015 Thm 8).  Each l(., x) is convex and L-Lipschitz with L = sqrt(R^2 + 1):
 grad_theta l = -y sigma(-y zt'theta) zt and ||zt|| <= sqrt(R^2 + 1) — the intercept adds the 1,
-the seed's L = R forgets it.  -log prior is m-strongly convex.  The log-ratio of the posteriors
+Minami 2015's L = R forgets it.  -log prior is m-strongly convex.  The log-ratio of the posteriors
 of neighbours is 2 beta L-Lipschitz and the posterior satisfies a log-Sobolev inequality with
 constant 1/m (Bakry-Emery), so with a = 2 L^2 beta^2 / m (Thm 8(ii)):
 
     P(log-ratio > eps) <= exp(-(eps - a)^2 / (4 a))      (a < eps).
 
 Setting this <= delta is exactly  a <= (sqrt(eps + log(1/delta)) - sqrt(log(1/delta)))^2
-(:func:`exact_a_max`); by Thm 4 (= Lemma 2 of the seed's reference) the posterior is then
-(eps, delta)-DP.  The proof never uses the seed's restriction beta <= 1 (it only needs the
+(:func:`exact_a_max`); by Thm 4 (= Lemma 2 of Minami 2015's reference) the posterior is then
+(eps, delta)-DP.  The proof never uses Minami 2015's restriction beta <= 1 (it only needs the
 strong convexity of U, which holds for every beta > 0), so beta may exceed 1 for large n.
-The seed's closed form (Cor. 10(ii)) beta <= eps/(2L) sqrt(m/(1 + 2 log(1/delta))) is NOT
+Minami 2015's closed form (Cor. 10(ii)) beta <= eps/(2L) sqrt(m/(1 + 2 log(1/delta))) is NOT
 safe for all eps: at delta = 1e-5 and eps = 2 it gives a = 0.0833 > 0.0800 allowed
 (:func:`seed_cor10_a`; tests/test_gibbs_logistic.py).
 
-Sampling (seed 001 Thm 12: a sampler within TV gamma of the posterior gives
+Sampling (Minami 2015 Thm 12: a sampler within TV gamma of the posterior gives
 (eps, delta_gibbs + (e^eps + 1) gamma)).  We sample EXACTLY by rejection from a Gaussian
 envelope, capped at K proposals:
 
@@ -96,7 +97,7 @@ def lipschitz_constant(norm_bound: float) -> float:
 
 
 def exact_a_max(epsilon: float, delta: float) -> float:
-    """Largest a = 2 L^2 beta^2 / m with exp(-(eps - a)^2/(4a)) <= delta (seed 001 Thm 8(ii)).
+    """Largest a = 2 L^2 beta^2 / m with exp(-(eps - a)^2/(4a)) <= delta (Minami 2015 Thm 8(ii)).
 
     (eps - a)^2 >= 4 a log(1/delta) with a < eps  <=>  sqrt(a) <= sqrt(eps + log 1/delta) - sqrt(log 1/delta).
     Written as eps / (sqrt(eps + l) + sqrt(l)) to avoid cancellation.
@@ -130,12 +131,12 @@ def beta_max(epsilon: float, delta: float, m_pi: float, lipschitz: float) -> flo
 
 
 def seed_cor10_beta(epsilon: float, delta: float, m_pi: float, lipschitz: float) -> float:
-    """Seed 001 Cor. 10(ii): beta <= eps/(2L) sqrt(m / (1 + 2 log(1/delta))) — only safe for eps <~ 1."""
+    """Minami 2015 Cor. 10(ii): beta <= eps/(2L) sqrt(m / (1 + 2 log(1/delta))) — only safe for eps <~ 1."""
     return epsilon / (2.0 * lipschitz) * math.sqrt(m_pi / (1.0 + 2.0 * math.log(1.0 / delta)))
 
 
 def seed_cor10_a(epsilon: float, delta: float) -> float:
-    """a = 2 L^2 beta^2 / m at the seed's Cor. 10(ii) beta: eps^2 / (2 (1 + 2 log(1/delta)))."""
+    """a = 2 L^2 beta^2 / m at Minami 2015's Cor. 10(ii) beta: eps^2 / (2 (1 + 2 log(1/delta)))."""
     return epsilon ** 2 / (2.0 * (1.0 + 2.0 * math.log(1.0 / delta)))
 
 

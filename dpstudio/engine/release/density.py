@@ -65,7 +65,7 @@ def plan(recipe: Recipe) -> ReleasePlan:
         raise UserError("release 'density': needs delta > 0")
     components = list(domain_components(recipe)) + [_loss(recipe)]
     composition = compose(components, delta=b.delta, method="basic")
-    summary = {"mechanism": "KDE + multiplier * GP(0, K) on a grid (HRW 2013; seed 004 Thm 6.1/6.8)",
+    summary = {"mechanism": "KDE + multiplier * GP(0, K) on a grid (Hall, Rinaldo & Wasserman 2013; Jazbec 2018 Thm 6.1/6.8)",
                "columns": [c.name for c in cols], "epsilon": b.epsilon, "delta": b.delta,
                "grid_size": opts["grid_size"],
                "bandwidth": opts["bandwidth"] if opts["bandwidth"] is not None else "Scott's rule n^(-1/(d+4))/sqrt(12)",
@@ -113,11 +113,19 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
     # the output (Mironov 2012) c is snapped to a data-independent grid and gets exact discrete
     # Gaussian noise on that grid; snapping can move neighbours apart by grid*sqrt(dim) more,
     # and the whitening's rounding error is covered by a 1e-6 relative margin.
-    from dpstudio.engine.synth.privacy import gaussian_noise, snap, snapped_sensitivity
+    from dpstudio.engine.synth.privacy import (gaussian_noise, gdp_delta, lattice_proven,
+                                               lattice_shave, snap, snapped_sensitivity)
     c = noise.whiten(f)
     grid_step = 2.0 ** (math.floor(math.log2(delta_s)) - 12)
     sens = snapped_sensitivity(delta_s * (1 + 1e-6), grid_step, c.size)
-    mult = kde.analytic_multiplier(b.epsilon, b.delta, sens)
+    # The analytic calibration is for continuous noise; the noise that runs is a discrete
+    # Gaussian on grid_step * Z.  Calibrate for a slightly smaller (eps', delta') so the
+    # discrete law meets the recipe's (eps, delta) (privacy.lattice_proven; docs/mechanisms.md).
+    mult0 = kde.analytic_multiplier(b.epsilon, b.delta, sens)
+    eps1, delta1, box = lattice_shave(b.epsilon, b.delta, c.size, mult0 / grid_step)
+    mult = kde.analytic_multiplier(eps1, delta1, sens)
+    proven_eps, proven_delta = lattice_proven(eps1, gdp_delta(eps1, sens / mult),
+                                              [(c.size, mult / grid_step)], box)
     z, how = gaussian_noise(rng, mult, c.shape, grid_step)
     f_dp = noise.color(snap(c, grid_step) + z)
     vol = float(np.prod(np.asarray(highs) - np.asarray(lows)))
@@ -128,6 +136,8 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
                  "neighbours": "replace-one (n public)", "n": n, "bandwidth_scaled": h,
                  "sensitivity": delta_s, "sensitivity_hrw_sqrt2": kde.hrw_sensitivity(n, h, d),
                  "noise_multiplier": mult, "noise_multiplier_corollary_eps_le_1": corollary,
+                 "noise_grid": grid_step, "proven_epsilon": proven_eps, "proven_delta": proven_delta,
+                 "continuous_calibration": {"epsilon": eps1, "delta": delta1},
                  "calibration": "analytic Gaussian mechanism (Balle & Wang 2018 Thm 8) on M^{-1/2} f",
                  "jitter": kde.JITTER, "randomness": rng.describe(),
                  "noise_sampling": f"{how}, in whitened coordinates (sensitivity {sens:.6g} after snapping)"}

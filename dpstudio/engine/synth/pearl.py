@@ -1,4 +1,4 @@
-"""PEARL (seed 003; Liew, Takahashi & Ueno, ICLR 2022): DP synthetic data from a one-shot
+"""PEARL (Liew, Takahashi & Ueno, ICLR 2022): DP synthetic data from a one-shot
 private characteristic-function embedding, with an adversarially re-weighted generator loss.
 
 Privacy (replace-one neighbours, n public), all releases Gaussian and composed exactly in GDP:
@@ -33,7 +33,8 @@ from ..progress import NEVER_CANCELLED, no_progress
 from .base import FittedSynth, Synthesizer
 from .encoding import Encoder, TableSpec
 from .mlp import BlockHeads, Generator, standard_normal_f32
-from .privacy import gdp_mu_for, release_gaussian, release_scale, total_gaussian_loss
+from .privacy import (attach_proven, lattice_mu_for, release_gaussian, release_scale,
+                      total_gaussian_loss)
 from .shards import UnguardedMainError, available_cores, run_shards
 from .training import (  # noqa: F401 - re-exported: PEARL's public names
     PROCESS_MIN_WORK, EmbeddingLoss, PearlConfig, TrainSetup, batch_pieces, critic_objective,
@@ -170,9 +171,16 @@ class EmbeddingSynthesizer(Synthesizer):
         shares["embedding"] = 1.0 - sum(shares.values())
         return shares
 
+    def _lattice_dim(self, n_classes: int) -> int:
+        """Coordinates released on the lattice (for the discrete law's correction)."""
+        cfg = self.config
+        dims = {"sigma0": 1, "counts": n_classes,
+                "embedding": 2 * cfg.k * n_classes + (n_classes if cfg.one_release and n_classes > 1 else 0)}
+        return sum(dims[key] for key in self._mu_shares(n_classes))
+
     def budget_plan(self, epsilon, delta, n, n_classes):
         cfg = self.config
-        mu = gdp_mu_for(epsilon, delta)
+        mu = lattice_mu_for(epsilon, delta, self._lattice_dim(n_classes))
         names = {"sigma0": "frequency scale (mean pair distance)",
                  "counts": "class proportions",
                  "embedding": "embedding + class proportions" if (cfg.one_release and n_classes > 1)
@@ -256,12 +264,13 @@ class EmbeddingSynthesizer(Synthesizer):
         n = x.shape[0]
         c = spec.n_classes
         gen = rng.numpy_generator()
-        mu_total = gdp_mu_for(epsilon, delta) if math.isfinite(epsilon) else math.inf
+        # continuous GDP mu shaved so the DISCRETE law meets (eps, delta) (privacy.lattice_mu_for)
+        mu_total = lattice_mu_for(epsilon, delta, self._lattice_dim(c)) if math.isfinite(epsilon) else math.inf
         cancel.check()
         w, emb_noisy, props, comps, info = self._releases(x, y, enc, c, mu_total, delta, rng, gen)
         self._bandwidths = np.asarray(info["freq_bandwidths"])
         del x
-        total = total_gaussian_loss(comps, delta, cfg.label)
+        total = attach_proven(total_gaussian_loss(comps, delta, cfg.label), comps, epsilon, delta)
         progress(0.02, "private embedding released")
         net, critic_ess, layout = self._train(enc, w, emb_noisy, props, n, gen, progress, cancel)
         info["fit_seconds"] = time.perf_counter() - t0

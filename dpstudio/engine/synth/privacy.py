@@ -7,16 +7,17 @@ Balle et al. 2020), and the grid-snapped Gaussian noise used by every release he
 The GDP and RDP conversions are the accountant's (``dpstudio.engine.accounting``).  Noise: every release is snapped to a power-of-two grid g = 2^(floor(log2 Delta)-20)
 and gets g * Z with Z an exact discrete Gaussian of scale sigma/g from
 ``dpstudio.engine.mechanisms.sampling.discrete_gaussian`` (Canonne, Kamath & Steinke 2020).
-Accounting of the discrete Gaussian:
-its zCDP bound Delta^2/(2 sigma^2) holds exactly (CKS Thm 4, sensitivity in grid units is an
-integer multiple after snapping up to the snap term we add), and with sigma/g > 10^6 its
-privacy curve differs from the continuous Gaussian's by terms of order exp(-2 pi^2 sigma^2/g^2)
-(Poisson summation): the GDP figures are used as the (eps, delta) statement, the RDP/zCDP
-figure is the rigorous cross-check (reported in ``details['rdp_crosscheck_epsilon']``).
+Accounting of the discrete Gaussian ("the discrete law" below; docs/mechanisms.md): its zCDP
+bound Delta^2/(2 sigma^2) holds exactly (the shift between snapped neighbours is an integer
+vector of grid steps), so zCDP totals need no correction; GDP totals get a proven correction
+(:func:`lattice_proven`), the calibration is shaved by it (:func:`lattice_mu_for`,
+:func:`lattice_shave`) and :func:`attach_proven` makes the proven epsilon the headline.  The
+RDP figure stays as a cross-check (``details['rdp_crosscheck_epsilon']``).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -186,4 +187,115 @@ def release_gaussian(rng, value: np.ndarray, sensitivity: float, mu: float, delt
     loss.details["noise"] = how
     loss.details["grid"] = grid
     loss.details["raw_sensitivity"] = sensitivity
+    loss.details["dim"] = int(value.size)   # coordinates on the lattice (lattice_terms)
     return snap(value, grid) + noise, loss
+
+# --------------------------------------------------------------------------- the discrete law
+# The GDP / analytic-Gaussian figures are those of CONTINUOUS Gaussian noise; the noise that runs
+# is a discrete Gaussian on the lattice g*Z (g = grid).  What is proven for the law that runs
+# (derivation in docs/mechanisms.md, "Discrete Gaussian on a lattice"):
+#
+# (a) Renyi DP / zCDP.  snap() puts both neighbours' values on the lattice, so in grid units the
+#     shift k between them is an INTEGER vector with |k| <= (Delta + g sqrt(D)) / g.  For integer
+#     shifts the discrete Gaussian's Renyi divergence of order alpha is <= alpha |k|^2/(2 s^2),
+#     s = sigma/g, the continuous value (Canonne, Kamath & Steinke 2020, multivariate zCDP bound;
+#     proof: sum_z exp(-(z - t)^2/(2 s^2)) is largest at t = 0, Poisson summation).  So zCDP totals
+#     (MST) are proven figures for the noise that runs, with no correction.
+# (b) (eps, delta) from GDP / the analytic Gaussian.  Compare the discrete mechanism a + gZ with
+#     the ROUNDED continuous one g*round((a + G)/g) = a + g*round(G/g), a post-processing of the
+#     continuous mechanism and hence exactly as private.  Per coordinate, with r(z) the rounded
+#     and d(z) the discrete Gaussian probability of z, for |z| <= T s
+#         |log r(z) - log d(z)| <= eta(s, T) = max(T^2, 1)/(24 s^2) + 3 e^{-2 pi^2 s^2}
+#     (r/phi_s = int_{-1/2}^{1/2} exp(-(2zu + u^2)/(2s^2)) du lies in [e^{-1/(24 s^2)}, sinh(x)/x],
+#     x = |z|/(2s^2), by Jensen and by dropping -u^2; sinh(x)/x <= e^{x^2/6}; d/phi_s = 1/S with
+#     1 <= S <= 1 + 3 e^{-2 pi^2 s^2} by Poisson summation).  Outside the box T s:
+#     P_d <= 2 e^{-T^2/2} (the discrete Gaussian's mgf is <= the continuous one, CKS 2020) and
+#     P_r <= 2 Phi(-(T - 1/(2s))).  Splitting every event on the boxes around both neighbours:
+#         (eps_r, delta_r) for the rounded law  =>  (eps_r + 2 H, e^H delta_r + e^{eps_r + H} B_r + B_d)
+#     for the discrete one, H = sum over released coordinates of eta, B_d, B_r = the summed tails
+#     (adaptive compositions: the boxes intersect, tails add).  The correction is polynomial in
+#     1/s (lattice tails differ at order 1/s), not exp(-2 pi^2 s^2), which only bounds normalisers.
+
+
+def _box_T(dim: int, epsilon: float, delta: float) -> float:
+    """Box half-width T (std units) whose tails cost <= 1e-6 delta even after a factor e^eps
+    (H grows only like T^2 ~ log(1/tail), so a tiny tail share is almost free)."""
+    return math.sqrt(2.0 * math.log(4.0 * max(int(dim), 1) * (math.exp(epsilon) + 1.0) / (1e-6 * delta)))
+
+
+def lattice_terms(parts, T: float) -> tuple[float, float, float]:
+    """(H, B_d, B_r) of the argument above for releases given as (dim, s), s = sigma/grid."""
+    from scipy.special import ndtr
+
+    H = B_d = B_r = 0.0
+    for dim, s in parts:
+        if not s >= 1.0:
+            return math.inf, 1.0, 1.0
+        q = math.exp(-2.0 * math.pi ** 2 * s * s)
+        H += dim * (max(T * T, 1.0) / (24.0 * s * s) + 3.0 * q)
+        B_d += dim * 2.0 * math.exp(-0.5 * T * T)
+        B_r += dim * 2.0 * float(ndtr(-(T - 0.5 / s)))
+    return H, B_d, B_r
+
+
+def lattice_proven(eps_r: float, delta_r: float, parts, T: float) -> tuple[float, float]:
+    """Proven (eps, delta) of the discrete law, given (eps_r, delta_r) of the continuous one."""
+    H, B_d, B_r = lattice_terms(parts, T)
+    return eps_r + 2.0 * H, math.exp(H) * delta_r + math.exp(eps_r + H) * B_r + B_d
+
+
+def lattice_shave(epsilon: float, delta: float, dim: int, s0: float) -> tuple[float, float, float]:
+    """(eps', delta', T): calibrate the continuous mechanism for (eps', delta') and the discrete
+    law of ``dim`` coordinates at any scale s >= s0 is (epsilon, delta)-DP by
+    :func:`lattice_proven` (H and B_r fall as s grows, so one shave suffices)."""
+    T = _box_T(dim, epsilon, delta)
+    H, B_d, B_r = lattice_terms([(dim, s0)], T)
+    eps1 = epsilon - 2.0 * H
+    delta1 = (delta - math.exp(epsilon) * B_r - B_d) * math.exp(-H) * (1.0 - 1e-12)
+    if not (eps1 > 0 and delta1 > 0):
+        raise ValueError(f"the noise lattice is too coarse for (epsilon={epsilon}, delta={delta})")
+    return eps1, delta1, T
+
+
+def lattice_mu_for(epsilon: float, delta: float, total_dim: int) -> float:
+    """Total GDP mu whose DISCRETE releases (:func:`release_gaussian`) meet (epsilon, delta).
+
+    Every such release has s = sigma/grid >= 2^GRID_BITS / mu_i >= 2^GRID_BITS / mu (its snapped
+    sensitivity spans >= 2^GRID_BITS grid steps), so the shave computed at the unshaved mu0 covers
+    the shaved mu too."""
+    mu0 = gdp_mu_for(epsilon, delta)
+    if not math.isfinite(mu0):
+        return mu0
+    eps1, delta1, _ = lattice_shave(epsilon, delta, total_dim, 2.0 ** GRID_BITS / mu0)
+    return gdp_mu_for(eps1, delta1)
+
+
+def attach_proven(total: PrivacyLoss, components, epsilon: float, delta: float) -> PrivacyLoss:
+    """Put the proven (eps, delta) of the discrete law into ``total`` (headline epsilon and
+    ``details``); the continuous GDP figure stays as ``gdp_epsilon_continuous``.
+
+    ``epsilon`` (the target) only sets the box width T; the bound is valid for any T as long as
+    the continuous eps_r used in the tail term is <= the one assumed, which is checked."""
+    mu = total.gdp_mu
+    if mu is None or not math.isfinite(mu):
+        return total
+    parts = [(c.details["dim"], c.details["sigma"] / c.details["grid"])
+             for c in components if c.details.get("dim")]
+    dim = sum(d for d, _ in parts)
+    cap = float(epsilon)
+    for _ in range(8):
+        T = _box_T(dim, cap, delta)
+        H, B_d, B_r = lattice_terms(parts, T)
+        # (1 - 1e-12): the round trip through exp(-H) and exp(H) must not overshoot delta
+        delta_r = (delta - B_d - math.exp(cap + H) * B_r) * math.exp(-H) * (1.0 - 1e-12)
+        eps_r = gdp_epsilon(mu, delta_r) if delta_r > 0 else math.inf
+        if eps_r <= cap:
+            break
+        cap = eps_r if math.isfinite(eps_r) else 2.0 * cap
+    eps_p, delta_p = (lattice_proven(eps_r, delta_r, parts, T) if eps_r <= cap
+                      else (math.inf, delta))
+    details = {**total.details, "gdp_epsilon_continuous": total.epsilon, "lattice_H": H,
+               "lattice_box_T": T, "proven_epsilon": eps_p, "proven_delta": delta_p,
+               "proven_by": "rounded continuous Gaussian (GDP) + pointwise ratio to the discrete "
+                            "Gaussian on the lattice (docs/mechanisms.md)"}
+    return replace(total, epsilon=eps_p, details=details)
