@@ -6,6 +6,7 @@ This module never imports Qt; ``dpstudio gui`` imports the GUI lazily.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -17,11 +18,52 @@ from dpstudio.errors import RecipeError, UserError
 EXIT_OK, EXIT_INTERNAL, EXIT_USER = 0, 1, 2
 
 
+class _UsageError(UserError):
+    """A command line argparse rejects; :func:`main` reports it like any user error."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that exits with code 2 and one line (its default also exits 2, with usage)."""
+    """argparse whose errors are one ``dpstudio: ...`` line and exit code 2 (no usage block)."""
 
     def error(self, message):
-        self.exit(EXIT_USER, f"{self.prog}: error: {message}\n")
+        command = self.prog.partition(" ")[2]  # "dpstudio recipe init" -> "recipe init"
+        raise _UsageError(f"{command + ': ' if command else ''}{message} (see --help)")
+
+
+def _finite(text: str) -> float:
+    """argparse type: a finite float ('1e400' and a 400-digit number overflow to inf; 'nan')."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {_brief(text)}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {_brief(text)}")
+    return value
+
+
+def _bounded_int(low: int, high: int):
+    """argparse type: an integer in [low, high] (a 400-digit --rows would be allocated)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {_brief(text)}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer in [{low:,}, {high:,}], got {_brief(text)}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def _brief(text: str, limit: int = 40) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+_SEED = _bounded_int(0, 2 ** 63 - 1)
 
 
 def _compact(obj):
@@ -63,8 +105,9 @@ def cmd_recipe_init(args) -> int:
     from dpstudio.engine.data.loader import load_table
     from dpstudio.engine.data.schema import infer_schema
     from dpstudio.export import write_text
-    from dpstudio.recipe.build import fill_domains_from_data, parse_assignments, recipe_from_schema
-    from dpstudio.recipe.validate import validate
+    from dpstudio.recipe.build import (confirm_inferred_facts, fill_domains_from_data, parse_assignments,
+                                       recipe_from_schema)
+    from dpstudio.recipe.validate import declared_type_problems, inferred_facts, validate
 
     loaded = load_table(args.file, _load_options(args))
     schema = infer_schema(loaded.frame)
@@ -75,17 +118,16 @@ def cmd_recipe_init(args) -> int:
         k, _, v = item.partition("=")
         if not k or not _:
             raise UserError(f"--option: expected KEY=VALUE, got {item!r}")
-        try:
-            options[k] = json.loads(v)
-        except json.JSONDecodeError:
-            options[k] = v
+        options[k] = _option_value(k, v)
     recipe = recipe_from_schema(
         loaded, schema, release=args.release, epsilon=args.epsilon, delta=args.delta,
         roles=parse_assignments(args.role, "--role"), bounds=parse_assignments(args.bounds, "--bounds"),
         categories=parse_assignments(args.categories, "--categories"),
         mechanisms=parse_assignments(args.mechanism, "--mechanism"), seed=args.seed,
-        weights=parse_assignments(args.weight, "--weight"),
+        weights=parse_assignments(args.weight, "--weight"), types=parse_assignments(args.type, "--type"),
         out_format=args.format, rows=args.rows, release_options=options)
+    if args.confirm_inferred:
+        recipe = confirm_inferred_facts(recipe)  # recorded per column as "confirmed"
     recipe = fill_domains_from_data(recipe, loaded.frame)  # only for domains the user asked to copy
     if recipe.release.type == "synthetic" and "method" not in recipe.release.options:
         from dataclasses import replace
@@ -95,13 +137,40 @@ def cmd_recipe_init(args) -> int:
         recipe = replace(recipe, release=replace(recipe.release,
                                                  options=recipe.release.options.with_(method=method)))
         print(f"synthetic method: {method} (recommended: {why}; choose with --synth)", file=sys.stderr)
+    if args.no_formula_protection:
+        from dataclasses import replace as _replace
+        recipe = _replace(recipe, outputs=_replace(recipe.outputs, formula_protection=False))
     write_text(recipe.dumps() + "\n", args.output)
-    problems = validate(recipe, schema)
+    problems = validate(recipe, schema) + declared_type_problems(recipe, loaded.frame)
     print(f"wrote {args.output}" + (f" ({len(problems)} problem(s) to fix: run 'dpstudio recipe check')"
                                      if problems else ""), file=sys.stderr)
     for p in problems:
         print(f"  - {p}", file=sys.stderr)
+    inferred = inferred_facts(recipe)
+    if inferred:
+        # the type fixes the output grid and the role whether a column is released at all
+        print(f"{len(inferred)} column(s) have a type or role read from the data, not confirmed "
+              f"(listed by 'dpstudio recipe check'); confirm with --type/--role or --confirm-inferred",
+              file=sys.stderr)
     return EXIT_OK
+
+
+def _option_value(key: str, text: str):
+    """A JSON value (checked like a recipe: no NaN/Infinity, duplicate keys or deep nesting),
+    or the text itself when it is not JSON (``--option method=mst``)."""
+    from dpstudio.recipe.model import parse_recipe_text
+
+    try:
+        json.loads(text, parse_constant=lambda name: _raise(ValueError(name)))
+    except RecursionError:
+        pass  # parse_recipe_text reports it
+    except ValueError:
+        return text
+    return parse_recipe_text(text, f"--option {key}")
+
+
+def _raise(exc: Exception):
+    raise exc
 
 
 def cmd_recipe_check(args) -> int:
@@ -120,6 +189,15 @@ def cmd_recipe_check(args) -> int:
         frame = load_input(recipe, args.input).frame
         schema = infer_schema(frame)
     result = check_recipe(recipe, schema, frame)
+    if frame is not None:
+        from dpstudio.recipe.validate import declared_type_problems
+        type_problems = declared_type_problems(recipe, frame)
+        if type_problems:
+            result["valid"] = False
+            result["problems"] = list(result["problems"]) + type_problems
+    from dpstudio.recipe.validate import inferred_facts
+    # a caveat, not a problem: the recipe is valid, but these public choices were made by the data
+    result["inferred_from_data"] = inferred_facts(recipe)
     _print_json(result)
     return EXIT_OK if result["valid"] else EXIT_USER
 
@@ -135,23 +213,76 @@ def cmd_release(args) -> int:
     from dpstudio.recipe.run import execute_release
 
     recipe = load_recipe(args.recipe)
-    ledger = None if args.no_ledger else open_ledger(args)
+    if args.dataset:
+        from dataclasses import replace
+        recipe = replace(recipe, input=replace(recipe.input, dataset=args.dataset))
+    if args.no_ledger:  # consulted (a cap still refuses) when one exists, never written
+        from dpstudio.ledger import Ledger
+        ledger = Ledger.open_existing(getattr(args, "ledger", None))
+    else:
+        ledger = open_ledger(args)
 
     def progress(fraction, message=""):
         if args.progress:
             print(f"[{fraction * 100:5.1f}%] {message}", file=sys.stderr)
 
-    result = execute_release(recipe, output_path=args.output, input_path=args.input, ledger=ledger,
-                             report_path=args.report, report_variant=args.report_variant,
-                             progress=progress)
+    with _FinalAfterCommit() as on_commit:
+        result = execute_release(recipe, output_path=args.output, input_path=args.input, ledger=ledger,
+                                 report_path=args.report, report_variant=args.report_variant,
+                                 progress=progress, new_dataset=args.new_dataset, record=not args.no_ledger,
+                                 recipe_path=args.recipe, on_commit=on_commit)
+        return _print_release(result)
+
+
+def _print_release(result) -> int:
+    """The summary of a committed release: exit 0 even when the report failed (a warning)."""
+    if result.report_error is not None:
+        print(f"dpstudio: warning: {result.done_text()}", file=sys.stderr)
     summary = {"release_id": result.release_id, "output": result.output_path,
-               "output_sha256": result.output_sha256, "report": args.report,
+               "output_sha256": result.output_sha256, "report": result.report_path,
                "total": result.plan.total.to_json(), "guarantee": result.plan.guarantee,
                "randomness": result.randomness, "warnings": result.warnings}
-    if result.ledger_after is not None:
-        summary["ledger"] = result.ledger_after
+    summary["ledger"] = (result.ledger_after if result.ledger_after is not None else
+                         "recorded (the ledger summary could not be read)" if result.ledger_recorded else
+                         "not recorded in any ledger")
+    if result.ledger_identity is not None:
+        summary["dataset_identity"] = result.ledger_identity
+    if not result.ledger_recorded:
+        print("dpstudio: this release is not recorded in any ledger", file=sys.stderr)
     _print_json(summary)
     return EXIT_OK
+
+
+class _FinalAfterCommit:
+    """Ctrl-C aborts a release until its commit and is ignored after it (the release is final:
+    exit 0 with what happened, never 130).  Yields the ``on_commit`` callback."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self._old = None
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.getsignal(signal.SIGINT)
+            self._committed = False
+
+            def handler(signum, frame):
+                if self._committed:
+                    print("dpstudio: the release is already final; finishing it", file=sys.stderr)
+                    return
+                raise KeyboardInterrupt
+
+            signal.signal(signal.SIGINT, handler)
+        return self._commit
+
+    def _commit(self) -> None:
+        self._committed = True
+
+    def __exit__(self, *exc) -> bool:
+        if self._old is not None:
+            import signal
+            signal.signal(signal.SIGINT, self._old)
+        return False
 
 
 def cmd_audit(args) -> int:
@@ -192,6 +323,28 @@ def cmd_ledger_set_cap(args) -> int:
     led = open_ledger(args)
     led.set_cap(args.dataset, args.epsilon, args.delta)
     _print_json(led.show(args.dataset))
+    return EXIT_OK
+
+
+def cmd_ledger_verify(args) -> int:
+    led = open_ledger(args)
+    out = led.integrity()
+    out["outputs"] = led.verify()
+    if args.head:
+        seq = led.head_seq(args.head)
+        out["report_head"] = {"hash": args.head, "in_chain": seq is not None, "event": seq}
+    _print_json(out)
+    ok = out["intact"] and (not args.head or out["report_head"]["in_chain"])
+    return EXIT_OK if ok else EXIT_USER
+
+
+def cmd_ledger_reinit(args) -> int:
+    from dpstudio.ledger import Ledger
+
+    if not args.confirm:
+        raise UserError("ledger reinit accepts the loss of the spend the ledger no longer holds; "
+                        "run it again with --confirm")
+    _print_json(Ledger.reinit(getattr(args, "ledger", None), reason=args.reason or ""))
     return EXIT_OK
 
 
@@ -295,11 +448,16 @@ def build_parser() -> argparse.ArgumentParser:
     pi.add_argument("file")
     pi.add_argument("-o", "--output", required=True, help="recipe JSON to write")
     pi.add_argument("--release", default="record", choices=RELEASE_TYPES)
-    pi.add_argument("--epsilon", type=float, default=1.0)
-    pi.add_argument("--delta", type=float, default=None,
+    pi.add_argument("--epsilon", type=_finite, default=1.0)
+    pi.add_argument("--delta", type=_finite, default=None,
                     help="default: 0 for pure-DP releases, min(1e-6, 0.1/n) where needed")
     pi.add_argument("--role", action="append", metavar="COL=ROLE",
                     help="identifier, public, sensitive, label, embedding or ignore")
+    pi.add_argument("--type", action="append", metavar="COL=TYPE",
+                    help="integer, float, categorical or boolean: the released form (an integer or float "
+                         "grid) then follows this choice, not the data")
+    pi.add_argument("--confirm-inferred", action="store_true",
+                    help="confirm every type and role read from the data as your own choice (recorded)")
     pi.add_argument("--bounds", action="append", metavar="COL=LOW:HIGH",
                     help="public bounds; or dp:LOW:HIGH[:EPS] to estimate within a public range with DP; "
                          "or 'data' to copy from the data (flagged as a privacy risk)")
@@ -309,10 +467,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="laplace, gaussian, rr, metric[:POOLFILE|:dataset] or none")
     pi.add_argument("--weight", action="append", metavar="COL=W",
                     help="relative share of the per-record budget for a perturbed column (default 1)")
-    pi.add_argument("--seed", type=int, default=None, help="fixed seed (reproducible; reported). "
+    pi.add_argument("--seed", type=_SEED, default=None, help="fixed seed (reproducible; reported). "
                                                            "Default: the OS's secure randomness")
     pi.add_argument("--format", default="csv", choices=OUTPUT_FORMATS, help="output data format")
-    pi.add_argument("--rows", type=int, default=None, help="synthetic data: rows to generate")
+    pi.add_argument("--rows", type=_bounded_int(1, 10_000_000), default=None, help="synthetic data: rows to generate")
+    pi.add_argument("--no-formula-protection", action="store_true",
+                    help="CSV/TSV/XLSX: write text cells starting with = + - @ verbatim (by default "
+                         "they get a leading ' so a spreadsheet cannot run them as formulas)")
     pi.add_argument("--synth", choices=("pearl", "merf", "mst"), default=None,
                     help="synthetic data method (release type synthetic)")
     pi.add_argument("--option", action="append", metavar="KEY=VALUE", help="release option (JSON value)")
@@ -332,23 +493,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report-variant", choices=("internal", "external"), default="internal")
     p.add_argument("--input", help="the input file, if it moved since the recipe was made")
     p.add_argument("--progress", action="store_true", help="print progress to stderr")
-    p.add_argument("--no-ledger", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--new-dataset", action="store_true",
+                   help="declare the input a new dataset even if the ledger recognises its rows (or "
+                        "name) as a known dataset's; recorded in the ledger and the report")
+    p.add_argument("--dataset", metavar="NAME",
+                   help="the dataset's name in the ledger (overrides the recipe's input.dataset)")
+    p.add_argument("--no-ledger", action="store_true",
+                   help="for tests and simulations: record nothing. An existing ledger is still "
+                        "consulted, so a cap still refuses; the output and report say 'not recorded "
+                        "in any ledger'")
     _add_ledger_option(p)
     p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("audit", help="statistical audit of a mechanism's privacy claim")
     p.add_argument("mechanism", help="laplace, gaussian, rr, exponential or metric")
-    p.add_argument("--epsilon", type=float, required=True)
-    p.add_argument("--delta", type=float, default=0.0)
-    p.add_argument("--trials", type=int, default=1_000_000)
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--epsilon", type=_finite, required=True)
+    p.add_argument("--delta", type=_finite, default=0.0)
+    p.add_argument("--trials", type=_bounded_int(1, 100_000_000), default=1_000_000)
+    p.add_argument("--seed", type=_SEED, default=None)
     p.add_argument("--broken", default=None, help="audit a deliberately broken variant (must fail)")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("risk", help="leakage and attack estimates for a recipe (raw data: internal use)")
     p.add_argument("recipe")
     p.add_argument("--input")
-    p.add_argument("--seed", type=int, default=0, help="seed of the estimates' own randomness")
+    p.add_argument("--seed", type=_SEED, default=0, help="seed of the estimates' own randomness")
     p.set_defaults(func=cmd_risk)
 
     p = sub.add_parser("ledger", help="the per-dataset privacy budget ledger")
@@ -363,10 +532,20 @@ def build_parser() -> argparse.ArgumentParser:
     ps.set_defaults(func=cmd_ledger_show)
     pcap = lsub.add_parser("set-cap", help="set the dataset's total budget")
     pcap.add_argument("dataset")
-    pcap.add_argument("epsilon", type=float)
-    pcap.add_argument("delta", type=float, nargs="?", default=None)
+    pcap.add_argument("epsilon", type=_finite)
+    pcap.add_argument("delta", type=_finite, nargs="?", default=None)
     _add_ledger_option(pcap)
     pcap.set_defaults(func=cmd_ledger_set_cap)
+    pv = lsub.add_parser("verify", help="check the ledger's hash chain, head file and recorded outputs")
+    pv.add_argument("--head", help="a ledger head printed in an earlier report: is it in the chain?")
+    _add_ledger_option(pv)
+    pv.set_defaults(func=cmd_ledger_verify)
+    pr = lsub.add_parser("reinit", help="accept the loss of a damaged ledger and start a new hash "
+                                        "chain (recorded, shown in every later report)")
+    pr.add_argument("--confirm", action="store_true", help="required: spend the ledger lost is not counted")
+    pr.add_argument("--reason", help="why (recorded)")
+    _add_ledger_option(pr)
+    pr.set_defaults(func=cmd_ledger_reinit)
 
     p = sub.add_parser("gui", help="open the desktop application")
     p.add_argument("file", nargs="?")
@@ -381,9 +560,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["gui"])
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            args = parser.parse_args(["gui"])
+    except UserError as exc:
+        print(f"dpstudio: {exc}", file=sys.stderr)
+        return EXIT_USER
     try:
         return int(args.func(args) or 0)
     except RecipeError as exc:
@@ -399,10 +582,42 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # an internal error: keep the traceback for the bug report
-        import traceback
+        if isinstance(exc, OSError) and exc.errno in _USER_ERRNOS and exc.filename:
+            # a full or read-only disk, a forbidden folder, a name too long: the user's path
+            print(f"dpstudio: {exc.strerror or 'cannot use this path'}: {_path_text(exc.filename)}",
+                  file=sys.stderr)
+            return EXIT_USER
+        _report_internal_error(exc)
+        return EXIT_INTERNAL
+
+
+# OSErrors about a path the user chose (output, report, ledger) rather than a defect in dpstudio
+_USER_ERRNOS = frozenset(getattr(errno, name) for name in (
+    "ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENAMETOOLONG", "ENOTDIR", "EISDIR", "ENOENT",
+    "EFBIG", "EEXIST", "ELOOP", "EXDEV", "ETXTBSY") if hasattr(errno, name))
+
+
+def _path_text(name) -> str:
+    """A path for a one-line message: control characters escaped, very long names shortened."""
+    s = os.fsdecode(name) if isinstance(name, (bytes, os.PathLike)) else str(name)
+    s = "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    return f"'{s}'" if len(s) <= 200 else f"'{s[:120]}...{s[-60:]}' ({len(s)} characters)"
+
+
+def _report_internal_error(exc: BaseException) -> None:
+    """Where the error happened (the stack), but not its message unless DPSTUDIO_DEBUG is set:
+    a library's message can quote a cell of the private data (numpy's "could not convert string
+    to float: '...'"), and a traceback gets pasted into bug reports."""
+    import traceback
+
+    if os.environ.get("DPSTUDIO_DEBUG"):
         traceback.print_exc()
         print(f"dpstudio: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return
+    print("Traceback (most recent call last):", file=sys.stderr)
+    sys.stderr.write("".join(traceback.format_tb(exc.__traceback__)))
+    print(f"dpstudio: internal error: {type(exc).__name__} (message withheld: it may quote private "
+          f"data; set DPSTUDIO_DEBUG=1 to show it)", file=sys.stderr)
 
 
 def gui_entry() -> int:

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpstudio import __version__
-from dpstudio.engine.progress import NEVER_CANCELLED, no_progress, sub_progress
+from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, no_progress, sub_progress
 from dpstudio.engine.release import release_module
 from dpstudio.engine.release.base import ReleaseOutcome, ReleasePlan
 from dpstudio.errors import RecipeError, UserError
 from dpstudio.recipe.model import Recipe
-from dpstudio.recipe.validate import validate
+from dpstudio.recipe.validate import declared_type_problems, validate
 
 
 def compile_recipe(recipe: Recipe) -> ReleasePlan:
@@ -80,9 +80,75 @@ class ReleaseResult:
     output_sha256: str | None = None
     ledger_before: dict | None = None
     ledger_after: dict | None = None
+    ledger_identity: dict | None = None  # how the ledger resolved the input to its dataset
+    ledger_recorded: bool = False  # False: not recorded in any ledger (--no-ledger)
     risk: dict | None = None
     version: str = __version__
     warnings: list[str] = field(default_factory=list)
+    committed: bool = False  # past the point of no return: output in place, spend recorded
+    recorded_total: object = None  # the loss the ledger recorded (the reserved plan's total)
+    artifact_path: str | None = None  # the density side file, when written
+    report_path: str | None = None  # the report, when written
+    report_error: str | None = None  # why the report failed after the commit
+
+    def written_text(self) -> str:
+        """What the commit did: where the data went and what the ledger recorded."""
+        eps = getattr(self.recorded_total, "epsilon", None)
+        spent = (f"\u03b5 = {eps:.3g} recorded in the ledger" if self.ledger_recorded and eps is not None
+                 else "nothing recorded in any ledger")
+        return f"the data was written to {self.output_path} and {spent}"
+
+    def done_text(self) -> str:
+        """One sentence saying exactly what happened (for the CLI and the GUI)."""
+        text = self.written_text()
+        if self.report_error is not None:
+            text += f"; the report failed: {self.report_error}"
+        elif self.report_path is not None:
+            text += f"; the report was written to {self.report_path}"
+        return text
+
+
+class _Failure:
+    """What went wrong in a step after the point of no return."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+
+def _failure_text(exc: BaseException) -> str:
+    import os
+
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    if isinstance(exc, Cancelled):
+        return "cancelled"
+    if isinstance(exc, UserError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or type(exc).__name__}: {exc.filename}" if exc.filename else str(exc)
+    # another library's message may quote private data (cli._report_internal_error)
+    return f"internal error {type(exc).__name__}" + (f": {exc}" if os.environ.get("DPSTUDIO_DEBUG") else "")
+
+
+def _after_commit(result: ReleaseResult, what: str, step):
+    """Run a step of a release that is already final: a failure, Ctrl-C included, is a warning."""
+    try:
+        return step()
+    except BaseException as exc:  # noqa: BLE001 - nothing may undo a committed release
+        failure = _Failure(_failure_text(exc))
+        result.warnings.append(f"{what} failed after the release was final ({result.written_text()}): "
+                               f"{failure.message}")
+        return failure
+
+
+def _quiet(progress):
+    """A progress callback that cannot cancel or fail (the GUI's raises once cancel was pressed)."""
+    def report(fraction: float, message: str = "") -> None:
+        try:
+            progress(fraction, message)
+        except BaseException:  # noqa: BLE001 - a final release is not cancelled
+            pass
+    return report
 
 
 def load_input(recipe: Recipe, input_path=None, *, progress=no_progress, cancel=NEVER_CANCELLED):
@@ -99,22 +165,38 @@ def load_input(recipe: Recipe, input_path=None, *, progress=no_progress, cancel=
 
 def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None, report_path=None,
                     report_variant: str = "internal", with_risk: bool = True, progress=no_progress,
-                    cancel=NEVER_CANCELLED) -> ReleaseResult:
-    """Run a whole release: load, validate, account, reserve budget, perturb, write, record."""
+                    cancel=NEVER_CANCELLED, new_dataset: bool = False, record: bool = True,
+                    recipe_path=None, on_commit=None) -> ReleaseResult:
+    """Run a whole release: load, validate, account, reserve budget, perturb, write, record.
+
+    Point of no return: every target (data path and format, density side file, report path,
+    format and variant) is checked by :func:`dpstudio.targets.validate_targets` before the input
+    is read or the ledger reserves anything, and nothing is written or spent before the commit.
+    After the commit (``on_commit()`` is then called) the release is final: cancel is ignored and
+    a failure of the side file, the risk estimate or the report - even a KeyboardInterrupt - is
+    a warning on the result (``report_error``), never an exception.
+
+    ``new_dataset``: the user declares the input a new dataset even if the ledger recognises its
+    rows (recorded).  ``record=False`` (``--no-ledger``): the ledger, if given, is only consulted
+    - the release is refused as it would be, but nothing is recorded."""
     from dpstudio.engine.data.schema import infer_schema
     from dpstudio.engine.rng import make_random_source
-    from dpstudio.export import format_for, write_table, write_text
+    from dpstudio.export import write_table, write_text
     from dpstudio.recipe.build import fill_domains_from_data
+    from dpstudio.targets import validate_targets
 
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     release_id = uuid.uuid4().hex[:16]
-    output_path = Path(output_path)
-    out_fmt = format_for(output_path, recipe.outputs.format)
+    targets = validate_targets(recipe, output_path, report_path=report_path, report_variant=report_variant,
+                               input_path=input_path or recipe.input.path, recipe_path=recipe_path,
+                               ledger_path=getattr(ledger, "path", None))
+    output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
 
     loaded = load_input(recipe, input_path, progress=sub_progress(progress, 0.0, 0.15), cancel=cancel)
     frame = loaded.frame
     schema = infer_schema(frame)
-    problems = validate(recipe, schema)
+    # the declared types, not the file, fix the output grid: data they cannot hold is refused
+    problems = validate(recipe, schema) + declared_type_problems(recipe, frame)
     if problems:
         raise RecipeError(problems)
     recipe = fill_domains_from_data(recipe, frame)
@@ -123,13 +205,21 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
     cancel.check()
 
     reservation = None
-    ledger_before = None
+    ledger_before = ledger_identity = None
     if ledger is not None:
-        ledger_before = ledger.summary(loaded.sha256)
-        # refuses (BudgetError) before any noise is drawn
-        reservation = ledger.reserve(loaded.sha256, dataset_name=Path(loaded.path).name,
-                                     loss=plan.total, release_type=recipe.release.type,
-                                     recipe_sha256=recipe.sha256(), output_path=str(output_path))
+        # the file's dataset is found by its SHA-256, the recipe's dataset name or its rows
+        rows_fp = ledger.fingerprint_rows(frame)
+        who = dict(dataset_name=Path(loaded.path).name, label=recipe.input.dataset, fingerprint=rows_fp,
+                   new_dataset=new_dataset)
+        if not record:  # refuses like a recorded release would, records nothing
+            ledger_before = ledger.check_unrecorded(loaded.sha256, loss=plan.total, **who)
+            ledger_identity = ledger_before.pop("identity")
+            ledger = None
+        else:
+            # refuses (BudgetError) before any noise is drawn
+            reservation = ledger.reserve(loaded.sha256, loss=plan.total, release_type=recipe.release.type,
+                                         recipe_sha256=recipe.sha256(), output_path=str(output_path), **who)
+            ledger_before, ledger_identity = reservation.before, reservation.identity
     try:
         rng = make_random_source(recipe.randomness.seed)
         outcome = module.run(recipe, frame, plan, rng, progress=sub_progress(progress, 0.15, 0.85),
@@ -154,38 +244,78 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
                                                      lambda tmp: write_text(text, tmp))
             else:
                 output_sha = write_text(text, output_path)
-    except BaseException:
-        if reservation is not None:
-            ledger.abort(reservation)
-        raise
+    except BaseException as exc:
+        if reservation is None or ledger.abort(reservation) != "complete":
+            raise
+        # interrupted (Ctrl-C, cancel, an I/O error) after the ledger marked the release as
+        # committing: recovery rolled it forward, so it happened - report it as done, not failed
+        late_interrupt = exc
+        output_sha = ledger.output_sha256(reservation)
+    else:
+        late_interrupt = None
 
-    if outcome.data is not None and outcome.artifact is not None:
-        # e.g. a density with sampled values: the table is the output, the JSON goes beside it
-        import json
-        write_text(json.dumps(outcome.artifact, indent=2),
-                   output_path.with_name(output_path.stem + ".artifact.json"))
+    # point of no return: the output is in place and the spend recorded.  From here the release
+    # is final - cancel is ignored and every failure (even Ctrl-C) becomes a warning on the result
+    progress = _quiet(progress)
+    if on_commit is not None:
+        on_commit()
+    # the report prints the mechanisms that drew the noise (scales on DP-estimated bounds), whose
+    # total never exceeds the reserved one
+    reserved_total = plan.total  # what the ledger recorded
+    plan = outcome.final_plan if outcome.final_plan is not None else plan
     result = ReleaseResult(recipe=recipe, plan=plan, outcome=outcome, schema=schema,
                            dataset_name=Path(loaded.path).name, input_sha256=loaded.sha256,
                            release_id=release_id, started_at=started, randomness=rng.describe(),
                            output_path=str(output_path), output_sha256=output_sha,
-                           ledger_before=ledger_before,
-                           ledger_after=ledger.summary(loaded.sha256) if ledger is not None else None,
-                           warnings=list(plan.notes))
+                           ledger_before=ledger_before, warnings=list(plan.notes))
+    result.committed, result.recorded_total = True, reserved_total
+    if late_interrupt is not None:
+        what = "interrupted (Ctrl-C)" if isinstance(late_interrupt, KeyboardInterrupt) else \
+            "cancelled" if type(late_interrupt).__name__ == "Cancelled" else type(late_interrupt).__name__
+        result.warnings.append(f"{what} while the output was being put in place; the release had "
+                               f"passed its point of no return, so it was completed and recorded")
+    result.ledger_identity, result.ledger_recorded = ledger_identity, ledger is not None
+    if ledger is not None:
+        after = _after_commit(result, "the ledger summary", lambda: ledger.summary(loaded.sha256))
+        result.ledger_after = after if isinstance(after, dict) else None
+    else:
+        result.warnings.append("not recorded in any ledger: the spend of this release is not tracked")
     if recipe.randomness.seed is not None:
         result.warnings.append(f"a fixed random seed ({recipe.randomness.seed}) was used: the noise is "
                                f"reproducible by anyone who knows it - not for production releases")
+    if targets.artifact is not None and outcome.data is not None and outcome.artifact is not None:
+        # a density with sampled values: the table is the output, the JSON goes beside it
+        import json
+        text = json.dumps(outcome.artifact, indent=2)
+        done = _after_commit(result, "the density side file", lambda: write_text(text, targets.artifact))
+        result.artifact_path = None if isinstance(done, _Failure) else str(targets.artifact)
     # synthetic-data risk needs a second fit on a training split: only on request (dpstudio risk)
     if report_path is not None and report_variant == "internal" and with_risk \
             and recipe.release.type != "synthetic":
         progress(0.88, "estimating residual risks (raw data, internal report only)")
-        try:
-            from dpstudio.engine.leakage.risk import risk_for_recipe
-            result.risk = risk_for_recipe(recipe, frame, seed=0)
-        except Exception as exc:  # the release is done; a failed estimate must not lose it
-            result.warnings.append(f"risk estimate unavailable: {type(exc).__name__}: {exc}")
+
+        def estimate():
+            try:
+                from dpstudio.engine.leakage.risk import risk_for_recipe
+                result.risk = risk_for_recipe(recipe, frame, seed=0)
+            except Exception as exc:  # the release is done; a failed estimate must not lose it
+                # the type only: an arbitrary error's text can quote a cell, and warnings are
+                # printed by the CLI and the report
+                result.warnings.append(f"risk estimate unavailable: it failed with {type(exc).__name__} "
+                                       f"(the error's text is withheld: it can quote a value of the raw "
+                                       f"data); the release itself is complete")
+        _after_commit(result, "the risk estimate", estimate)
     if report_path is not None:
         progress(0.9, "writing report")
-        from dpstudio.report import write_report
-        write_report(result, report_path, variant=report_variant, frame=frame)
+
+        def report():
+            from dpstudio.report import write_report
+            write_report(result, report_path, variant=report_variant, frame=frame)
+
+        done = _after_commit(result, "the report", report)
+        if isinstance(done, _Failure):
+            result.report_error = done.message
+        else:
+            result.report_path = str(report_path)
     progress(1.0, "done")
     return result

@@ -15,12 +15,13 @@ __all__ = ["write_report", "build_model", "render", "ReportModel", "VARIANTS"]
 
 
 def _kind(path) -> str:
-    ext = Path(path).suffix.lower()
-    if ext in (".html", ".htm"):
-        return "html"
-    if ext == ".pdf":
-        return "pdf"
-    raise UserError(f"cannot tell the report format of {path}: use a .html or .pdf file name")
+    # the same table dpstudio.targets checks before a release spends anything
+    from dpstudio.targets import REPORT_KINDS
+
+    kind = REPORT_KINDS.get(Path(path).suffix.lower())
+    if kind is None:
+        raise UserError(f"cannot tell the report format of {path}: use a .html or .pdf file name")
+    return kind
 
 
 def render(result, kind: str, *, variant: str = "internal", frame=None) -> bytes:

@@ -77,29 +77,74 @@ def _pct(x) -> str:
     return "\u2014" if x is None else f"{100 * float(x):.1f} %"
 
 
+def _pct_half(h: float) -> str:
+    """Half-width of an interval in percent: one decimal, or two significant digits below 0.1 %."""
+    v = 100 * float(h)
+    return f"{v:.1f} %" if v >= 0.1 else f"{v:.2g} %"
+
+
+def _rate(p, se=None, ci=None) -> str:
+    """A rate in percent with its 95 % uncertainty: the interval when the estimate gives one
+    (Wilson's, which does not collapse at 0 or 1), else +- 1.96 standard errors; nothing when
+    the error is 0 (every row used and nothing else random: a ± 0 would only be clutter)."""
+    if p is None:
+        return "\u2014"
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci and ci[1] > ci[0]:
+        return f"{_pct(p)} (95 % interval {100 * float(ci[0]):.1f}\u2013{100 * float(ci[1]):.1f} %)"
+    if se is not None and float(se) > 0:
+        return f"{_pct(p)} \u00b1 {_pct_half(1.96 * float(se))}"
+    return _pct(p)
+
+
+def _sample_sentence(risk: dict) -> str | None:
+    """How many rows the estimates ran on (``risk["sample"]``, dpstudio.engine.leakage.risk)."""
+    sample = risk.get("sample")
+    if not isinstance(sample, dict) or sample.get("rows_used") is None:
+        return None
+    used = int(sample["rows_used"])
+    total = int(sample.get("rows_total") or used)
+    if used < total:
+        return (f"Estimated on a uniform sample of {used:,} of {total:,} rows (drawn without "
+                f"replacement, to bound time and memory); each rate below is given with its 95 % "
+                f"interval (\u00b1 1.96 standard errors) for the sampling, not for the attack "
+                f"models' own error.")
+    return (f"Estimated on all {total:,} rows (no row sampling); a \u00b1 or interval below is the "
+            f"uncertainty of the attack's own random draws (its targets, the simulated noise).")
+
+
 def risk_summary(risk: dict) -> list[str]:
     """The residual-risk estimates in plain sentences (internal report only)."""
     lines: list[str] = []
+    head = _sample_sentence(risk) if isinstance(risk, dict) else None
+    if head:
+        lines.append(head)
     link = risk.get("linkage") if isinstance(risk, dict) else None
     if isinstance(link, dict) and "reid_rate" in link:
+        def linked(key):
+            return _rate(link.get(key), link.get(key + "_se"), link.get(key + "_ci95"))
+
+        note = str(link.get("sample_note") or "")
         lines.append(
             f"Linkage attack: matching released records back to the originals on the "
-            f"quasi-identifiers re-identifies {_pct(link.get('reid_rate'))} of the records it tries "
-            f"(without any noise: {_pct(link.get('reid_rate_unperturbed'))}; by pure chance: "
-            f"{_pct(link.get('chance_rate'))}).")
+            f"quasi-identifiers re-identifies {linked('reid_rate')} of the records it tries (without "
+            f"any noise: {linked('reid_rate_unperturbed')}; by pure chance: {_pct(link.get('chance_rate'))})."
+            + (f" {note[:1].upper()}{note[1:]}." if note else ""))
     for name, view in (risk.get("label_views") or {}).items():
         at = view.get("at_epsilon") or {}
         acc = at.get("accuracy") or {}
+        errs = at.get("standard_errors") or {}
+        acc_se = errs.get("accuracy") or {}
         if acc:
             lines.append(
                 f"Label '{name}' at its epsilon {fmt(at.get('epsilon'))}: an attacker who only sees the "
-                f"public columns guesses it right {_pct(acc.get('uninformed'))} of the time, one who trusts "
-                f"the released label {_pct(acc.get('naive'))}, and one who combines both "
-                f"{_pct(acc.get('informed'))}.")
+                f"public columns guesses it right {_rate(acc.get('uninformed'), acc_se.get('uninformed'))} of "
+                f"the time, one who trusts the released label {_rate(acc.get('naive'), acc_se.get('naive'))}, "
+                f"and one who combines both {_rate(acc.get('informed'), acc_se.get('informed'))}.")
         iue = at.get("iue_adv_bound") or {}
         if "share_above" in iue:
-            lines.append(f"{_pct(iue.get('share_above'))} of records ({fmt(iue.get('count_above'))}) have an "
-                         f"individual unexpected leakage above {fmt(iue.get('threshold'))} (seed 002 Prop. 3.0.2).")
+            share = _rate(iue.get("share_above"), errs.get("iue_share_above"))
+            lines.append(f"{share} of records ({fmt(iue.get('count_above'))}) have an "
+                         f"individual unexpected leakage above {fmt(iue.get('threshold'))} (Sekiguchi 2024, Prop. 3.0.2).")
         eff = view.get("effective_label_epsilon")
         if isinstance(eff, dict) and eff.get("effective_label_epsilon") is not None:
             lines.append(f"Effective epsilon for the label, counting what the public columns reveal: "
@@ -109,17 +154,21 @@ def risk_summary(risk: dict) -> list[str]:
         dcr = syn.get("dcr") or {}
         mia = syn.get("membership_inference") or {}
         if "median_ratio" in dcr:
+            copies = _rate(dcr.get("share_synthetic_exact_copies"), dcr.get("share_synthetic_exact_copies_se"))
             lines.append(f"Synthetic data: the median distance from a synthetic row to its closest training "
                          f"row is {fmt(dcr['median_ratio'])} times the holdout's (below 1 would suggest "
-                         f"copying); {_pct(dcr.get('share_synthetic_exact_copies'))} exact copies.")
+                         f"copying); {copies} exact copies.")
         if "advantage" in mia:
-            lines.append(f"Membership inference (distance attack): advantage {fmt(mia['advantage'])} "
+            adv_pm = (f" \u00b1 {fmt(1.96 * float(mia['advantage_se']), 2)}"
+                      if mia.get("advantage_se") and mia["advantage"] is not None else "")
+            lines.append(f"Membership inference (distance attack): advantage {fmt(mia['advantage'])}{adv_pm} "
                          f"(0 = no better than guessing).")
     for unit, view in ((risk.get("embedding") or {}) if isinstance(risk, dict) else {}).items():
         at = view.get("at_epsilon") if isinstance(view, dict) else None
         if at:
             lines.append(f"Embeddings '{unit}': a nearest-neighbour attacker re-identifies "
-                         f"{_pct(at.get('reid_rate'))} of the replaced vectors; mean angular distortion "
+                         f"{_rate(at.get('reid_rate'), at.get('reid_rate_se'))} of the replaced vectors; "
+                         f"mean angular distortion "
                          f"{fmt(at.get('mean_angular_distortion'))}.")
     return lines
 
@@ -175,6 +224,23 @@ def _domain_text(col, dp_values, external: bool) -> tuple[str, str, bool]:
 def _copied_columns(recipe) -> set[str]:
     return {c.name for c in recipe.columns if c.domain is not None and c.domain.source == "data"
             and c.role not in ("identifier", "ignore")}
+
+
+def inferred_caveat(recipe) -> str | None:
+    """The caveat for column types and roles read from the private data and never confirmed:
+    the type fixes the output grid and the role whether a column is released, so one record
+    can change either (like a domain copied from the data, they are not the user's choice)."""
+    from dpstudio.recipe.validate import inferred_facts
+
+    facts = inferred_facts(recipe)
+    if not facts:
+        return None
+    parts = [f"{f['column']} (" + ", ".join(f"{k} {f[k]}" for k in ("type", "role") if k in f) + ")"
+             for f in facts]
+    return ("Column types or roles read from the private data and not confirmed by the user: "
+            + "; ".join(parts) + ". They decide the released form (an integer or a float grid) and which "
+            "columns are released, so a single record can change them; confirm them as public choices "
+            "(recipe init --type/--role/--confirm-inferred, or the Columns page).")
 
 
 def redacted_recipe_json(recipe, external: bool) -> dict:
@@ -238,7 +304,7 @@ def _accuracy_units(result, copied: set[str], external: bool) -> tuple[list[dict
 def _floor(u) -> float:
     try:
         from dpstudio.engine.bounds import floor_continuous, floor_finite
-    except ImportError:  # closed forms of seed 004 Thm 5.3 / 5.5
+    except ImportError:  # closed forms of Jazbec 2018, Thm 5.3 / 5.5
         def floor_continuous(diam, eps, delta=0.0):
             return (1 - delta) * diam / (2 * (1 + math.exp(eps)))
 
@@ -265,6 +331,51 @@ def _flatten(d, prefix="") -> list[tuple[str, str]]:
 
 
 # ---- the model ---------------------------------------------------------------------------------
+
+_HOW = {"file": "this exact file was already in the ledger", "name": "the dataset name in the recipe",
+        "rows": "its rows: an edited or re-saved copy of a file already in the ledger",
+        "new": "a new dataset (no file in the ledger shares most of its rows)"}
+
+
+def _ledger_identity(result, external: bool) -> list:
+    """Which dataset the release was charged to and why, and the ledger's head."""
+    ident = getattr(result, "ledger_identity", None) or {}
+    after = result.ledger_after or result.ledger_before or {}
+    name = after.get("dataset_name") or after.get("name") or result.dataset_name
+    how = _HOW.get(ident.get("how"), "\u2014")
+    if ident.get("overrode_match"):
+        how = "the user's declaration that it is a new dataset (its rows match a known one)"
+    if ident.get("how") == "rows" and not external and ident.get("share_of_rows") is not None:
+        # a raw-data estimate: internal version only
+        how += f" (about {ident['share_of_rows']:.0%} of rows shared with {ident.get('matched_file') or '?'})"
+    declared = "no"
+    if ident.get("declared_new"):
+        declared = "yes: the user declared this a new dataset"
+        if ident.get("overrode_match"):
+            declared += " although its rows match a dataset already in the ledger"
+    head = (after.get("ledger") or {}).get("head") or {}
+    key = "withheld" if external else str(after.get("dataset", ""))[:16]
+    rows = [("Dataset in the ledger", f"{name} ({key})"), ("Identified by", how),
+            ("Declared a new dataset", declared)]
+    if head:
+        rows.append(("Ledger head", f"event {head.get('seq')}, {head.get('hash')}"))
+    return rows
+
+
+def _synth_proven_text(result) -> str | None:
+    """The synthesizer's (epsilon, delta) proven for the discrete noise that ran (public: it
+    follows from the noise scales, lattices and budget; dpstudio.engine.release.synthetic)."""
+    ps = getattr(result.outcome, "public_stats", None) or {}
+    proven = ps.get("synthesizer_proven")
+    if not isinstance(proven, dict) or proven.get("epsilon") is None:
+        return None
+    text = (f"Synthesizer ({ps.get('synthesizer', '?')}): proven for the noise as sampled: "
+            f"{_loss_text(proven['epsilon'], proven.get('delta'))}")
+    if proven.get("gdp_epsilon_continuous") is not None:
+        text += (f" (continuous-Gaussian calibration: \u03b5 = {_eps(proven['gdp_epsilon_continuous'])}; "
+                 f"the discrete law's correction H = {fmt(proven.get('lattice_H'), 3)})")
+    return text + (f". Basis: {proven['basis']}." if proven.get("basis") else ".")
+
 
 def build_model(result, variant: str = "internal", frame=None, *, charts: bool = True) -> ReportModel:
     if variant not in VARIANTS:
@@ -327,11 +438,15 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     if copied:
         s.add("warn", "Domains of " + ", ".join(sorted(copied)) + " were copied from the private data. "
               "They are not protected by the guarantee" + (" and are withheld from this version." if external else "."))
+    caveat = inferred_caveat(recipe)
+    if caveat:
+        s.add("warn", caveat)
     if recipe.randomness.seed is not None:
         s.add("warn", "A fixed random seed was used: the noise can be reproduced by anyone who knows the "
                       "seed. Not acceptable for a production release.")
     if result.ledger_after is None:
-        s.add("warn", "This release was not recorded in a privacy budget ledger.")
+        s.add("warn", "Not recorded in any ledger: this release was not recorded in a privacy budget "
+                      "ledger, so its spend is not tracked.")
     sections.append(s)
 
     # 2. columns
@@ -347,7 +462,12 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         mech = mech_of.get(c.name)
         if mech is None:
             mech = "dropped" if c.role in ("identifier", "ignore") else "released unchanged"
-        rows.append([Cell(c.name, flag), Cell(T.ROLE_TEXT.get(c.role, c.role)), Cell(c.type),
+        # as in the caveat: a dropped column's type changes nothing, so only its role is marked
+        inferred = " (inferred)"
+        type_inferred = c.type_source != "confirmed" and c.role not in ("identifier", "ignore")
+        rows.append([Cell(c.name, flag),
+                     Cell(T.ROLE_TEXT.get(c.role, c.role) + (inferred if c.role_source != "confirmed" else "")),
+                     Cell(c.type + (inferred if type_inferred else "")),
                      Cell(dom, flag), Cell(src, flag), Cell(T.MECHANISM_TEXT.get(mech, mech))])
     s.add("table", {"head": ["Column", "Role", "Type", "Domain", "Domain source", "Treatment"], "rows": rows,
                     "widths": [13, 14, 13, 24, 21, 15]})
@@ -369,7 +489,14 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         for k, label in MECH_PARAMS.items():
             if k in m:
                 params.append(f"{label} = {T.WITHHELD if hide and k in ('scale', 'sigma', 'grid_step') else fmt(m[k])}")
+            elif f"worst_case_{k}" in m:  # built on the public search range before the DP estimate
+                params.append(f"{label} \u2264 {fmt(m['worst_case_' + k])} (worst case: whole search range; "
+                              f"the scale depends on the DP estimate of the bounds)")
+        if "zcdp_rho" in m:
+            params.append(f"zCDP \u03c1 = {fmt(m['zcdp_rho'])} (calibrated jointly with the other Gaussian columns)")
         err = m.get("expected_error")
+        if err is None and m.get("worst_case_expected_error") is not None:
+            err = f"\u2264 {fmt(m['worst_case_expected_error'])} (worst case)"
         rows.append([Cell(name), Cell(T.MECHANISM_TEXT.get(m.get("mechanism"), str(m.get("mechanism")))),
                      Cell(_eps(m.get("epsilon"))), Cell(fmt(float(m.get("delta") or 0.0))),
                      Cell("; ".join(params) or "\u2014"),
@@ -377,6 +504,10 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     if rows:
         s.add("table", {"head": ["Unit", "Mechanism", "ε", "δ", "Parameters", "Expected error"], "rows": rows,
                         "widths": [14, 20, 9, 8, 34, 15]})
+        if any("zcdp_rho" in m for m in plan.mechanisms):
+            s.add("note", "The Gaussian columns share one zero-concentrated-DP budget ρ (their ρ's add): each "
+                          "one's ε and δ above is its own guarantee alone; together they spend the ε and δ "
+                          "of the accounting below, less than their ε's added up.")
     else:
         s.add("p", "No per-column mechanism: see the accounting transcript.")
     sections.append(s)
@@ -391,13 +522,24 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         s.add("table", {"head": ["Method", "ε", "δ"],
                         "rows": [[Cell(k), Cell(_eps(v[0])), Cell(fmt(float(v[1])))] for k, v in alts.items()]})
     s.add("pre", "\n".join(comp.transcript), caption="Accounting transcript")
+    proven = _synth_proven_text(result)
+    if proven:
+        s.add("p", proven)
     sections.append(s)
 
     # 5. ledger
     s = Section("Privacy budget ledger")
-    if result.ledger_before is None and result.ledger_after is None:
-        s.add("warn", "Not recorded in a ledger: the spend of this release is not tracked.")
-    else:
+    if result.ledger_after is None:
+        s.add("warn", "Not recorded in any ledger: the spend of this release is not tracked"
+              + (" (an existing ledger was consulted, so its cap still applied)." if result.ledger_before else "."))
+    if result.ledger_before is not None or result.ledger_after is not None:
+        s.add("kv", _ledger_identity(result, external))
+        for r in ((result.ledger_after or result.ledger_before or {}).get("ledger") or {}).get("reinitialised") or []:
+            lost = r.get("lost_head") or {}
+            s.add("warn", f"This ledger was re-initialised on {str(r.get('time') or '?').replace('T', ' ')} after it "
+                          f"lost recorded history" + (f" (it had {lost.get('seq')} chained events, head "
+                                                      f"{str(lost.get('hash'))[:16]})" if lost else "")
+                  + ": spend recorded before that may be missing from the figures below.")
         def _b(sm, key):
             if not sm or sm.get(key) is None:
                 return "no cap set" if key in ("cap", "remaining") else "\u2014"
@@ -410,8 +552,12 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                      Cell(fmt((result.ledger_after or {}).get("releases", 0)))])
         s.add("table", {"head": ["", "Before this release", "After this release"], "rows": rows,
                         "widths": [20, 40, 40]})
-        s.add("note", "Spend adds up across releases of the same file (basic composition), identified by "
-                      "its SHA-256 fingerprint, so renaming the file does not reset it.")
+        s.add("note", "Spend adds up across releases of the same dataset (basic composition). A file is "
+                      "matched to its dataset by its SHA-256 fingerprint, by the dataset name in the "
+                      "recipe, or by its rows (keyed sketches), so renaming, re-saving, re-ordering or "
+                      "correcting a few records does not reset it. The ledger head is the last link of "
+                      "the hash chain over every recorded fact; a later ledger must still contain it "
+                      "(dpstudio ledger verify --head).")
     sections.append(s)
 
     # 6. accuracy
@@ -427,7 +573,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                          Cell(fmt(floor)), Cell(f"{ratio:.2f} \u00d7" if ratio else "\u2014")])
         s.add("p", "Expected error of each column against its floor: the smallest worst-case error any "
                    "mechanism with the same \u03b5 and \u03b4 can achieve (a theoretical lower bound: "
-                   "seed 004, Thm 5.3 for numbers, Thm 5.5 for categories). Numbers: average absolute difference "
+                   "Jazbec 2018, Thm 5.3 for numbers, Thm 5.5 for categories). Numbers: average absolute difference "
                    "between released and true value, in the column's units. Categories: probability that "
                    "the released category is wrong.")
         s.add("table", {"head": ["Unit", "Mechanism", "ε of the unit", "Expected error", "Floor", "Error / floor"],
@@ -460,7 +606,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         s = Section("Utility of the released data")
         s.add("note", "Computed from the differentially private output only.")
         flat = _flatten({k: v for k, v in ps.items()
-                         if k not in ("synthesizer_transcript", "synthesizer_training")})
+                         if k not in ("synthesizer_transcript", "synthesizer_training", "synthesizer_proven")})
         if flat:
             s.add("kv", flat[:60])
         if ps.get("synthesizer_transcript"):
@@ -483,14 +629,17 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                  if not (isinstance(k, str) and k.startswith("dp_domain:"))}
         s = Section("Data steward statistics", internal_only=True)
         s.add("warn", T.STEWARD_LABEL)
-        cols = stats.get("columns") if isinstance(stats.get("columns"), dict) else None
+        cols = stats.get("columns") if isinstance(stats.get("columns"), dict) else {}
+        # "columns" also holds release-wide counts (a model's "norm_clipped"): those are no row
+        rest = {k: v for k, v in stats.items() if k != "columns"}
+        rest.update({k: v for k, v in cols.items() if not isinstance(v, dict)})
+        cols = {n: v for n, v in cols.items() if isinstance(v, dict)}
         if cols:
             keys = sorted({k for v in cols.values() if isinstance(v, dict) for k in v})
             label = {"clipped": "values clipped to the bounds", "missing_filled": "missing values filled",
                      "mapped_to_other": "values mapped to 'other'"}
             s.add("table", {"head": ["Column"] + [label.get(k, k) for k in keys],
                             "rows": [[Cell(n)] + [Cell(fmt(v.get(k))) for k in keys] for n, v in cols.items()]})
-        rest = {k: v for k, v in stats.items() if k != "columns"}
         if rest:
             s.add("kv", _flatten(rest)[:60])
         if not cols and not rest:

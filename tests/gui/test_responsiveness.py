@@ -96,7 +96,7 @@ def test_cancelling_a_release_from_the_export_page(qtbot, loaded_demo, monkeypat
     out = __import__("pathlib").Path(win.session.output_path)
     held = _th.Event()
 
-    def held_release(recipe, output_path, report_path, variant, *, progress, cancel):
+    def held_release(recipe, output_path, report_path, variant, *, progress, cancel, **kwargs):
         def holding_progress(f, m=""):
             if f >= 0.2 and not held.is_set():  # inside the run: the budget is reserved
                 held.set()
@@ -104,7 +104,7 @@ def test_cancelling_a_release_from_the_export_page(qtbot, loaded_demo, monkeypat
                 while not cancel.cancelled and time.monotonic() < deadline:
                     time.sleep(0.001)
             progress(f, m)
-        return real(recipe, output_path, None, variant, progress=holding_progress, cancel=cancel)
+        return real(recipe, output_path, None, variant, progress=holding_progress, cancel=cancel, **kwargs)
 
     real = ep.run_release
     monkeypatch.setattr(ep, "run_release", held_release)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QLabel, QLineEdit, QMessageBox, QProgressBar, QPushButton, QSpinBox,
@@ -14,23 +14,24 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, Q
 from dpstudio.gui.dialogs import show_error
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
 from dpstudio.recipe.model import OUTPUT_FORMATS
+from dpstudio.targets import artifact_beside, artifact_only, artifact_path  # noqa: F401 - re-exported
 
 EXT = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx", "json": ".json"}
+#: the engine's report variants (dpstudio.report.VARIANTS), named for a compliance officer
+REPORT_VARIANTS = (
+    ("internal", QT_TRANSLATE_NOOP("ExportPage", "Internal (for the data steward; includes raw-data risk estimates)")),
+    ("external", QT_TRANSLATE_NOOP("ExportPage", "External (safe to publish: privatized outputs and public "
+                                                 "information only)")),
+)
 
 
-def artifact_only(recipe) -> bool:
-    """Releases whose output is a JSON artifact, not a table (a model; a density without samples)."""
-    t = recipe.release.type
-    return t == "model" or (t == "density" and not int(recipe.release.options.get("sample_rows", 0) or 0))
+def run_release(recipe, output_path, report_path, report_variant, *, progress, cancel, new_dataset=False,
+                recipe_path=None, state=None):
+    """Worker job: the one release pipeline, with the ledger (opened on this thread).
 
-
-def artifact_beside(recipe) -> bool:
-    """A density with sampled rows: the table is the output, the density JSON goes beside it."""
-    return recipe.release.type == "density" and not artifact_only(recipe)
-
-
-def run_release(recipe, output_path, report_path, report_variant, *, progress, cancel):
-    """Worker job: the one release pipeline, with the ledger (opened on this thread)."""
+    ``state`` (a dict) learns ``committed`` at the point of no return and then ``result``: the
+    worker reports a cancel pressed after the commit as "cancelled", and the page must still tell
+    the truth (written and recorded)."""
     from dpstudio.recipe.run import execute_release
 
     try:
@@ -44,10 +45,14 @@ def run_release(recipe, output_path, report_path, report_variant, *, progress, c
             from dpstudio.report import write_report  # noqa: F401
         except ImportError:
             report_path, missing_report = None, True
+    state = {} if state is None else state
     result = execute_release(recipe, output_path=output_path, ledger=ledger, report_path=report_path or None,
-                             report_variant=report_variant, progress=progress, cancel=cancel)
+                             report_variant=report_variant, progress=progress, cancel=cancel,
+                             new_dataset=new_dataset, recipe_path=recipe_path,
+                             on_commit=lambda: state.__setitem__("committed", True))
     if missing_report:
         result.warnings.append("the report writer is not available yet in this version: no report was written")
+    state["result"] = result
     return result
 
 
@@ -60,6 +65,7 @@ class ExportPage(WizardPage):
         self.worker = None
         self.result = None
         self.last_error = None
+        self._run_state: dict = {}
         self.confirm_release = self._ask_confirm  # replaced in tests
         session.targetsChanged.connect(self._targets_changed)
 
@@ -89,8 +95,8 @@ class ExportPage(WizardPage):
         self.report_format.addItem("PDF", ".pdf")
         self.report_format.currentIndexChanged.connect(self._report_format_chosen)
         self.variant = QComboBox()
-        self.variant.addItem(self.tr("Internal (includes estimates from the raw data)"), "internal")
-        self.variant.addItem(self.tr("Public (only what may be published)"), "public")
+        for key, label in REPORT_VARIANTS:
+            self.variant.addItem(self.tr(label), key)
 
         form = QFormLayout()
         out_row = QHBoxLayout()
@@ -105,6 +111,14 @@ class ExportPage(WizardPage):
         seed_row.addWidget(self.seed)
         seed_row.addStretch(1)
         form.addRow("", self._wrap(seed_row))
+        # the ledger charges an edited or re-saved copy of a known dataset to that dataset's cap;
+        # only this explicit (recorded) declaration gives a file whose rows match one its own budget
+        self.new_dataset = QCheckBox(self.tr("This is a new dataset, not an edited or re-saved copy of one "
+                                             "already released (recorded in the ledger and the report)"))
+        self.new_dataset.setToolTip(self.tr("The ledger recognises a file that shares most of its rows with a "
+                                            "dataset it knows and charges that dataset's budget. Tick this "
+                                            "only if the data really are about other people."))
+        form.addRow("", self.new_dataset)
         rep_row = QHBoxLayout()
         rep_row.addWidget(self.report, 1)
         rep_row.addWidget(self.report_format)
@@ -166,9 +180,11 @@ class ExportPage(WizardPage):
     def help_text(self):
         return self.tr("Release now draws the random noise, writes the data file and the report, and records "
                        "the privacy loss in the dataset's ledger. Files are written to a temporary name and "
-                       "renamed at the end, so a cancelled or failed release leaves nothing behind and spends "
-                       "nothing. The internal report includes risk estimates computed from the raw data; give "
-                       "the public variant to anyone outside your organisation.")
+                       "renamed at the end, so a release cancelled or failed before that point leaves nothing "
+                       "behind and spends nothing; once the data is in place and the spend recorded, the "
+                       "release is final (a failing report is then a warning). The internal report includes "
+                       "risk estimates computed from the raw data; give the external variant to anyone outside "
+                       "your organisation.")
 
     def isComplete(self):  # noqa: N802
         return self.result is not None
@@ -267,6 +283,10 @@ class ExportPage(WizardPage):
                        "and cannot be undone.").format(out.name, plan.total.epsilon)
         if out.exists():
             text += "\n\n" + self.tr("{0} already exists and will be replaced.").format(out.name)
+        if self.new_dataset.isChecked():
+            text += "\n\n" + self.tr("You declare this a new dataset: if the ledger recognises its rows as a "
+                                      "dataset already released, this release gets a budget of its own. The "
+                                      "declaration is recorded in the ledger and the report.")
         if not self.confirm_release(text):
             return None
         self.result = None
@@ -274,8 +294,11 @@ class ExportPage(WizardPage):
         self.result_buttons.setVisible(False)
         self.result_label.setText("")
         self.progress.setValue(0)
+        self._run_state = {}
         self.worker = self.runner.start(run_release, s.recipe, s.output_path, s.report_path,
-                                        self.variant.currentData(),
+                                        self.variant.currentData(), recipe_path=s.recipe_source,
+                                        state=self._run_state,
+                                        **({"new_dataset": True} if self.new_dataset.isChecked() else {}),
                                         on_finished=self._finished, on_failed=self._failed,
                                         on_cancelled=self._cancelled, on_progress=self._progress)
         self._update_buttons()
@@ -295,7 +318,9 @@ class ExportPage(WizardPage):
         self.worker = None
         self.result = result
         self.progress.setValue(1000)
-        self.progress_text.setText(self.tr("Done."))
+        # the result's own record of what happened, not the paths asked for
+        self.progress_text.setText(self.tr("Done: {0}.").format(result.done_text()) if result.report_error
+                                   else self.tr("Done."))
         rec = result.recipe
         if artifact_only(rec):
             lines = [self.tr("Released {0} (JSON): <b>{1}</b>").format(
@@ -303,10 +328,13 @@ class ExportPage(WizardPage):
         else:
             lines = [self.tr("Privatized data: <b>{0}</b>").format(result.output_path)]
             if artifact_beside(rec):
-                p = Path(result.output_path)
-                lines.append(self.tr("Density (JSON): <b>{0}</b>").format(p.with_name(p.stem + ".artifact.json")))
-        if self.session.report_path and Path(self.session.report_path).exists():
-            lines.append(self.tr("Report: <b>{0}</b>").format(self.session.report_path))
+                lines.append(self.tr("Density (JSON): <b>{0}</b>").format(result.artifact_path)
+                             if result.artifact_path is not None else
+                             self.tr("Density (JSON): not written (see the warning below)"))
+        if result.report_path is not None:
+            lines.append(self.tr("Report: <b>{0}</b>").format(result.report_path))
+        elif result.report_error is not None:
+            lines.append(self.tr("<b>The report failed</b>: {0}").format(result.report_error))
         after = result.ledger_after or {}
         spent = (after.get("spent") or {}).get("epsilon")
         if spent is not None:
@@ -316,12 +344,15 @@ class ExportPage(WizardPage):
             lines.append("⚠ " + w)
         self.result_label.setText("<br>".join(lines))
         self.result_buttons.setVisible(True)
-        self.open_report_button.setEnabled(bool(self.session.report_path) and Path(self.session.report_path).exists())
+        self.open_report_button.setEnabled(result.report_path is not None)
         self._update_buttons()
         self.completeChanged.emit()
         self.released.emit(result)
 
     def _failed(self, exc):
+        if self._run_state.get("committed"):
+            self._final_anyway(exc)
+            return
         self.worker = None
         self.last_error = exc
         self.progress.setValue(0)
@@ -331,9 +362,32 @@ class ExportPage(WizardPage):
         show_error(self.window(), self.tr("The release failed"), exc)
 
     def _cancelled(self):
+        if self._run_state.get("committed"):
+            self._final_anyway(None)
+            return
         self.worker = None
         self.progress.setValue(0)
         self.progress_text.setText(self.tr("Cancelled: nothing was written or spent."))
+        self._update_buttons()
+        self.completeChanged.emit()
+
+    def _final_anyway(self, exc):
+        """Cancel or a failure came after the point of no return: the release happened - say so."""
+        result = self._run_state.get("result")
+        if result is not None:
+            if exc is None:
+                result.warnings.append(self.tr("Cancel was pressed after the release was final: the data "
+                                               "was already written and the spend recorded."))
+            self._finished(result)
+            return
+        # the engine turns every failure after the commit into a warning; this is the last resort
+        self.worker = None
+        self.last_error = exc
+        self.progress.setValue(1000)
+        text = self.tr("The release is final: the data was written to {0} and the spend recorded in the "
+                       "ledger; then it failed: {1}").format(self.session.output_path, exc or self.tr("cancelled"))
+        self.progress_text.setText(text)
+        self.result_label.setText(text)
         self._update_buttons()
         self.completeChanged.emit()
 

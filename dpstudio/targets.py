@@ -1,0 +1,199 @@
+"""Where a release writes, checked before anything is spent: the point of no return.
+
+``validate_targets`` runs before the input is read and before the ledger reserves any budget.
+Every file a release will write (the data or model output, the density side file
+``<stem>.artifact.json``, the report) must be a new name or an existing regular file, in an
+existing folder this process can create files in, with a name the file system accepts and a
+format dpstudio can write, and must be none of the files that have to survive the release: the
+private input, the recipe, the privacy ledger and its side files - nor one of the other targets.
+Paths are compared after resolving ``..`` and symbolic links (``os.path.realpath``) and, for files
+that exist, by device and inode, so a hard link to the input is refused too.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from dpstudio.errors import UserError
+
+#: table formats a release can write (``dpstudio.export.write_table``)
+TABLE_FORMATS = ("csv", "tsv", "parquet", "xlsx", "json")
+REPORT_KINDS = {".html": "html", ".htm": "html", ".pdf": "pdf"}
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The checked targets of one release (absolute paths, symbolic links not followed)."""
+
+    output: Path
+    output_format: str  # "csv", ..., or "json" for a model / density artifact
+    artifact: Path | None  # the density side file written beside a table output
+    report: Path | None
+    report_kind: str | None  # "html" or "pdf"
+    report_variant: str
+
+    def paths(self) -> list[Path]:
+        return [p for p in (self.output, self.artifact, self.report) if p is not None]
+
+
+def artifact_only(recipe) -> bool:
+    """Releases whose output is a JSON artifact, not a table (a model; a density without samples)."""
+    t = recipe.release.type
+    return t == "model" or (t == "density" and not int(recipe.release.options.get("sample_rows", 0) or 0))
+
+
+def artifact_beside(recipe) -> bool:
+    """A density with sampled rows: the table is the output, the density JSON goes beside it."""
+    return recipe.release.type == "density" and not artifact_only(recipe)
+
+
+def artifact_path(output) -> Path:
+    output = Path(output)
+    return output.with_name(output.stem + ".artifact.json")
+
+
+def name_max(directory) -> int:
+    """The longest file name (in bytes) the file system of ``directory`` accepts."""
+    try:
+        return int(os.pathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows) or no answer
+        return 255
+
+
+def _absolute(path) -> Path:
+    # abspath normalises "x/../" textually; realpath (for comparisons) also follows links
+    return Path(os.path.abspath(os.fspath(path)))
+
+
+def _identity(path) -> tuple[str, tuple[int, int] | None]:
+    """(real path, (device, inode) when the file exists) of ``path``."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return real, None
+    return real, (st.st_dev, st.st_ino)
+
+
+def _same(a: tuple[str, tuple[int, int] | None], b: tuple[str, tuple[int, int] | None]) -> bool:
+    return a[0] == b[0] or (a[1] is not None and a[1] == b[1])
+
+
+def _check_place(role: str, given, path: Path) -> None:
+    """A target must be a new name or a regular file, in an existing folder, with a legal name."""
+    text = os.fspath(given)
+    if text.endswith(("/", os.sep)) or (os.altsep and text.endswith(os.altsep)):
+        raise UserError(f"the {role} path {text} ends with a slash, so it names a folder: give a file name")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UserError(f"the folder of the {role} does not exist: {folder}")
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise UserError(f"cannot use {path} as the {role}: {exc.strerror or exc}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UserError(f"the {role} path is a folder: {path}")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a device, FIFO or socket would be replaced by a regular file (as root: /dev/null)
+        raise UserError(f"the {role} path {path} is not a regular file (a device, pipe or socket); "
+                        f"choose a file name")
+    limit = name_max(folder)
+    if len(os.fsencode(path.name)) > limit:
+        raise UserError(f"the {role} file name is longer than this file system allows ({limit} bytes): {path}")
+
+
+def probe_folder(folder: Path) -> None:
+    """Create and delete a file in ``folder``: a read-only or forbidden folder fails here, before
+    anything is spent, rather than after the data was written."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".dps-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise UserError(f"cannot write in the folder {folder}: {exc.strerror or exc}") from None
+
+
+def _output_format(recipe, output: Path) -> str:
+    from dpstudio.export import FORMATS
+
+    suffix = output.suffix.lower()
+    if artifact_only(recipe):
+        what = "model" if recipe.release.type == "model" else "density"
+        if suffix != ".json":
+            raise UserError(f"a {what} release is written as a JSON file: name the output .json, not {output.name}")
+        return "json"
+    if not suffix:  # no extension: the recipe's format
+        return recipe.outputs.format
+    fmt = FORMATS.get(suffix)
+    if fmt not in TABLE_FORMATS:
+        raise UserError(f"cannot tell the output format of {output.name}: use .csv, .tsv, .parquet, .xlsx or .json")
+    return fmt
+
+
+def _ledger_files(ledger_path) -> tuple[str, str] | None:
+    """(real folder, database name) of the ledger: its side files (-wal, -journal, .key, .head)
+    are the files of that folder whose names start with the database's name."""
+    if ledger_path is None:
+        return None
+    real = os.path.realpath(ledger_path)
+    return os.path.dirname(real), os.path.basename(real)
+
+
+def validate_targets(recipe, output_path, *, report_path=None, report_variant: str = "internal",
+                     input_path=None, recipe_path=None, ledger_path=None, probe: bool = True) -> Targets:
+    """Check every file a release will write; raise :class:`UserError` (nothing spent) or return them.
+
+    ``input_path``, ``recipe_path`` and ``ledger_path`` are the files that must survive; with
+    ``probe`` each target folder gets a file created and deleted in it."""
+    from dpstudio.report.model import VARIANTS
+
+    output = _absolute(output_path)
+    _check_place("output", output_path, output)
+    named: list[tuple[str, Path]] = [("output", output)]
+    artifact = report = None
+    if artifact_beside(recipe):
+        artifact = artifact_path(output)
+        _check_place("density side file", artifact, artifact)
+        named.append((f"density side file ({artifact.name})", artifact))
+    if report_path is not None and os.fspath(report_path) != "":
+        report = _absolute(report_path)
+        _check_place("report", report_path, report)
+        named.append(("report", report))
+    # what must survive first: a collision is the worse mistake than a wrong extension
+    _refuse_collisions(named, input_path=input_path, recipe_path=recipe_path, ledger_path=ledger_path)
+    fmt = _output_format(recipe, output)
+    kind = None
+    if report is not None:
+        if report_variant not in VARIANTS:
+            raise UserError(f"report variant must be 'internal' or 'external', got {report_variant!r}")
+        kind = REPORT_KINDS.get(report.suffix.lower())
+        if kind is None:
+            raise UserError(f"cannot tell the report format of {report.name}: use a .html or .pdf file name")
+    if probe:
+        for folder in dict.fromkeys(p.parent for _, p in named):
+            probe_folder(folder)
+    return Targets(output=output, output_format=fmt, artifact=artifact, report=report, report_kind=kind,
+                   report_variant=report_variant)
+
+
+def _refuse_collisions(named, *, input_path, recipe_path, ledger_path) -> None:
+    """No target may be a file that must survive, nor another target."""
+    keep = [(what, _identity(p)) for what, p in (("input data file", input_path), ("recipe", recipe_path),
+                                                  ("privacy ledger", ledger_path)) if p is not None]
+    ledger = _ledger_files(ledger_path)
+    ids = [(what, p, _identity(p)) for what, p in named]
+    for i, (what, p, ident) in enumerate(ids):
+        for other, oid in keep:
+            if _same(ident, oid):
+                raise UserError(f"the {what} {p} is the {other}: writing it would destroy it; choose another name")
+        if ledger is not None and os.path.dirname(ident[0]) == ledger[0] and \
+                os.path.basename(ident[0]).startswith(ledger[1]):
+            raise UserError(f"the {what} {p} is one of the privacy ledger's files; choose another name")
+        for other, _q, oid in ids[:i]:
+            if _same(ident, oid):
+                raise UserError(f"the {what} and the {other} are the same file ({p}); give them different names")

@@ -1,0 +1,248 @@
+"""Issue 16 item 1: a release never overwrites what must survive (the input, the recipe, the
+ledger and its side files, another target), never replaces a device or FIFO, and every target is
+refused before anything is spent (issue 17 item 4: the point of no return)."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstudio.cli import main
+
+
+def _ledger_releases(ledger: Path) -> int:
+    from dpstudio.ledger import Ledger
+
+    if not ledger.exists():
+        return 0
+    return sum(d.get("releases", 0) for d in Ledger(ledger).datasets())
+
+
+@pytest.fixture
+def setup(tmp_path, monkeypatch, capsys):
+    """A small table, its record recipe and a ledger that already holds one release."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"age": rng.integers(18, 80, 120), "sex": rng.choice(["f", "m"], 120)}).to_csv("in.csv", index=False)
+    assert main(["recipe", "init", "in.csv", "-o", "rec.json", "--role", "age=sensitive", "--role", "sex=sensitive",
+                 "--bounds", "age=0:100", "--categories", "sex=f,m",
+                 "--confirm-inferred"]) == 0
+    ledger = Path(os.environ["DPSTUDIO_LEDGER"])
+    assert main(["release", "rec.json", "--output", "first.csv"]) == 0
+    capsys.readouterr()
+    return tmp_path, ledger
+
+
+def _refused(capsys, argv, *, says: str, setup) -> str:
+    """The release exits 2 with one line, the input and recipe are intact, nothing is spent."""
+    d, ledger = setup
+    before = {p: p.read_bytes() for p in (d / "in.csv", d / "rec.json")}
+    spent = _ledger_releases(ledger)
+    code = main(["release", "rec.json", *argv])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert says in err, err
+    assert "Traceback" not in err
+    assert {p: p.read_bytes() for p in before} == before
+    assert _ledger_releases(ledger) == spent
+    return err
+
+
+@pytest.mark.parametrize("output", ["in.csv", "./x/../in.csv"])
+def test_output_equal_to_the_input_is_refused(setup, capsys, output):
+    (setup[0] / "x").mkdir()
+    _refused(capsys, ["--output", output], says="is the input data file", setup=setup)
+
+
+def test_output_symlink_to_the_input_is_refused(setup, capsys):
+    os.symlink("in.csv", setup[0] / "link.csv")
+    _refused(capsys, ["--output", "link.csv"], says="is the input data file", setup=setup)
+
+
+def test_output_hard_link_to_the_input_is_refused(setup, capsys):
+    os.link(setup[0] / "in.csv", setup[0] / "hard.csv")
+    _refused(capsys, ["--output", "hard.csv"], says="is the input data file", setup=setup)
+
+
+def test_output_equal_to_the_recipe_is_refused(setup, capsys):
+    _refused(capsys, ["--output", "rec.json"], says="is the recipe", setup=setup)
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal", "-journal", ".head", ".key"])
+def test_output_on_the_ledger_or_its_side_files_is_refused(setup, capsys, suffix):
+    ledger = setup[1]
+    target = ledger.with_name(ledger.name + suffix)
+    keep = target.read_bytes() if target.exists() else None
+    _refused(capsys, ["--output", str(target)], says="ledger", setup=setup)
+    assert (target.read_bytes() if target.exists() else None) == keep
+    assert main(["ledger", "verify"]) == 0  # every budget still there
+
+
+@pytest.mark.parametrize("suffix", ["", ".head", ".key"])
+def test_report_on_the_ledger_or_its_side_files_is_refused(setup, capsys, suffix):
+    ledger = setup[1]
+    target = ledger.with_name(ledger.name + suffix)
+    keep = target.read_bytes()
+    _refused(capsys, ["--output", "o.csv", "--report", str(target)], says="privacy ledger", setup=setup)
+    assert target.read_bytes() == keep and not (setup[0] / "o.csv").exists()
+
+
+def test_report_equal_to_the_output_is_refused(setup, capsys):
+    _refused(capsys, ["--output", "o.csv", "--report", "o.csv"], says="are the same file", setup=setup)
+    assert not (setup[0] / "o.csv").exists()
+
+
+def test_report_equal_to_the_density_side_file_is_refused(setup, capsys):
+    d = setup[0]
+    assert main(["recipe", "init", "in.csv", "-o", "drec.json", "--release", "density", "--role", "age=sensitive",
+                 "--role", "sex=ignore", "--bounds", "age=0:100", "--option", "sample_rows=20",
+                 "--confirm-inferred"]) == 0
+    spent = _ledger_releases(setup[1])
+    code = main(["release", "drec.json", "--output", "d.csv", "--report", "d.artifact.json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "density side file" in err and "same file" in err, err
+    assert not (d / "d.csv").exists() and _ledger_releases(setup[1]) == spent
+
+
+def _null_device(folder: Path) -> Path:
+    """A character device like /dev/null, made in the test's own folder: a release is never run
+    on the real /dev/null (with the bug back, as root, it would replace it)."""
+    import stat
+
+    path = folder / "null"
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, AttributeError):
+        pytest.skip("cannot make a device node here (not root)")
+    return path
+
+
+@pytest.mark.parametrize("special", ["device", "fifo"])
+def test_a_device_or_fifo_is_never_replaced(setup, capsys, special):
+    path = _null_device(setup[0]) if special == "device" else setup[0] / "fifo"
+    if special == "fifo":
+        os.mkfifo(path)
+    _refused(capsys, ["--output", str(path)], says="not a regular file", setup=setup)
+    assert not path.is_file()  # still the device / the FIFO
+
+
+def test_dev_null_is_not_a_target(setup):
+    """Checked without running a release (see _null_device)."""
+    from dpstudio.recipe.model import load_recipe
+    from dpstudio.errors import UserError
+    from dpstudio.targets import validate_targets
+
+    if not Path("/dev/null").exists():
+        pytest.skip("no /dev/null here")
+    with pytest.raises(UserError, match="not a regular file"):
+        validate_targets(load_recipe("rec.json"), "/dev/null")
+
+
+@pytest.mark.parametrize("flag", ["--output", "--report"])
+def test_a_trailing_slash_names_a_folder(setup, capsys, flag):
+    argv = ["--output", "o.csv", "--report", "new/"] if flag == "--report" else ["--output", "new/"]
+    _refused(capsys, argv, says="ends with a slash", setup=setup)
+    assert not (setup[0] / "new").exists()
+
+
+@pytest.mark.parametrize("argv", [["--output", "missing/o.csv"], ["--output", "o.csv", "--report", "missing/r.html"]])
+def test_a_missing_folder_is_refused_before_anything_is_spent(setup, capsys, argv):
+    _refused(capsys, argv, says="does not exist", setup=setup)
+    assert not (setup[0] / "o.csv").exists()
+
+
+def test_a_wrong_report_extension_is_refused_before_anything_is_spent(setup, capsys):
+    _refused(capsys, ["--output", "o.csv", "--report", "r.txt"], says="report format", setup=setup)
+    assert not (setup[0] / "o.csv").exists()
+
+
+def test_a_wrong_output_extension_is_refused_before_the_input_is_read(setup, capsys, monkeypatch):
+    import dpstudio.recipe.run as run
+
+    monkeypatch.setattr(run, "load_input", lambda *a, **k: pytest.fail("the input was read"))
+    _refused(capsys, ["--output", "o.html"], says="output format", setup=setup)
+
+
+def test_a_model_release_must_be_named_json(setup, capsys):
+    d = setup[0]
+    pd.DataFrame({"x": np.linspace(0, 1, 60), "y": [0, 1] * 30}).to_csv(d / "m.csv", index=False)
+    assert main(["recipe", "init", "m.csv", "-o", "mrec.json", "--release", "model", "--role", "y=label",
+                 "--role", "x=sensitive", "--bounds", "x=0:1", "--categories", "y=0,1", "--confirm-inferred"]) == 0
+    capsys.readouterr()
+    assert main(["release", "mrec.json", "--output", "model.csv"]) == 2
+    assert "name the output .json" in capsys.readouterr().err
+    assert not (d / "model.csv").exists()
+
+
+def _real_readonly_folder(folder: Path) -> bool:
+    folder.chmod(0o555)
+    try:
+        (folder / "probe").touch()
+    except PermissionError:
+        return True
+    (folder / "probe").unlink()
+    return False  # root (or a file system ignoring modes): chmod does not stop writes
+
+
+def test_a_read_only_report_folder_is_refused_before_anything_is_spent(setup, capsys):
+    ro = setup[0] / "ro"
+    ro.mkdir()
+    try:
+        if not _real_readonly_folder(ro):
+            pytest.skip("running as root: chmod does not make a folder read-only (see the probe test)")
+        _refused(capsys, ["--output", "o.csv", "--report", str(ro / "r.html")], says="cannot write in the folder",
+                 setup=setup)
+    finally:
+        ro.chmod(0o755)
+    assert not (setup[0] / "o.csv").exists()
+
+
+def test_the_writability_probe_refuses_a_folder_that_fails_writes(setup, capsys, monkeypatch):
+    """Any user, root included: a folder whose file creation fails (read-only mount, quota) is
+    refused by the probe before the reservation."""
+    import dpstudio.targets as targets
+
+    ro = setup[0] / "ro"
+    ro.mkdir()
+    real = targets.tempfile.mkstemp
+
+    def mkstemp(*a, dir=None, **k):
+        if Path(dir) == ro:
+            raise OSError(errno.EROFS, "Read-only file system", str(ro))
+        return real(*a, dir=dir, **k)
+
+    monkeypatch.setattr(targets.tempfile, "mkstemp", mkstemp)
+    _refused(capsys, ["--output", "o.csv", "--report", str(ro / "r.html")],
+             says="cannot write in the folder", setup=setup)
+    assert not (setup[0] / "o.csv").exists()
+
+
+def test_a_250_character_output_name_succeeds(setup, capsys):
+    d, ledger = setup
+    out, rep = "o" * 246 + ".csv", "r" * 245 + ".html"
+    spent = _ledger_releases(ledger)
+    code = main(["release", "rec.json", "--output", out, "--report", rep])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out)
+    assert Path(summary["output"]).name == out and Path(summary["report"]).name == rep
+    assert (d / out).is_file() and (d / rep).is_file()
+    assert _ledger_releases(ledger) == spent + 1
+    assert not [p for p in os.listdir(d) if p.startswith(".")]  # no temporary left behind
+
+
+def test_temporary_names_stay_within_the_name_limit(tmp_path):
+    from dpstudio.export import temp_stem
+    from dpstudio.targets import name_max
+
+    limit = name_max(tmp_path)
+    long = "é" * 127  # 254 bytes
+    stem = temp_stem(long, tmp_path, room=20)
+    assert len(os.fsencode(stem)) + 20 <= limit
+    assert temp_stem("short.csv", tmp_path, room=20) == "short.csv"
+    assert temp_stem(long, tmp_path, room=20) != temp_stem(long[:-1] + "e", tmp_path, room=20)

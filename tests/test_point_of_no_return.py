@@ -1,0 +1,207 @@
+"""Issue 16 item 2 / issue 17 item 4: the point of no return.  Before the ledger commit nothing is
+written or spent; after it the release is final: a failing report, a cancel or Ctrl-C is a
+warning, the command exits 0 and says exactly what happened."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstudio.cli import main
+
+
+def _releases(ledger: Path) -> list[dict]:
+    from dpstudio.ledger import Ledger
+
+    return Ledger(ledger).datasets() if ledger.exists() else []
+
+
+@pytest.fixture
+def record(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(1)
+    pd.DataFrame({"age": rng.integers(18, 80, 150), "sex": rng.choice(["f", "m"], 150)}).to_csv("in.csv", index=False)
+    assert main(["recipe", "init", "in.csv", "-o", "rec.json", "--role", "age=sensitive", "--role", "sex=sensitive",
+                 "--bounds", "age=0:100", "--categories", "sex=f,m", "--epsilon", "1.1",
+                 "--confirm-inferred"]) == 0
+    capsys.readouterr()
+    return tmp_path, Path(os.environ["DPSTUDIO_LEDGER"])
+
+
+def test_model_release_with_an_internal_report_succeeds(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    x = rng.random(300)
+    pd.DataFrame({"x": x, "y": (x + 0.3 * rng.normal(size=300) > 0.5).astype(int)}).to_csv("m.csv", index=False)
+    assert main(["recipe", "init", "m.csv", "-o", "r.json", "--release", "model", "--role", "y=label",
+                 "--role", "x=sensitive", "--bounds", "x=0:1", "--categories", "y=0,1", "--epsilon", "1",
+                 "--delta", "1e-5", "--confirm-inferred"]) == 0
+    capsys.readouterr()
+    code = main(["release", "r.json", "--output", "model.json", "--report", "rep.html",
+                 "--report-variant", "internal"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out)
+    assert not [w for w in summary["warnings"] if "report" in w], summary["warnings"]
+    html = (tmp_path / "rep.html").read_text(encoding="utf-8")
+    assert "Data steward statistics" in html and "norm_clipped" in html  # the count that crashed it
+
+
+def _check_final(capsys, code, d, ledger, *, says):
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Traceback" not in captured.err
+    # exactly what happened: written, recorded, and why the report is missing
+    assert "the data was written to" in captured.err and "recorded in the ledger" in captured.err, captured.err
+    assert f"the report failed: {says}" in captured.err, captured.err
+    summary = json.loads(captured.out)
+    assert summary["report"] is None
+    assert any("after the release was final" in w for w in summary["warnings"]), summary["warnings"]
+    assert (d / "o.csv").is_file()
+    (entry,) = _releases(ledger)
+    assert entry["releases"] == 1 and entry["spent"]["epsilon"] == pytest.approx(1.1)
+    assert main(["ledger", "verify"]) == 0  # committed, output intact
+    assert not (d / "r.html").exists()
+
+
+def test_a_report_failure_after_the_commit_is_a_warning_and_exit_0(record, capsys, monkeypatch):
+    import dpstudio.report as report
+
+    def full_disk(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", "r.html")
+
+    monkeypatch.setattr(report, "write_report", full_disk)
+    code = main(["release", "rec.json", "--output", "o.csv", "--report", "r.html"])
+    _check_final(capsys, code, *record, says="No space left on device")
+
+
+def test_keyboard_interrupt_in_the_report_phase_exits_0(record, capsys, monkeypatch):
+    import dpstudio.report as report
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "write_report", interrupted)
+    code = main(["release", "rec.json", "--output", "o.csv", "--report", "r.html"])
+    _check_final(capsys, code, *record, says="interrupted")
+
+
+def test_a_real_sigint_after_the_commit_is_ignored(record, capsys, monkeypatch):
+    """The signal itself (not only the exception): the CLI's handler keeps the final release."""
+    import dpstudio.report as report
+
+    real = report.write_report
+
+    def ctrl_c_then_write(*a, **k):
+        os.kill(os.getpid(), signal.SIGINT)  # delivered at once to this (main) thread
+        return real(*a, **k)
+
+    monkeypatch.setattr(report, "write_report", ctrl_c_then_write)
+    code = main(["release", "rec.json", "--output", "o.csv", "--report", "r.html"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert (record[0] / "r.html").is_file() and (record[0] / "o.csv").is_file()
+    assert _releases(record[1])[0]["releases"] == 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+
+
+def test_sigint_before_the_commit_still_aborts(record, capsys, monkeypatch):
+    import dpstudio.recipe.run as run
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, "load_input", interrupted)
+    assert main(["release", "rec.json", "--output", "o.csv", "--report", "r.html"]) == 130
+    assert not (record[0] / "o.csv").exists() and _releases(record[1]) == []
+
+
+def test_a_cancel_after_the_commit_is_ignored(record, monkeypatch):
+    """The GUI's cancel token set during the report phase: the release returns, committed."""
+    import dpstudio.report as report
+    from dpstudio.engine.progress import CancelToken
+    from dpstudio.ledger import Ledger
+    from dpstudio.recipe.model import load_recipe
+    from dpstudio.recipe.run import execute_release
+
+    d, ledger = record
+    token = CancelToken()
+    real = report.write_report
+
+    def press_cancel(*a, **k):
+        token.cancel()
+        return real(*a, **k)
+
+    def progress(fraction, message=""):
+        token.check()  # like the GUI worker's callback: raises once cancel was pressed
+
+    monkeypatch.setattr(report, "write_report", press_cancel)
+    result = execute_release(load_recipe(d / "rec.json"), output_path=d / "o.csv", report_path=d / "r.html",
+                             ledger=Ledger(ledger), cancel=token, progress=progress)
+    assert token.cancelled and result.committed and result.report_error is None
+    assert result.report_path == str(d / "r.html") and (d / "r.html").is_file()
+    assert "\u03b5 = 1.1 recorded" in result.done_text()
+    assert _releases(ledger)[0]["releases"] == 1
+
+
+def test_a_density_side_file_failure_after_the_commit_is_a_warning(record, capsys, monkeypatch):
+    import dpstudio.export as export
+
+    d, ledger = record
+    assert main(["recipe", "init", "in.csv", "-o", "drec.json", "--release", "density", "--role", "age=sensitive",
+                 "--role", "sex=ignore", "--bounds", "age=0:100", "--option", "sample_rows=20",
+                 "--confirm-inferred"]) == 0
+    real = export.write_text
+
+    def failing(text, target):
+        if str(target).endswith(".artifact.json"):
+            raise OSError(errno.EIO, "Input/output error", str(target))
+        return real(text, target)
+
+    monkeypatch.setattr(export, "write_text", failing)
+    capsys.readouterr()
+    code = main(["release", "drec.json", "--output", "d.csv"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert any("density side file failed after the release was final" in w
+               for w in json.loads(captured.out)["warnings"])
+    assert (d / "d.csv").is_file() and _releases(ledger)[0]["releases"] == 1
+
+
+@pytest.mark.parametrize("when", ["before_rename", "after_rename"])
+def test_ctrl_c_once_the_release_is_committing_still_completes_it(record, capsys, monkeypatch, when):
+    """Ctrl-C inside the ledger's commit, after the release was marked *committing* (the hashed
+    output is ready): recovery rolls it forward, so the command reports it done (exit 0, a
+    warning), never 130 with a release that happened anyway."""
+    import dpstudio.ledger as dl
+
+    d, ledger = record
+    real = os.replace
+
+    fired = []
+
+    def interrupted_replace(a, b, *args, **kwargs):
+        if Path(b).name == "o.csv" and not fired:  # one Ctrl-C, then recovery's own rename works
+            fired.append(True)
+            if when == "after_rename":
+                real(a, b, *args, **kwargs)
+            raise KeyboardInterrupt
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(dl.os, "replace", interrupted_replace)
+    code = main(["release", "rec.json", "--output", "o.csv"])
+    monkeypatch.setattr(dl.os, "replace", real)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out)
+    assert any("passed its point of no return" in w for w in summary["warnings"]), summary["warnings"]
+    assert (d / "o.csv").is_file()
+    (entry,) = _releases(ledger)
+    assert entry["releases"] == 1 and entry["spent"]["epsilon"] == pytest.approx(1.1)
+    assert main(["ledger", "verify"]) == 0
