@@ -1,6 +1,6 @@
 """Writing outputs: always to a temporary file in the target directory, then renamed atomically,
-so a failed or cancelled export leaves no file behind.  Spreadsheet-formula protection keeps a
-cell such as ``=HYPERLINK(...)`` or ``+1+1`` as text."""
+so a failed or cancelled export leaves no file behind.  Spreadsheet-formula protection (on by
+default for CSV, TSV and XLSX) keeps a cell such as ``=HYPERLINK(...)`` or ``+1+1`` as text."""
 from __future__ import annotations
 
 import contextlib
@@ -15,9 +15,16 @@ import pandas as pd
 from dpstudio.engine.progress import NEVER_CANCELLED
 from dpstudio.errors import UserError
 
-FORMATS = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx",
+FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx",
            ".json": "json", ".html": "html", ".pdf": "pdf"}
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: field separator of each delimited-text format.  Chosen from the format the caller passes (or the
+#: target's name), never from the path being written, which is a temporary name.
+_SEPARATORS = {"csv": ",", "tsv": "\t"}
+#: OWASP "CSV Injection": a text cell starting with one of these is evaluated as a formula by Excel,
+#: LibreOffice or Google Sheets (TAB and CR because some importers strip them and evaluate what
+#: follows).  The full-width forms too: East Asian input methods turn them into the ASCII operators
+#: when a cell is edited, and a quote on the rare text value starting with one costs little.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 def format_for(path, default: str | None = None) -> str:
@@ -25,6 +32,21 @@ def format_for(path, default: str | None = None) -> str:
     if fmt is None:
         raise UserError(f"cannot tell the output format of {path}: use .csv, .parquet or .xlsx")
     return fmt
+
+
+def temp_stem(name: str, directory, *, room: int) -> str:
+    """``name`` for use inside a temporary file name that adds ``room`` bytes to it: unchanged when
+    that fits the file system's name limit, else its start and a hash of the whole name (a
+    250-character output name must not fail only because its temporary name is longer)."""
+    from dpstudio.targets import name_max
+
+    limit = name_max(directory) - room
+    raw = os.fsencode(name)
+    if len(raw) <= limit:
+        return name
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    head = raw[:max(limit - len(digest) - 1, 0)].decode("utf-8", errors="ignore")
+    return f"{head}~{digest}"
 
 
 @contextlib.contextmanager
@@ -36,7 +58,9 @@ def atomic_path(target, *, cancel=NEVER_CANCELLED):
         raise UserError(f"output path is a directory: {target}")
     if not directory.is_dir():
         raise UserError(f"output directory does not exist: {directory}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dpstmp", dir=directory)
+    # "." + name + "." + 8 random characters + ".dpstmp" must stay within the name limit
+    fd, tmp = tempfile.mkstemp(prefix=f".{temp_stem(target.name, directory, room=20)}.", suffix=".dpstmp",
+                               dir=directory)
     os.close(fd)
     # mkstemp makes the file private (0600); a finished export gets the user's usual permissions
     umask = os.umask(0)
@@ -54,36 +78,108 @@ def atomic_path(target, *, cancel=NEVER_CANCELLED):
         raise
 
 
+def _formula_cells(s: pd.Series) -> np.ndarray | None:
+    """Which cells of ``s`` are text starting with a formula trigger (None: no text at all).
+
+    Only ``str`` cells count: in an object column numbers stay numbers, so -2 is never quoted."""
+    try:
+        hit = s.str.startswith(_FORMULA_START)  # NaN for the non-text cells of an object column
+    except AttributeError:  # no text in the column (numbers, booleans, dates)
+        return None
+    return hit.astype("boolean").fillna(False).to_numpy(dtype=bool)
+
+
+def _protect_text(s: pd.Series) -> pd.Series:
+    risky = _formula_cells(s)
+    if risky is None or not risky.any():
+        return s
+    return s.mask(risky, "'" + s.astype("string"))
+
+
+def _protect_column(s: pd.Series) -> pd.Series:
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        # randomised-response output: protect the category list, not a million cells
+        cats = pd.Series(s.cat.categories, dtype=object)
+        safe = _protect_text(cats)
+        if safe is cats:
+            return s
+        if safe.is_unique:
+            return s.cat.rename_categories(list(safe))
+        # a category already spelled with the quote ('=x' beside =x): give up the dictionary
+        return _protect_text(s.astype(object))
+    if pd.api.types.is_string_dtype(s.dtype) or s.dtype == object:
+        return _protect_text(s)
+    return s
+
+
+def protect_name(name):
+    """A column name as a header cell: quoted when it starts with a formula trigger."""
+    return "'" + name if isinstance(name, str) and name.startswith(_FORMULA_START) else name
+
+
 def protect_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """Prefix text cells that a spreadsheet would evaluate (=, +, -, @) with a quote."""
-    out = {}
-    for name, s in frame.items():
-        if pd.api.types.is_string_dtype(s.dtype) or s.dtype == object:
-            txt = s.astype("string")
-            risky = txt.str.startswith(_FORMULA_START).fillna(False)
-            out[name] = txt.mask(risky, "'" + txt) if risky.any() else s
-        else:
-            out[name] = s
-    return pd.DataFrame(out, index=frame.index)
+    """Prefix every text cell and column name that a spreadsheet would evaluate with a quote.
+
+    Text, object and categorical columns are covered; numeric columns are left alone (a negative
+    number is a number, not a formula)."""
+    out = frame.copy(deep=False)
+    for i in range(frame.shape[1]):  # by position: duplicate column names stay distinct
+        s = frame.iloc[:, i]
+        safe = _protect_column(s)
+        if safe is not s:
+            out.isetitem(i, safe)
+    out.columns = [protect_name(c) for c in frame.columns]
+    return out
+
+
+def _check_xlsx_text(frame: pd.DataFrame) -> None:
+    """XLSX cannot hold ASCII control characters other than TAB, LF and CR; openpyxl's own error
+    would quote the cell, so refuse by row and column number instead."""
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    for i, name in enumerate(frame.columns):
+        if isinstance(name, str) and ILLEGAL_CHARACTERS_RE.search(name):
+            raise UserError(f"column {i + 1}: its name contains a control character that XLSX cannot "
+                            f"store; write CSV or Parquet instead")
+        s = frame.iloc[:, i]
+        categorical = isinstance(s.dtype, pd.CategoricalDtype)
+        if categorical:
+            s = pd.Series(s.cat.categories, dtype=object)
+        elif not (pd.api.types.is_string_dtype(s.dtype) or s.dtype == object):
+            continue
+        try:
+            bad = s.str.contains(ILLEGAL_CHARACTERS_RE.pattern, regex=True)
+        except AttributeError:  # no text in the column
+            continue
+        bad = bad.astype("boolean").fillna(False).to_numpy(dtype=bool)
+        if bad.any():
+            where = "a category" if categorical else f"data row {int(np.flatnonzero(bad)[0]) + 1}"
+            raise UserError(f"{where} of column {name!r} contains a control character that XLSX cannot "
+                            f"store; write CSV or Parquet instead")
 
 
 def _write_xlsx(frame: pd.DataFrame, path: Path) -> None:
     from openpyxl import Workbook
+    from openpyxl.cell import WriteOnlyCell
 
+    _check_xlsx_text(frame)
     wb = Workbook(write_only=True)
     ws = wb.create_sheet("release")
-    ws.append([str(c) for c in frame.columns])
-    columns = [frame[c].to_numpy(dtype=object) for c in frame.columns]
+
+    def text(v: str) -> WriteOnlyCell:
+        cell = WriteOnlyCell(ws, value=v)
+        cell.data_type = "s"  # always a string cell: openpyxl would store "=..." as a formula
+        return cell
+
+    ws.append([text(str(c)) for c in frame.columns])
+    columns = [frame.iloc[:, i].to_numpy(dtype=object) for i in range(frame.shape[1])]
     for row in zip(*columns):
         cells = []
         for v in row:
-            if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
+            if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT:
                 cells.append(None)
             elif isinstance(v, str):
-                from openpyxl.cell import WriteOnlyCell
-                cell = WriteOnlyCell(ws, value=v)
-                cell.data_type = "s"  # always a string cell: never parsed as a formula
-                cells.append(cell)
+                cells.append(text(v))
             elif isinstance(v, np.generic):
                 cells.append(v.item())
             else:
@@ -92,15 +188,21 @@ def _write_xlsx(frame: pd.DataFrame, path: Path) -> None:
     wb.save(path)
 
 
-def write_table(frame: pd.DataFrame, target, *, fmt: str | None = None, formula_protection: bool = False,
+def write_table(frame: pd.DataFrame, target, *, fmt: str | None = None, formula_protection: bool = True,
                 cancel=NEVER_CANCELLED) -> str:
-    """Write ``frame`` atomically; returns the SHA-256 of the written file."""
+    """Write ``frame`` atomically; returns the SHA-256 of the written file.
+
+    ``fmt`` names the format ("csv", "tsv", "parquet", "xlsx", "json"); without it the format
+    comes from ``target``'s suffix.  Callers that write to a temporary name must pass it.
+    ``formula_protection`` (CSV, TSV, XLSX) quotes text cells and column names that a
+    spreadsheet would evaluate."""
     fmt = fmt or format_for(target)
     with atomic_path(target, cancel=cancel) as tmp:
-        if fmt == "csv":
+        if fmt in _SEPARATORS:
             data = protect_formulas(frame) if formula_protection else frame
-            sep = "\t" if str(target).lower().endswith(".tsv") else ","
-            data.to_csv(tmp, index=False, sep=sep)
+            # CRLF (RFC 4180): the csv writer quotes a field holding any line-terminator
+            # character, so a bare CR inside a value can no longer start a new row
+            data.to_csv(tmp, index=False, sep=_SEPARATORS[fmt], lineterminator="\r\n")
         elif fmt == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -109,7 +211,7 @@ def write_table(frame: pd.DataFrame, target, *, fmt: str | None = None, formula_
             table = table.replace_schema_metadata(None)
             pq.write_table(table, tmp)
         elif fmt == "xlsx":
-            _write_xlsx(frame, tmp)
+            _write_xlsx(protect_formulas(frame) if formula_protection else frame, tmp)
         elif fmt == "json":
             frame.to_json(tmp, orient="records")
         else:

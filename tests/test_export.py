@@ -57,22 +57,43 @@ def test_sha256_matches_file(tmp_path):
 
 def test_xlsx_stores_formulas_as_text(tmp_path):
     from openpyxl import load_workbook
-    write_table(pd.DataFrame({"t": RISKY, "n": range(len(RISKY))}), tmp_path / "o.xlsx")
+    frame = pd.DataFrame({"t": RISKY, "n": range(len(RISKY))})
+    write_table(frame, tmp_path / "o.xlsx", formula_protection=False)
     ws = load_workbook(tmp_path / "o.xlsx").active
     cells = [ws.cell(row=i + 2, column=1) for i in range(len(RISKY))]
     assert [c.value for c in cells] == RISKY
     assert all(c.data_type == "s" for c in cells)
     assert ws.cell(row=2, column=2).data_type == "n"
+    write_table(frame, tmp_path / "p.xlsx")  # protected by default
+    ws = load_workbook(tmp_path / "p.xlsx").active
+    assert [ws.cell(row=i + 2, column=1).value for i in range(len(RISKY))] == ["'" + v for v in RISKY[:4]] + ["plain"]
 
 
 def test_csv_formula_protection(tmp_path):
     frame = pd.DataFrame({"t": RISKY, "n": [1, 2, 3, 4, 5]})
-    write_table(frame, tmp_path / "p.csv", formula_protection=True)
+    write_table(frame, tmp_path / "p.csv")  # on by default
     back = pd.read_csv(tmp_path / "p.csv", dtype=str)
     assert list(back["t"]) == ["'" + v for v in RISKY[:4]] + ["plain"]
     write_table(frame, tmp_path / "u.csv", formula_protection=False)
     assert list(pd.read_csv(tmp_path / "u.csv", dtype=str)["t"]) == RISKY
     assert protect_formulas(pd.DataFrame({"x": [1.0, -2.0]}))["x"].tolist() == [1.0, -2.0]  # numbers untouched
+
+
+def test_protection_keeps_duplicate_names_and_colliding_categories(tmp_path):
+    frame = pd.DataFrame([["=a", "b"]], columns=["x", "x"])
+    assert protect_formulas(frame).values.tolist() == [["'=a", "b"]]
+    # a category already spelled with the quote: two equal names cannot share a dictionary, so the
+    # column is written as plain text (the ambiguity is the quote rule's own)
+    cat = pd.DataFrame({"c": pd.Categorical(["=x", "'=x", "y"])})
+    assert protect_formulas(cat)["c"].tolist() == ["'=x", "'=x", "y"]
+
+
+def test_xlsx_control_character_is_refused_by_position(tmp_path):
+    frame = pd.DataFrame({"name": ["ok", "SECRET\x01VALUE"]})
+    with pytest.raises(UserError) as e:
+        write_table(frame, tmp_path / "o.xlsx")
+    assert "data row 2 of column 'name'" in str(e.value) and "SECRET" not in str(e.value)
+    assert _files(tmp_path) == []
 
 
 def test_parquet_has_no_pandas_metadata(tmp_path):

@@ -24,6 +24,7 @@ import csv
 import hashlib
 import io
 import os
+import re
 import stat
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +37,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+from pandas.io.parsers import TextParser
 
 from dpstudio.engine.data.schema import NUMBERS_ARE_DOUBLES
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, Cancelled, no_progress
@@ -210,6 +212,10 @@ def _check_path(path: str | os.PathLike) -> Path:
         raise UserError(f"cannot access {_q(p)}: {e.strerror or e}") from None
     if stat.S_ISDIR(st.st_mode):
         raise UserError(f"{_q(p)} is a directory, not a data file")
+    if not stat.S_ISREG(st.st_mode):
+        # a FIFO blocks the first open() until someone writes to it, a device never ends:
+        # refuse before anything opens it
+        raise UserError(f"{_q(p)} is not a regular file (a pipe, device or socket); save the data to a file")
     ext = p.suffix.lower()
     if ext not in _FORMATS:
         raise UserError(
@@ -256,9 +262,21 @@ def _q(p) -> str:
     return f"'{s}'"
 
 
+#: what a parser quotes from the file: quoted strings, and whatever follows a field count
+#: ("Expected 3 columns, got 4: <the row>") or "invalid value" -- all private cell contents
+_QUOTED = re.compile(r"""(?<![A-Za-z])b?'[^']*'?|b?"[^"]*"?""")  # after a letter: an apostrophe
+_ROW_TAIL = re.compile(r"((?:columns|fields), got \d+|invalid value|value)\s*:.*$", re.IGNORECASE)
+
+
 def _short(e: BaseException, limit: int = 160) -> str:
-    """The first line of an exception message, trimmed, for a one-line UserError."""
+    """The first line of an exception message, trimmed, for a one-line UserError.
+
+    Third-party readers quote cells of the file they choke on; those are private, so quoted
+    text and row excerpts are replaced by '...' (the message keeps the reason and numbers)."""
+    if isinstance(e, UnicodeDecodeError):
+        return f"invalid {e.encoding} byte at offset {e.start}"
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    msg = _ROW_TAIL.sub(lambda m: m.group(1) + ": ...", _QUOTED.sub("'...'", msg))
     return msg if len(msg) <= limit else msg[: limit - 3] + "..."
 
 
@@ -553,7 +571,9 @@ def _read_csv_arrow(
                     # a quoted newline beyond the sample looks like a ragged row: retry
                     newlines_in_values = True
                     continue
-                raise UserError(f"{_q(p)} has ragged rows: {_ragged_reason(msg)}") from None
+                cancel.check()
+                bad = _first_ragged_row(p, read_opts, parse_opts)
+                raise UserError(f"{_q(p)} has ragged rows: {_ragged_reason(bad, o['header'])}") from None
             if "Empty CSV" in msg:
                 raise UserError(f"{_q(p)} is empty") from None
             cancel.check()
@@ -595,14 +615,37 @@ def _longest_line(p: Path, stop_above: int, cancel: CancelToken) -> int:
     return max(longest, run)
 
 
-def _ragged_reason(msg: str) -> str:
-    # "CSV parse error: Expected 3 columns, got 4: 1,2,3,4" -> "expected 3 fields, got 4 in: ..."
-    body = msg.split("Expected", 1)[1]
-    counts, _, row = body.partition(":")
-    counts = counts.replace("columns", "fields").strip()
-    row = row.strip().splitlines()[0] if row.strip() else ""
-    row = row if len(row) <= 60 else row[:57] + "..."
-    return f"expected {counts}" + (f" in row '{row}'" if row else "")
+def _first_ragged_row(p: Path, read_opts, parse_opts) -> tuple[int, int, int | None] | None:
+    """(expected fields, fields found, row number) of the first row with a wrong field count.
+
+    pyarrow's message quotes the offending row -- private data -- and, multithreaded, has no
+    row number.  A single-threaded re-parse with an invalid-row handler stops at the first bad
+    row and reports its number (only its counts are kept, never its ``text``)."""
+    found: list[tuple[int, int, int | None]] = []
+
+    def first(row) -> str:
+        found.append((row.expected_columns, row.actual_columns, row.number))
+        return "error"
+
+    ro = pacsv.ReadOptions(use_threads=False, block_size=read_opts.block_size,
+                           encoding=read_opts.encoding, column_names=read_opts.column_names)
+    po = pacsv.ParseOptions(delimiter=parse_opts.delimiter, quote_char=parse_opts.quote_char,
+                            newlines_in_values=parse_opts.newlines_in_values, invalid_row_handler=first)
+    try:
+        pacsv.read_csv(str(p), read_options=ro, parse_options=po, memory_pool=_memory_pool())
+    except Exception:  # noqa: BLE001 - the first error is the one already being reported
+        pass
+    return found[0] if found else None
+
+
+def _ragged_reason(bad: tuple[int, int, int | None] | None, header: bool) -> str:
+    """Where the first ragged row is, by number and field counts only (its cells are private)."""
+    if bad is None:
+        return "field counts differ between rows"
+    expected, actual, number = bad
+    where = "a row" if number is None else \
+        f"row {number} of the file" + (" (the header is row 1)" if header else "")
+    return f"{where} has {actual} field(s), expected {expected}"
 
 
 def _read_csv_pandas(p: Path, o: dict, names, arrow_error: BaseException) -> pd.DataFrame:
@@ -691,6 +734,7 @@ def _read_parquet(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, 
     try:
         pf = pq.ParquetFile(p)
         _check_names(pf.schema_arrow.names, p)  # before read: pyarrow chokes on duplicates
+        _check_flat(pf.schema_arrow, p)
         table = pf.read()  # parquet has no transient parse buffers worth a special pool
     except UserError:
         raise
@@ -704,6 +748,24 @@ def _read_parquet(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, 
     return _arrow_to_pandas(box), {}
 
 
+def _check_flat(schema: pa.Schema, p: Path) -> None:
+    """Refuse nested columns (struct, list, map, union): a table cell must be one value for the
+    schema, the mechanisms and the writers; which column, never its contents."""
+    nested = [f.name for f in schema if pa.types.is_nested(f.type)]
+    if nested:
+        more = f" (and {len(nested) - 1} more)" if len(nested) > 1 else ""
+        kind = schema.field(nested[0]).type
+        raise UserError(f"{_q(p)}: column '{nested[0]}'{more} holds nested values ({_type_name(kind)}); "
+                        "dpstudio reads flat columns only - flatten or drop it first")
+
+
+def _type_name(t: pa.DataType) -> str:
+    for test, name in ((pa.types.is_struct, "struct"), (pa.types.is_map, "map"), (pa.types.is_union, "union")):
+        if test(t):
+            return name
+    return "list"
+
+
 def _read_xlsx(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, dict]:
     """Read with ``header=None`` so duplicate / empty header cells can be rejected (pandas
     would silently rename them to ``a.1`` / ``Unnamed: 3``), then re-infer column dtypes."""
@@ -712,16 +774,24 @@ def _read_xlsx(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, dic
     if not isinstance(header, bool):
         raise UserError(f"header option must be true or false, got {header!r}")
     try:
-        with pd.ExcelFile(p, engine="openpyxl") as xl:
-            names = xl.sheet_names
+        from openpyxl import load_workbook
+
+        # the options pandas' own openpyxl reader uses; read-only streams the sheet's XML
+        wb = load_workbook(p, read_only=True, data_only=True, keep_links=False)
+        try:
+            names = wb.sheetnames
             if isinstance(sheet, int) and not isinstance(sheet, bool):
                 if not 0 <= sheet < len(names):
                     raise UserError(f"{_q(p)} has no sheet number {sheet}; sheets: {names}")
                 sheet = names[sheet]
             elif sheet not in names:
                 raise UserError(f"{_q(p)} has no sheet {sheet!r}; sheets: {names}")
-            raw = pd.read_excel(xl, sheet_name=sheet, header=None)
-    except UserError:
+            data = _xlsx_cells(wb[sheet], p, sheet, cancel)
+        finally:
+            wb.close()
+        # the same parse pandas.read_excel(header=None) applies to the cells it read
+        raw = TextParser(data, header=None, skip_blank_lines=False).read() if data else pd.DataFrame()
+    except (UserError, Cancelled):
         raise
     except MemoryError:
         raise UserError(f"not enough memory to load {_q(p)}") from None
@@ -739,6 +809,56 @@ def _read_xlsx(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, dic
         frame = raw
         frame.columns = [f"column_{i + 1}" for i in range(raw.shape[1])]
     return _strings_to_str(frame), {"sheet": sheet, "header": header}
+
+
+#: Excel's own sheet limits; a file claiming more is malformed
+_XLSX_MAX_ROWS, _XLSX_MAX_COLS = 1_048_576, 16_384
+#: cells of the rectangle up to the last filled row and column that we allocate (e.g. the full
+#: 1,048,576 rows at 24 columns); larger sheets belong in CSV or Parquet
+_XLSX_MAX_CELLS = 25_000_000
+
+
+def _xlsx_cells(ws, p: Path, sheet: str, cancel: CancelToken) -> list[list]:
+    """The sheet's cells as pandas' openpyxl reader returns them, in memory proportional to the
+    cells present -- never to the extent the file declares (its ``dimension`` tag can say
+    XFD1048576 for a 5 KB file) nor to a lone far-away cell (one cell at XFD1048576 would make a
+    17-billion-cell rectangle): the rectangle up to the last non-empty cell is refused beyond
+    :data:`_XLSX_MAX_CELLS` as soon as the rows read so far exceed it."""
+    ws.reset_dimensions()  # ignore the declared extent: each row is as long as its last cell
+    rows: list = []
+    last_row, width = -1, 0
+    for i, row in enumerate(ws.iter_rows()):
+        if i >= _XLSX_MAX_ROWS or len(row) > _XLSX_MAX_COLS:
+            raise UserError(f"{_q(p)}: sheet {sheet!r} goes beyond Excel's {_XLSX_MAX_ROWS:,} rows x "
+                            f"{_XLSX_MAX_COLS:,} columns; the file is malformed")
+        vals = [_xlsx_value(c) for c in row]
+        while vals and vals[-1] == "":
+            vals.pop()  # trailing empty (e.g. formatted) cells, as pandas trims them
+        if vals:
+            last_row, width = i, max(width, len(vals))
+            if (last_row + 1) * width > _XLSX_MAX_CELLS:
+                raise UserError(f"{_q(p)}: sheet {sheet!r} spans at least {last_row + 1:,} rows x {width:,} "
+                                f"columns, more than the {_XLSX_MAX_CELLS:,} cells dpstudio reads from a "
+                                "spreadsheet; remove stray far-away cells or save the data as CSV")
+        rows.append(vals or ())  # one shared empty tuple for the (many) empty rows
+        if i % 65536 == 65535:
+            cancel.check()
+    del rows[last_row + 1:]
+    return [[*r, *[""] * (width - len(r))] for r in rows]
+
+
+def _xlsx_value(cell):
+    """pandas' conversion of an openpyxl cell (``OpenpyxlReader._convert_cell``): empty -> "",
+    error -> NaN, integral numbers -> int."""
+    value = cell.value
+    if value is None:
+        return ""
+    if cell.data_type == "e":
+        return np.nan
+    if cell.data_type == "n":
+        as_int = int(value)
+        return as_int if as_int == value else float(value)
+    return value
 
 
 def _read_stata(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, dict]:

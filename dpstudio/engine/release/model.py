@@ -38,8 +38,9 @@ def _label(recipe: Recipe):
     lab = labels[0]
     cats = lab.domain.categories if lab.domain is not None else None
     if not cats or len(cats) != 2:
+        # the count only: the list may have been copied from the private data
         raise UserError(f"column {lab.name!r}: the DP logistic regression needs exactly 2 declared "
-                        f"label categories, got {list(cats or [])!r}")
+                        f"label categories, got {len(cats or ())}")
     return lab
 
 
@@ -86,7 +87,7 @@ def plan(recipe: Recipe) -> ReleasePlan:
     d_gibbs = b.delta - d_sampler
     L = gl.lipschitz_constant(opts["norm_bound"])
     summary = {
-        "mechanism": "Gibbs posterior, logistic loss + N(0, I/(n lambda)) prior (seed 001 Thm 8, Thm 12)",
+        "mechanism": "Gibbs posterior, logistic loss + N(0, I/(n lambda)) prior (Minami 2015, Thm 8, Thm 12)",
         "features": [c.name for c in feats], "label": _label(recipe).name,
         "epsilon": b.epsilon, "delta": b.delta, "delta_gibbs": d_gibbs, "delta_sampler": d_sampler,
         "gamma": gamma, "norm_bound": opts["norm_bound"], "lipschitz": L,
@@ -174,7 +175,7 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
     guarantee = {
         "epsilon": b.epsilon, "delta": b.delta, "neighbours": "replace-one (n public)",
         "kind": "central (eps, delta)-DP",
-        "derivation": ("seed 001 Thm 8(ii) exact tail condition a = 2 L^2 beta^2 / m <= "
+        "derivation": ("Minami 2015, Thm 8(ii): exact tail condition a = 2 L^2 beta^2 / m <= "
                        "(sqrt(eps + log 1/delta_gibbs) - sqrt(log 1/delta_gibbs))^2, L = sqrt(R^2 + 1); "
                        "Thm 12: + (e^eps + 1) gamma for a sampler within TV gamma"),
         **cal.to_json(),
