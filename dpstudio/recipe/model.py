@@ -19,6 +19,10 @@ RELEASE_TYPES = ("record", "label", "semi-sensitive", "synthetic", "model", "den
 ROLES = ("identifier", "public", "sensitive", "label", "embedding", "ignore")
 COLUMN_TYPES = ("integer", "float", "boolean", "categorical", "datetime", "text", "vector")
 DOMAIN_SOURCES = ("public", "dp", "data")
+# Where a column's type or role came from: "confirmed" (chosen by the user: --type/--role, the GUI,
+# or an explicit confirmation of the suggestion) or "inferred" (read from the private data by
+# ``recipe init`` and never confirmed).  Both change what is released, so inferred ones are listed.
+FACT_SOURCES = ("confirmed", "inferred")
 # Mechanisms a column may name; "none" passes the column through unchanged (public columns).
 MECHANISM_NAMES = ("laplace", "gaussian", "rr", "metric", "none")
 OUTPUT_FORMATS = ("csv", "parquet", "xlsx", "json")
@@ -139,6 +143,8 @@ class Column:
     domain: Domain | None = None
     mechanism: Mechanism | None = None
     group: str | None = None  # embedding group: columns sharing it form one vector
+    type_source: str = "inferred"  # FACT_SOURCES; unstated means nobody confirmed it
+    role_source: str = "inferred"
 
 
 @dataclass(frozen=True)
@@ -147,6 +153,8 @@ class InputSpec:
     format: str | None = None
     options: Params = field(default_factory=Params)
     sha256: str | None = None
+    # the dataset's name in the budget ledger: edited or re-saved versions of a file share it
+    dataset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +182,9 @@ class Randomness:
 class Outputs:
     format: str = "csv"
     rows: int | None = None  # synthetic data: rows to generate (None = as many as the input)
-    formula_protection: bool = False  # CSV: prefix cells that start with = + - @ so they stay text
+    # CSV/TSV/XLSX: quote text cells and column names that start with = + - @ TAB CR (OWASP),
+    # so a spreadsheet shows them as text instead of evaluating them.  On unless turned off.
+    formula_protection: bool = True
 
 
 @dataclass(frozen=True)
@@ -206,7 +216,9 @@ class Recipe:
         return recipe_to_json(self)
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2, ensure_ascii=False)
+        # allow_nan=False: JSON has no Infinity/NaN; a non-finite number is a bug caught here, not a
+        # recipe that no JSON reader (ours included) accepts
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False, allow_nan=False)
 
     def sha256(self) -> str:
         canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
@@ -237,7 +249,8 @@ def domain_to_json(d: Domain) -> dict:
 def recipe_to_json(r: Recipe) -> dict:
     cols = []
     for c in r.columns:
-        col = {"name": c.name, "type": c.type, "role": c.role}
+        col = {"name": c.name, "type": c.type, "role": c.role,
+               "type_source": c.type_source, "role_source": c.role_source}
         if c.domain is not None:
             col["domain"] = domain_to_json(c.domain)
         if c.mechanism is not None:
@@ -249,7 +262,8 @@ def recipe_to_json(r: Recipe) -> dict:
     return {
         "schema_version": r.schema_version,
         "input": _drop_none({"path": r.input.path, "format": r.input.format,
-                             "options": r.input.options.to_dict(), "sha256": r.input.sha256}),
+                             "options": r.input.options.to_dict(), "sha256": r.input.sha256,
+                             "dataset": r.input.dataset}),
         "release": {"type": r.release.type, "options": r.release.options.to_dict()},
         "columns": cols,
         "budget": {"epsilon": _f(r.budget.epsilon), "delta": _f(r.budget.delta)},
@@ -258,6 +272,25 @@ def recipe_to_json(r: Recipe) -> dict:
                                "formula_protection": r.outputs.formula_protection}),
         "acknowledgements": list(r.acknowledgements),
     }
+
+
+def _finite_float(v: Any) -> float | None:
+    """``v`` as a finite float, or None (not a number, a bool, inf/nan, or an int past 1.8e308)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _brief(v: Any, limit: int = 60) -> str:
+    """repr of a bad value for a one-line message, cut short (a 400-digit number, a huge list)."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10 ** 30:
+        return f"an integer of {len(str(abs(v)))} digits"
+    r = repr(v)
+    return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
 class _Reader:
@@ -281,10 +314,12 @@ class _Reader:
     def number(self, v: Any, where: str, *, allow_none=False) -> float | None:
         if v is None and allow_none:
             return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            self.problems.append(f"{where}: expected a finite number, got {v!r}")
+        # an int beyond float range (a 400-digit literal) is as unusable as inf: float() overflows
+        f = _finite_float(v)
+        if f is None:
+            self.problems.append(f"{where}: expected a finite number, got {_brief(v)}")
             return None
-        return float(v)
+        return f
 
     def string(self, v: Any, where: str, *, choices=None, allow_none=False) -> str | None:
         if v is None and allow_none:
@@ -325,11 +360,12 @@ def recipe_from_json(data: Any) -> Recipe:
                                    "randomness", "outputs", "acknowledgements"},
                   {"input", "release", "columns", "budget"})
 
-    inp = rd.keys(top.get("input", {}), "input", {"path", "format", "options", "sha256"}, {"path"})
+    inp = rd.keys(top.get("input", {}), "input", {"path", "format", "options", "sha256", "dataset"}, {"path"})
     input_spec = InputSpec(path=rd.string(inp.get("path"), "input.path") or "",
                            format=rd.string(inp.get("format"), "input.format", allow_none=True),
                            options=rd.params(inp.get("options"), "input.options"),
-                           sha256=rd.string(inp.get("sha256"), "input.sha256", allow_none=True))
+                           sha256=rd.string(inp.get("sha256"), "input.sha256", allow_none=True),
+                           dataset=rd.string(inp.get("dataset"), "input.dataset", allow_none=True))
 
     rel = rd.keys(top.get("release", {}), "release", {"type", "options"}, {"type"})
     release = ReleaseSpec(type=rd.string(rel.get("type"), "release.type", choices=RELEASE_TYPES) or "record",
@@ -341,8 +377,9 @@ def recipe_from_json(data: Any) -> Recipe:
 
     rnd = rd.keys(top.get("randomness", {}) or {}, "randomness", {"seed"})
     seed = rnd.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        rd.problems.append(f"randomness.seed: expected a non-negative integer or null, got {seed!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 63):
+        # below 2**63: the ledger and the reports store it as a 64-bit integer
+        rd.problems.append(f"randomness.seed: expected an integer in [0, 2**63) or null, got {_brief(seed)}")
         seed = None
     randomness = Randomness(seed=seed)
 
@@ -351,7 +388,7 @@ def recipe_from_json(data: Any) -> Recipe:
     if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0):
         rd.problems.append(f"outputs.rows: expected a positive integer, got {rows!r}")
         rows = None
-    fp = out.get("formula_protection", False)
+    fp = out.get("formula_protection", True)  # unstated: the safe default
     if not isinstance(fp, bool):
         rd.problems.append(f"outputs.formula_protection: expected true/false, got {fp!r}")
         fp = False
@@ -369,7 +406,8 @@ def recipe_from_json(data: Any) -> Recipe:
     for i, rc in enumerate(raw_cols):
         name = rc.get("name") if isinstance(rc, dict) else None
         where = f"column {name!r}" if isinstance(name, str) else f"columns[{i}]"
-        c = rd.keys(rc, where, {"name", "type", "role", "domain", "mechanism", "group"},
+        c = rd.keys(rc, where, {"name", "type", "role", "domain", "mechanism", "group",
+                                "type_source", "role_source"},
                     {"name", "type", "role"})
         domain = None
         if c.get("domain") is not None:
@@ -405,7 +443,12 @@ def recipe_from_json(data: Any) -> Recipe:
             type=rd.string(c.get("type"), f"{where} type", choices=COLUMN_TYPES) or "text",
             role=rd.string(c.get("role"), f"{where} role", choices=ROLES) or "ignore",
             domain=domain, mechanism=mech,
-            group=rd.string(c.get("group"), f"{where} group", allow_none=True)))
+            group=rd.string(c.get("group"), f"{where} group", allow_none=True),
+            # recipes written before these fields existed never recorded a confirmation
+            type_source=rd.string(c.get("type_source", "inferred"), f"{where} type_source",
+                                  choices=FACT_SOURCES) or "inferred",
+            role_source=rd.string(c.get("role_source", "inferred"), f"{where} role_source",
+                                  choices=FACT_SOURCES) or "inferred"))
 
     if rd.problems:
         raise RecipeError(rd.problems)
@@ -414,21 +457,91 @@ def recipe_from_json(data: Any) -> Recipe:
     return recipe
 
 
+#: a recipe is a few KB; even one listing 65,536 categories per column stays far below this
+MAX_RECIPE_BYTES = 64 << 20
+#: objects/lists inside objects/lists: a recipe needs about 6 levels (release options a few more)
+MAX_RECIPE_DEPTH = 32
+
+
+class _JSONObject(dict):
+    """A parsed JSON object that remembers the keys it saw more than once (``json`` keeps the last)."""
+
+    duplicates: tuple = ()
+
+
+def _object_pairs(pairs) -> _JSONObject:
+    obj = _JSONObject(pairs)
+    if len(obj) != len(pairs):
+        seen: set = set()
+        obj.duplicates = tuple(k for k, _ in pairs if k in seen or seen.add(k))
+    return obj
+
+
+def parse_recipe_text(text: str, where: str = "recipe") -> Any:
+    """JSON text -> Python values, refusing what ``json`` would silently accept or choke on:
+    duplicate keys (named by their path), nesting deeper than :data:`MAX_RECIPE_DEPTH`,
+    and NaN/Infinity literals (not JSON).  Raises UserError with one line."""
+    from dpstudio.errors import UserError
+
+    def no_constants(name):
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        data = json.loads(text, object_pairs_hook=_object_pairs, parse_constant=no_constants)
+    except RecursionError:
+        raise UserError(f"{where} is nested too deeply (more than {MAX_RECIPE_DEPTH} levels)") from None
+    except ValueError as exc:  # JSONDecodeError is a ValueError, and so is a NaN/Infinity literal
+        raise UserError(f"{where} is not valid JSON: {exc}") from None
+    # iterative walk: the structure may be as deep as the parser allowed (about 1000 levels)
+    stack = [(data, "", 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if depth > MAX_RECIPE_DEPTH:
+            raise UserError(f"{where} is nested too deeply (more than {MAX_RECIPE_DEPTH} levels, at "
+                            f"{path or 'the top'})")
+        if isinstance(node, dict):
+            dups = getattr(node, "duplicates", ())
+            if dups:
+                raise UserError(f"{where}: key {_brief(dups[0])} appears more than once in "
+                                f"{path or 'the top level'}; JSON readers disagree on which one counts")
+            stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(node))
+    return data
+
+
 def load_recipe(path) -> Recipe:
     """Read a recipe file; every failure is a UserError with one line."""
+    import os
+    import stat as _stat
+
     from dpstudio.errors import UserError
 
     try:
+        st = os.stat(path)
+        if _stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError
+        if not _stat.S_ISREG(st.st_mode):
+            # a FIFO or a device would block or never end: refuse before opening it
+            raise UserError(f"recipe {path} is not a regular file")
+        if st.st_size > MAX_RECIPE_BYTES:
+            raise UserError(f"recipe {path} is {st.st_size:,} bytes; a recipe is at most "
+                            f"{MAX_RECIPE_BYTES >> 20} MiB")
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            text = fh.read(MAX_RECIPE_BYTES + 1)
     except FileNotFoundError:
         raise UserError(f"recipe not found: {path}") from None
     except IsADirectoryError:
         raise UserError(f"recipe path is a directory: {path}") from None
     except PermissionError:
         raise UserError(f"cannot read recipe (permission denied): {path}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise UserError(f"recipe {path} is not valid JSON: {exc}") from None
+    except OSError as exc:  # e.g. a name too long (ENAMETOOLONG), an I/O error
+        raise UserError(f"cannot read recipe {path}: {exc.strerror or exc}") from None
+    if len(text) > MAX_RECIPE_BYTES:
+        raise UserError(f"recipe {path} is larger than {MAX_RECIPE_BYTES >> 20} MiB")
+    data = parse_recipe_text(text, f"recipe {path}")
     recipe = recipe_from_json(data)
     # a relative input path is relative to the recipe's folder when it does not exist from here
     from pathlib import Path

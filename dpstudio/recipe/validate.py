@@ -1,6 +1,8 @@
 """Semantic validation of a recipe: returns *all* problems, each naming the column and quoting
-the bad value, so a user fixes everything in one pass."""
+the bad setting (never a value read from the data), so a user fixes everything in one pass."""
 from __future__ import annotations
+
+import math
 
 from dpstudio.recipe.model import Recipe
 
@@ -22,6 +24,55 @@ def perturbed_roles(release_type: str) -> tuple[str, ...]:
         "model": ("sensitive", "public", "label"),
         "density": ("sensitive",),
     }[release_type]
+
+
+DROPPED_ROLES = ("identifier", "ignore")
+
+
+def inferred_facts(recipe: Recipe) -> list[dict]:
+    """Column facts ``recipe init`` read from the private data and nobody confirmed.
+
+    Both shape the release: the type fixes the output grid (integer or float) and the role
+    decides whether a column is released at all (an all-distinct column is suggested as an
+    identifier and dropped; one duplicate keeps it).  Roles are listed for every column; types
+    only for columns that are released, since a dropped column's type changes nothing."""
+    out = []
+    for c in recipe.columns:
+        facts = {}
+        if c.type_source != "confirmed" and c.role not in DROPPED_ROLES:
+            facts["type"] = c.type
+        if c.role_source != "confirmed":
+            facts["role"] = c.role
+        if facts:
+            out.append({"column": c.name, **facts})
+    return out
+
+
+def declared_type_problems(recipe: Recipe, frame) -> list[str]:
+    """Rows the declared types cannot hold, counted (never quoted) per column.
+
+    The release's output form follows the recipe only: an integer column is released on an
+    integer grid.  Data that breaks the declaration is refused rather than rounded silently,
+    so the file never decides the grid."""
+    import numpy as np
+    import pandas as pd
+
+    p: list[str] = []
+    for c in recipe.columns:
+        if c.type != "integer" or c.role in DROPPED_ROLES + ("embedding",) or c.name not in frame.columns:
+            continue
+        s = frame[c.name]
+        if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            continue
+        try:
+            x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            continue  # not numbers at all: the release's own reading of the column says so
+        n = int(np.count_nonzero(np.isfinite(x) & (x != np.round(x))))
+        if n:
+            p.append(f"column {c.name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
+                     f"declare it float (--type {c.name}=float) or fix the data")
+    return p
 
 
 def default_mechanism(column_type: str, role: str) -> str:
@@ -52,28 +103,196 @@ def _domain_problems(col, where: str) -> list[str]:
                 p.append(f"{where}: DP bounds need a public search range search_low < search_high, got "
                          f"[{d.search_low!r}, {d.search_high!r}]")
         if d.kind == "categorical" and not d.known and not d.candidates and d.cost is not None \
-                and not (0 < d.cost.delta <= 0.5):
+                and not (0 < d.cost.delta):
             p.append(f"{where}: discovering categories without a public candidate list needs a cost "
-                     f"delta in (0, 0.5], got {d.cost.delta!r}")
+                     f"delta in (0, {MAX_DISCOVERY_DELTA:g}], got {d.cost.delta!r}")
         if not d.known:
             return p
+    # bounds copied from the data are its minimum and maximum: private, never quoted
+    got = "" if d.source == "data" else f", got [{d.low!r}, {d.high!r}]"
     if d.kind == "numeric":
         if d.low is None or d.high is None:
-            p.append(f"{where}: bounds need both low and high, got [{d.low!r}, {d.high!r}]")
+            p.append(f"{where}: bounds need both low and high{got}")
         elif not d.low < d.high:
-            p.append(f"{where}: bounds must satisfy low < high, got [{d.low!r}, {d.high!r}]")
+            p.append(f"{where}: bounds must satisfy low < high{got}")
     else:
+        # a list copied from the data is private (and can be megabytes long): named by position
+        # and count only; a declared list is quoted, a few entries at most
         cats = d.categories
+        private = d.source == "data"
         if not cats:
             p.append(f"{where}: category list is empty")
         else:
             if len(set(cats)) != len(cats):
-                dup = sorted({c for c in cats if cats.count(c) > 1})
-                p.append(f"{where}: category list repeats {dup!r}")
+                first: dict = {}
+                repeats = [i for i, c in enumerate(cats) if first.setdefault(c, i) != i]
+                if private:
+                    shown = f"{len(repeats)} entr(ies), at position(s) " + _few([i + 1 for i in repeats])
+                else:
+                    shown = _few(sorted({cats[i] for i in repeats}), quote=True)
+                p.append(f"{where}: category list repeats {shown}")
             if len(set(cats)) < 2:
-                p.append(f"{where}: a category list needs at least 2 categories, got {list(cats)!r}")
+                got = len(set(cats)) if private else _few(list(cats), quote=True)
+                p.append(f"{where}: a category list needs at least 2 categories, got {got}")
             if d.other is not None and d.other not in cats:
-                p.append(f"{where}: 'other' category {d.other!r} is not in the category list")
+                named = "" if private else f" {d.other!r}"
+                p.append(f"{where}: 'other' category{named} is not in the category list")
+    return p
+
+
+def _few(items: list, quote: bool = False, limit: int = 5) -> str:
+    """The first ``limit`` items of a list for a message, then '...'."""
+    if quote:
+        return repr(items[:limit])[:-1] + (", ...]" if len(items) > limit else "]")
+    return ", ".join(map(str, items[:limit])) + (", ..." if len(items) > limit else "")
+
+
+# ---- limits: where the exact samplers stay exact, fast and bounded in memory ------------------
+# Measured on the samplers themselves (certified-inversion discrete Laplace, CKS discrete
+# Gaussian, randomized response, exponential mechanism); see tests/test_input_limits.py.
+#: smallest epsilon of one perturbed unit or DP estimate.  Laplace scale t = D/eps grid steps with
+#: D <= 2**11: t <= 2e9, where 1M draws take ~2.5 s (t = 1e10: ~12 s; t = 1e11: ~100 s, and the
+#: int64 draws overflow near t = 2e17, i.e. eps ~ 1e-14).  Partition selection's threshold
+#: (2/eps) log(1/(2 delta)) stays below 2**40.
+MIN_UNIT_EPSILON = 1e-6
+MAX_EPSILON = 50.0
+#: a positive delta below this means nothing (far below 2**-128) and pushes floats towards subnormals
+MIN_DELTA = 1e-50
+#: DP category discovery releases a category held by one person with probability delta: that is
+#: a disclosure, so delta must be small in absolute terms and (with the data) below 1/n
+MAX_DISCOVERY_DELTA = 1e-3
+#: relative weights of perturbed columns; their ratio is further limited by MIN_UNIT_EPSILON
+MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6
+#: |bound| / (high - low): keeps grid indices (<= 2**51) and added noise exact in float64
+MAX_BOUND_RATIO = 2.0 ** 40
+#: the grid step is ~diameter / 2**10 and must stay a normal float
+MIN_DIAMETER = 1e-290
+#: the exact discrete Gaussian's calibration and expected error sum its pmf over ~30 sigma:
+#: memory and time grow with sigma (1e5 grid steps: ~300 MB, ~2 s; 7e5: 1.8 GB, 24 s)
+MAX_GAUSSIAN_SIGMA_STEPS = 1e5
+#: randomized response draws its "other" category from 2**32 - 1 equally likely values
+MAX_CATEGORIES = 65536
+#: synthetic rows generated in memory at once
+MAX_SYNTHETIC_ROWS = 10_000_000
+#: synthetic data splits its budget over many noisy measurements; below ~1e-5 a share's Gaussian
+#: calibration underflows (MST on 4 columns failed at 1e-5, ran at 1e-4): a 100x margin
+MIN_SYNTHETIC_EPSILON = 1e-2
+
+
+def _range_problems(low: float, high: float, where: str, what: str, private: bool) -> list[str]:
+    """Finite, non-degenerate ranges whose grid arithmetic is exact (never quotes private bounds)."""
+    got = "" if private else f" [{low!r}, {high!r}]"
+    diam = high - low
+    if not math.isfinite(diam):
+        return [f"{where}: {what}{got}: high - low overflows; narrow the range"]
+    if low < high and diam < MIN_DIAMETER:
+        return [f"{where}: {what}{got}: high - low is below {MIN_DIAMETER:g}; widen the range"]
+    if low < high and max(abs(low), abs(high)) > MAX_BOUND_RATIO * diam:
+        return [f"{where}: {what}{got}: too far from zero for the width (|bound| > 2^40 x "
+                f"(high - low)); shift the column (e.g. subtract a public offset) or widen the range"]
+    return []
+
+
+def _delta_problem(delta: float, where: str) -> list[str]:
+    if delta != 0 and delta < MIN_DELTA:
+        return [f"{where}: delta {delta!r} is below {MIN_DELTA:g}; use 0 or at least {MIN_DELTA:g}"]
+    return []
+
+
+def limit_problems(recipe: Recipe, rows: int | None = None) -> list[str]:
+    """Parameters outside the range where dpstudio's exact samplers are exact, fast and bounded.
+
+    Budgets, weights, deltas, bounds and DP-estimate costs; and, for record-level releases, each
+    unit's share of epsilon and each Gaussian unit's noise (in grid steps).  ``rows`` (n, when
+    the data is known) also bounds the discovery delta below 1/n."""
+    p: list[str] = []
+    b = recipe.budget
+    if 0 < b.epsilon < MIN_UNIT_EPSILON:
+        p.append(f"budget: epsilon {b.epsilon!r} is below {MIN_UNIT_EPSILON:g}; noise that large "
+                 f"carries no information and the exact samplers cannot draw it in bounded time")
+    if recipe.release.type == "synthetic" and MIN_UNIT_EPSILON <= b.epsilon < MIN_SYNTHETIC_EPSILON:
+        p.append(f"budget: synthetic data needs epsilon >= {MIN_SYNTHETIC_EPSILON:g}, got {b.epsilon!r} "
+                 f"(its budget is split over many measurements)")
+    p += _delta_problem(b.delta, "budget")
+    if recipe.outputs.rows is not None and recipe.outputs.rows > MAX_SYNTHETIC_ROWS:
+        p.append(f"outputs.rows: at most {MAX_SYNTHETIC_ROWS:,} rows can be generated, got "
+                 f"{recipe.outputs.rows:,}")
+    weights_ok = True
+    for c in recipe.columns:
+        where = f"column {c.name!r}"
+        if c.mechanism is not None and c.role not in DROPPED_ROLES:
+            w = c.mechanism.weight
+            if w > 0 and not (MIN_WEIGHT <= w <= MAX_WEIGHT):
+                p.append(f"{where}: mechanism weight {w!r} is outside [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}]")
+                weights_ok = False
+            elif not w > 0:
+                weights_ok = False
+        d = c.domain
+        if d is None or c.role in DROPPED_ROLES:
+            continue
+        if d.kind == "numeric" and d.low is not None and d.high is not None:
+            p += _range_problems(d.low, d.high, where, "bounds", d.source == "data")
+        if d.source == "dp" and d.search_low is not None and d.search_high is not None:
+            p += _range_problems(d.search_low, d.search_high, where, "search range", False)
+        if d.categories is not None and len(d.categories) > MAX_CATEGORIES:
+            p.append(f"{where}: {len(d.categories):,} categories; randomized response takes at most "
+                     f"{MAX_CATEGORIES:,}")
+        if d.source == "dp" and d.cost is not None:
+            ce, cd = d.cost.epsilon, d.cost.delta
+            if 0 < ce < MIN_UNIT_EPSILON or ce > MAX_EPSILON:
+                p.append(f"{where}: the DP estimate's cost epsilon {ce!r} is outside "
+                         f"[{MIN_UNIT_EPSILON:g}, {MAX_EPSILON:g}]")
+            if not 0 <= cd <= MAX_DISCOVERY_DELTA:
+                p.append(f"{where}: the DP estimate's cost delta {cd!r} is outside [0, {MAX_DISCOVERY_DELTA:g}]")
+            elif cd != 0 and cd < MIN_DELTA:
+                p += _delta_problem(cd, f"{where} DP estimate cost")
+            elif rows and cd > 0 and cd >= 1.0 / rows:
+                p.append(f"{where}: the DP estimate's cost delta {cd!r} is not below 1/n = {1.0 / rows:.3g}; "
+                         f"a category held by one person would be published with that probability")
+    if weights_ok and MIN_UNIT_EPSILON <= b.epsilon <= MAX_EPSILON and 0 <= b.delta < 1 \
+            and recipe.release.type in ("record", "label", "semi-sensitive"):
+        p += _unit_problems(recipe)
+    return p
+
+
+def _unit_problems(recipe: Recipe) -> list[str]:
+    """Each perturbed unit's epsilon share, and each Gaussian unit's sigma in grid steps."""
+    from dpstudio.engine.release.record import (_mechanism_name, budget_split, gaussian_group,
+                                                perturbed_units)
+
+    p: list[str] = []
+    split = budget_split(recipe)
+    gaussians = [(n, cols) for n, cols in perturbed_units(recipe) if _mechanism_name(cols[0]) == "gaussian"]
+    group = gaussian_group(recipe) if len(gaussians) > 1 else None
+    for name, (eps, _) in split.items():
+        if eps < MIN_UNIT_EPSILON:
+            p.append(f"column {name!r}: its share of epsilon is {eps:.3g} (budget x weight / total weight), "
+                     f"below {MIN_UNIT_EPSILON:g}; raise its weight or the budget")
+    for name, cols in gaussians:
+        eps, delta = split[name]
+        if eps < MIN_UNIT_EPSILON or not 0 < delta < 1:
+            continue  # reported above, or by the delta checks
+        from dpstudio.engine.mechanisms.gaussian import analytic_gaussian_sigma, gaussian_grid
+        d = cols[0].domain
+        lo, hi = (d.low, d.high) if d is not None and d.known else \
+            ((d.search_low, d.search_high) if d is not None and d.source == "dp" else (None, None))
+        if lo is None or hi is None or not hi > lo:
+            continue  # no usable bounds: reported by the domain checks
+        try:
+            if group is not None:
+                rho = group["rho_share"][name]
+                steps = gaussian_grid(lo, hi, integer=cols[0].type == "integer", rho=rho).diam_steps
+                sigma = steps / math.sqrt(2.0 * rho)
+            else:
+                steps = gaussian_grid(lo, hi, integer=cols[0].type == "integer", epsilon=eps,
+                                      delta=delta).diam_steps
+                sigma = analytic_gaussian_sigma(eps, delta, steps) if steps else 0.0
+        except ValueError:
+            sigma = math.inf
+        if sigma > MAX_GAUSSIAN_SIGMA_STEPS:
+            p.append(f"column {name!r}: Gaussian noise at epsilon {eps:.3g}, delta {delta:.3g} needs sigma ~ "
+                     f"{sigma:.3g} grid steps; the exact discrete Gaussian is limited to "
+                     f"{MAX_GAUSSIAN_SIGMA_STEPS:g} - raise its epsilon share or use 'laplace'")
     return p
 
 
@@ -83,7 +302,7 @@ def validate(recipe: Recipe, schema=None) -> list[str]:
     b = recipe.budget
     if not (b.epsilon > 0):
         p.append(f"budget: epsilon must be > 0, got {b.epsilon!r}")
-    elif b.epsilon > 50:
+    elif b.epsilon > MAX_EPSILON:
         p.append(f"budget: epsilon {b.epsilon!r} is above 50 - such a release protects nobody; lower it")
     if not (0 <= b.delta < 1):
         p.append(f"budget: delta must lie in [0, 1), got {b.delta!r}")
@@ -172,6 +391,8 @@ def validate(recipe: Recipe, schema=None) -> list[str]:
             p.append("budget: the density release adds Gaussian-process noise and needs delta > 0, got 0")
     if rtype in ("synthetic", "model") and b.delta <= 0:
         p.append(f"budget: the {rtype!r} release needs delta > 0, got 0")
+
+    p += limit_problems(recipe, getattr(schema, "rows", None) if schema is not None else None)
 
     if schema is not None:
         data_cols = {c.name: c for c in schema.columns}

@@ -3,8 +3,8 @@
 Each mechanism is a small class with keyword-only, validated parameters.  ``privacy_loss()``
 states the guarantee for replace-one neighbours (one record's value changes, BRIEF section 2);
 ``release`` perturbs a whole column at once (vectorised, never a Python loop over rows); the
-per-record guarantee lifts to the dataset by seed 004 Thm 4.7 and to every query of the
-output by post-processing (seed 004 Thm 4.3).
+per-record guarantee lifts to the dataset by Jazbec 2018, Thm 4.7, and to every query of the
+output by post-processing (Jazbec 2018, Thm 4.3).
 """
 from __future__ import annotations
 
@@ -66,6 +66,9 @@ def check_bounds(low, high) -> tuple[float, float]:
             raise ValueError(f"{nm} must be finite, got {v!r}")
     if not float(high) > float(low):
         raise ValueError(f"need low < high, got low={low!r}, high={high!r}")
+    if not math.isfinite(float(high) - float(low)):
+        # e.g. [-1e308, 1e308]: the grid is built from the diameter, which overflows
+        raise ValueError(f"high - low overflows for low={low!r}, high={high!r}; narrow the bounds")
     return float(low), float(high)
 
 
@@ -79,7 +82,8 @@ def smallest_valid_scale(worst_delta, target: float, lo: float, hi: float, *, rt
 
     ``worst_delta`` must decrease with the scale and ``hi`` must already be valid; the returned
     value is always a scale that was checked to be valid (the upper end of the bracket), so the
-    calibration can only err towards more noise.
+    calibration can only err towards more noise.  At most 100 halvings (the bracket shrinks by
+    2**-100, far below any ``rtol``), so the time is bounded whatever the bracket.
     """
     for _ in range(100):
         mid = 0.5 * (lo + hi)

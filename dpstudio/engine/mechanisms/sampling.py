@@ -47,6 +47,23 @@ _TWO64 = 2.0 ** -64
 # --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
+#: rounds of any rejection / reveal-more-bits loop below.  Within the limits a recipe is validated
+#: against (recipe.validate: per-unit epsilon >= 1e-6, so scales <= ~2e9 grid steps) every such
+#: loop ends a round with probability >= 0.18 per pending draw (see each loop), so 10,000 rounds
+#: fail with probability < n * 0.82**10000 < 1e-800: the bound turns a hang on absurd parameters
+#: into an error without changing the law of any output in a measurable way.
+_MAX_ROUNDS = 10_000
+#: 32-bit reveals of the scalar exact fallbacks: each further word leaves a draw undecided with
+#: probability ~2**-30, so 64 of them fail with probability < 2**-1900
+_MAX_REVEALS = 64
+
+
+def _rounds(what: str, limit: int = _MAX_ROUNDS):
+    """range(limit), then RuntimeError: ``for _ in _rounds(...)`` with a ``break`` when done."""
+    yield from range(limit)
+    raise RuntimeError(f"{what}: not done after {limit} rounds - parameters outside the validated limits?")
+
+
 def _as_fraction(x, what: str) -> Fraction:
     """An exact non-negative rational from an int, Fraction, float or (num, den) pair."""
     if isinstance(x, tuple):
@@ -89,7 +106,7 @@ def _reveal_prefix(words: list[int], first_bits: int) -> tuple[int, int]:
 def _bernoulli_exp_fallback(gamma: Fraction, prefix: int, nbits: int, rng: RandomSource) -> bool:
     """Exact decision of U < exp(-gamma) given the revealed prefix of U (scalar, rare)."""
     prec = 40
-    while True:
+    for _ in _rounds("exact Bernoulli(exp(-gamma)) fallback", _MAX_REVEALS):
         v = _decimal_exp_neg(gamma, prec)
         ctx = decimal.Context(prec=prec + 30, Emin=-10**9, Emax=10**9)
         # decimal exp is correctly rounded; the argument's rounding adds gamma * 10**-(prec+4)
@@ -198,7 +215,7 @@ def bernoulli_exp_cks(num, den, rng: RandomSource) -> np.ndarray:
     frac = num - whole * den
     alive = np.arange(n)
     k = 0
-    while True:
+    while True:  # at most max(whole) + 1 rounds: k grows by one each round
         need = alive[whole[alive] > k]
         if need.size == 0:
             break
@@ -217,7 +234,10 @@ def _bern_exp_le1(num, den, rng):
     n = num.size
     K = np.ones(n, dtype=np.int64)
     todo = np.arange(n)
-    while todo.size:
+    # a draw survives round K with probability gamma/K <= 1/K: P(more than 170 rounds) < 1/170!
+    for _ in _rounds("CKS Bernoulli(exp(-gamma)), gamma <= 1"):
+        if not todo.size:
+            break
         # Bernoulli(gamma/K) = [uniform{0..den*K-1} < num]
         u = rng.integers(den[todo] * K[todo])
         a = u < num[todo]
@@ -236,7 +256,7 @@ def _dlap_fallback(t: Fraction, prefix: int, nbits: int, rng: RandomSource) -> i
     """
     r = 1 / t
     prec = 40
-    while True:
+    for _ in _rounds("exact discrete Laplace fallback", _MAX_REVEALS):
         ctx = decimal.Context(prec=prec + 30, Emin=-10**9, Emax=10**9)
         scale = ctx.power(decimal.Decimal(2), -nbits)
         lo = ctx.multiply(decimal.Decimal(prefix), scale)
@@ -355,7 +375,10 @@ def discrete_laplace_cks(s: int, t: int, n: int, rng: RandomSource) -> np.ndarra
         raise ValueError(f"discrete_laplace_cks: need s, t > 0, got {s!r}, {t!r}")
     out = np.empty(n, dtype=np.int64)
     todo = np.arange(n)
-    while todo.size:
+    # a round accepts a draw with probability >= e^-1 (the Bernoulli) x 1/2 (the sign rejection)
+    for _ in _rounds("CKS discrete Laplace"):
+        if not todo.size:
+            break
         m = todo.size
         u = rng.integers(t, m)
         d = bernoulli_exp_cks(u, np.full(m, t), rng)
@@ -364,7 +387,10 @@ def discrete_laplace_cks(s: int, t: int, n: int, rng: RandomSource) -> np.ndarra
         m = idx.size
         v = np.zeros(m, dtype=np.int64)
         live = np.arange(m)
-        while live.size:  # V ~ Geometric(1 - e^-1) by repeated Bernoulli(exp(-1))
+        # V ~ Geometric(1 - e^-1) by repeated Bernoulli(exp(-1)): a draw continues w.p. e^-1
+        for _ in _rounds("CKS geometric"):
+            if not live.size:
+                break
             a = bernoulli_exp_cks(np.ones(live.size, np.int64), 1, rng)
             v[live[a]] += 1
             live = live[a]
@@ -400,7 +426,11 @@ def discrete_gaussian(sigma2, n: int, rng: RandomSource) -> np.ndarray:
     two_s2_f = float(2 * s2)
     out = np.empty(n, dtype=np.int64)
     todo = np.arange(n)
-    while todo.size:
+    # CKS Alg. 3 accepts a proposal with probability >= 0.45 for every sigma (measured over
+    # sigma^2 = 1e-6 .. 1e10; ~0.76 for large sigma): 10,000 rounds fail w.p. < n * 0.55**10000
+    for _ in _rounds("discrete Gaussian rejection"):
+        if not todo.size:
+            break
         y = discrete_laplace(t, todo.size, rng)
         ay = np.abs(y).astype(np.float64)
         gam = (ay - c_f) ** 2 / two_s2_f
@@ -417,12 +447,13 @@ def discrete_gaussian(sigma2, n: int, rng: RandomSource) -> np.ndarray:
 def discrete_gaussian_cks(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
     """CKS Algorithm 3 built on Algorithms 1-2 only (reference; slow)."""
     s2 = Fraction(sigma2)
-    t = 1
-    while Fraction(t * t) <= s2:
-        t += 1  # t = floor(sigma) + 1
+    # t = floor(sigma) + 1 = isqrt(floor(sigma^2)) + 1 exactly (a loop counting t up took sigma steps)
+    t = math.isqrt(s2.numerator // s2.denominator) + 1
     out = np.empty(n, dtype=np.int64)
     todo = np.arange(n)
-    while todo.size:
+    for _ in _rounds("CKS discrete Gaussian rejection"):  # acceptance >= 0.45, as above
+        if not todo.size:
+            break
         y = discrete_laplace_cks(1, t, todo.size, rng)
         # gamma = (|y| - s2/t)^2 / (2 s2) = (|y| t D - N)^2 / (2 N D t^2)  with s2 = N/D
         N, D = s2.numerator, s2.denominator
@@ -487,7 +518,8 @@ class Grid:
             raise ValueError(f"grid bits must be an integer in [0, 40], got {bits!r}")
         diam = high - low
         e = math.floor(math.log2(diam)) - int(bits)
-        # guard against log2 rounding: ensure diam / 2**e in [2**bits, 2**(bits+1))
+        # guard against log2 rounding: ensure diam / 2**e in [2**bits, 2**(bits+1)); log2 of a finite
+        # positive float is off by less than one, so each loop runs at most once
         while diam / 2.0 ** e >= 2.0 ** (bits + 1):
             e += 1
         while diam / 2.0 ** e < 2.0 ** bits:
