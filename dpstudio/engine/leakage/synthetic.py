@@ -17,6 +17,8 @@ Nearest neighbours are computed exactly in chunks (|a|^2 + |b|^2 - 2ab).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -114,13 +116,23 @@ def dcr_risk(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame
     p5 = float(np.quantile(d_ho, 0.05))
     med_ho = float(np.median(d_ho))
     mia = membership_advantage(nearest_distance(Emem, Esyn), nearest_distance(Eho, Esyn))
+    if mia["tpr"] is not None:
+        # SE of TPR - FPR at the chosen threshold (two independent sample shares; the choice
+        # of the threshold on the same samples biases the advantage up, not covered)
+        mia["advantage_se"] = math.sqrt(mia["tpr"] * (1 - mia["tpr"]) / max(len(mem), 1)
+                                        + mia["fpr"] * (1 - mia["fpr"]) / max(len(ho), 1))
+    closer = float(np.mean(d_syn < p5))
+    copies = float(np.mean(d_syn <= 1e-12))
+    k = max(d_syn.size, 1)
     return {"dcr": {"median_synthetic_to_train": float(np.median(d_syn)),
                     "median_holdout_to_train": med_ho,
                     "median_ratio": float(np.median(d_syn) / med_ho) if med_ho > 0 else None,
                     "holdout_p5": p5,
-                    "share_synthetic_closer_than_holdout_p5": float(np.mean(d_syn < p5)),
+                    "share_synthetic_closer_than_holdout_p5": closer,
+                    "share_synthetic_closer_than_holdout_p5_se": math.sqrt(closer * (1 - closer) / k),
                     "expected_share_without_memorisation": 0.05,
-                    "share_synthetic_exact_copies": float(np.mean(d_syn <= 1e-12))},
+                    "share_synthetic_exact_copies": copies,
+                    "share_synthetic_exact_copies_se": math.sqrt(copies * (1 - copies) / k)},
             "membership_inference": {**mia, "attacker": "distance to closest synthetic record",
                                      "members": int(len(mem)), "non_members": int(len(ho))},
             "rows": {"train_reference": int(len(tr_all)), "synthetic": int(len(syn)),
