@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test test-fast bench screenshots package clean
+.PHONY: demo test fuzz bench screenshots package clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "dpstudio needs Python >= 3.11, found " + sys.version.split()[0]'
@@ -32,6 +32,10 @@ test-deps:
 
 test: $(VENV)/.installed-test test-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider tests
+
+# The full fuzz and fault suite (1,200 cases; the fast subset is part of `make test`); prints JSON.
+fuzz: $(VENV)/.installed-test
+	QT_QPA_PLATFORM=offscreen $(PY) tests/fuzz/harness.py --cases 1200
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_load.py
