@@ -249,3 +249,19 @@ def test_output_os_errors_name_the_path(err_no, base, tmp_path, capsys, monkeypa
         assert con.execute("SELECT COUNT(*) FROM entries WHERE status='complete'").fetchone()[0] == 0
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("columns", [2, "x", None, {"a": 1}, [{"name": "a", "bounds": 3}]])
+def test_a_version_0_recipe_with_malformed_columns_is_a_user_error(tmp_path, capsys, columns):
+    """Found by the fuzz suite: a recipe without schema_version is migrated from layout 0, whose
+    migration iterated ``columns`` whatever its type (a TypeError, exit 1)."""
+    import json as _json
+
+    from dpstudio.cli import main as _main
+
+    r = tmp_path / "r.json"
+    r.write_text(_json.dumps({"input": {"path": "x.csv"}, "release": {"type": "record"}, "columns": columns,
+                              "epsilon": 1.0}))
+    code = _main(["recipe", "check", str(r)])
+    captured = capsys.readouterr()
+    assert code == 2 and "Traceback" not in captured.err, captured.err

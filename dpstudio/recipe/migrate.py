@@ -19,13 +19,16 @@ def _v0_to_v1(d: dict) -> dict:
     d.setdefault("budget", budget)
     if "seed" in d:
         d.setdefault("randomness", {"seed": d.pop("seed")})
+    if not isinstance(d.get("columns"), list):
+        d["schema_version"] = 1
+        return d  # not a list: the reader reports it, with the field's name
     cols = []
-    for c in d.get("columns", []) or []:
+    for c in d["columns"]:
         if not isinstance(c, dict):
             cols.append(c)
             continue
         c = dict(c)
-        if "bounds" in c:
+        if "bounds" in c and isinstance(c["bounds"], list):
             lo, hi = (list(c.pop("bounds")) + [None, None])[:2]
             c["domain"] = {"kind": "numeric", "source": "public", "low": lo, "high": hi}
         elif "categories" in c:
