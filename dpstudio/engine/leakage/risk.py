@@ -61,7 +61,8 @@ def row_sample(frame: pd.DataFrame, seed: int = 0, max_rows: int | None = MAX_RO
         g = np.random.default_rng([int(seed), _SAMPLE_STREAM])
         idx = np.sort(g.choice(m, size=n, replace=False))
         return frame.iloc[idx].reset_index(drop=True), info
-    info["statement"] = f"estimated on all {m:,} rows (no row sampling: the standard errors are 0)"
+    # the linkage rate's SE is not 0 on all rows: it covers its targets and simulated noise too
+    info["statement"] = f"estimated on all {m:,} rows (no row sampling: the row-sampling standard errors are 0)"
     return frame, info
 
 
@@ -364,7 +365,7 @@ def synthetic_risk(recipe, frame, *, seed=0, holdout: float = 0.2, max_rows: int
                                         cancel=cancel)
         syn = fitted.sample(len(tr), RandomSource(seed + 1))
     except Exception as exc:  # noqa: BLE001
-        return {"available": False, "note": f"synthesizer failed: {type(exc).__name__}: {exc}",
+        return {"available": False, "note": f"synthesizer failed: {failure_text(exc)}",
                 "computed_on": COMPUTED_ON}
     cols = [c.name for c in spec.all_columns if c.name in syn.columns]
     domains = {c.name: c.domain for c in recipe.columns if c.domain is not None}

@@ -1,5 +1,5 @@
 """Release type ``synthetic``: DP synthetic rows from a generator fitted on one-shot private
-releases (PEARL, seed 003; or the DP-MERF / MST baselines).  The synthesizer calibrates its
+releases (PEARL, Liew et al. 2022; or the DP-MERF / MST baselines).  The synthesizer calibrates its
 Gaussian releases so that their exact composition is the recipe's (epsilon, delta); DP domain
 estimates, if any, are added on top by basic composition.  Sampling rows is post-processing.
 """
@@ -17,7 +17,7 @@ from dpstudio.recipe.validate import NUMERIC_TYPES
 
 DEFAULT_METHOD = "pearl"
 METHOD_TEXT = {
-    "pearl": "PEARL: private characteristic-function embedding + generator (Liew et al., seed 003)",
+    "pearl": "PEARL: private characteristic-function embedding + generator (Liew et al. 2022)",
     "merf": "DP-MERF: random-Fourier-feature mean embedding + generator (Harder et al. 2021)",
     "mst": "MST: noisy marginals on a maximum spanning tree (McKenna et al. 2021)",
 }
@@ -154,10 +154,37 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
     transcript = [f"{c.label}: epsilon={c.epsilon:.4g}, delta={c.delta:.3g}"
                   + (f", mu={c.gdp_mu:.4g}" if c.gdp_mu is not None else "") for c in fitted.components]
     public = {"synthesizer": method, "rows": int(rows), "synthesizer_transcript": transcript}
+    proven = proven_figure(loss)
+    if proven is not None:
+        if not (proven["epsilon"] <= recipe.budget.epsilon * (1 + 1e-9)
+                and proven["delta"] <= recipe.budget.delta * (1 + 1e-9)):
+            raise RuntimeError(f"synthesizer {method}: the figure proven for its noise "
+                               f"({proven['epsilon']}, {proven['delta']}) exceeds the recipe's "
+                               f"({recipe.budget.epsilon}, {recipe.budget.delta})")
+        public["synthesizer_proven"] = proven
     training = _training_note(getattr(fitted, "info", None) or {})
     if training:
         public["synthesizer_training"] = training
     return ReleaseOutcome(data=out, steward_stats=dict(domain_notes), public_stats=public)
+
+
+def proven_figure(loss) -> dict | None:
+    """The (epsilon, delta) proven for the noise as sampled, from a synthesizer's total.
+
+    The noise that runs is a discrete Gaussian on a lattice (and, for MST, an exactly sampled
+    exponential mechanism).  PEARL / DP-MERF calibrate continuous Gaussian DP (Dong, Roth & Su
+    2019) and carry the proven figure of the discrete law beside it (``privacy.attach_proven``);
+    MST's zCDP total holds for the discrete Gaussian as is (Canonne, Kamath & Steinke 2020).
+    None when the synthesizer states no proven figure or it is not finite (no noise)."""
+    d = getattr(loss, "details", None) or {}
+    eps, delta = d.get("proven_epsilon"), d.get("proven_delta")
+    if eps is None or delta is None or not (np.isfinite(eps) and np.isfinite(delta)):
+        return None
+    out = {"epsilon": float(eps), "delta": float(delta), "basis": str(d.get("proven_by", ""))}
+    for key in ("gdp_epsilon_continuous", "lattice_H"):
+        if d.get(key) is not None and np.isfinite(d[key]):
+            out[key] = float(d[key])
+    return out
 
 
 def _training_note(info: dict) -> str:
