@@ -23,7 +23,7 @@ public pool of one point at x and 20 at x' -- the pool that makes the normaliser
 Z(x')/Z(x) large, i.e. the case where the factor 1/2 (BRIEF 3.5) matters; the claim is eps*d.
 
 Broken variants (must fail): "laplace_half_scale", "gaussian_half_sigma", "rr_2eps",
-"metric_2eps" (the seed's weights exp(-eps d)), "exponential_no_half" (weights exp(eps u/D)).
+"metric_2eps" (the VoicePrivacy 2020 note's weights exp(-eps d)), "exponential_no_half" (weights exp(eps u/D)).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Accuracy floors and closed-form expected errors for the live preview (BRIEF 3.8).
 
-Seed 004, section 5 (one-record mechanisms on a compact metric space ``(D, rho)``, maximal
+Jazbec 2018, §5 (one-record mechanisms on a compact metric space ``(D, rho)``, maximal
 expected error ``gamma = max_d E rho(Y_d, d)``), for every (eps, delta)-DP mechanism:
 
 * Thm 5.3 (any D):                    ``gamma >= (1 - delta) diam(D) / (2 (1 + e^eps))``
@@ -24,7 +24,7 @@ _SQRT_2_OVER_PI = float(np.sqrt(2.0 / np.pi))
 
 
 def floor_continuous(diam, eps, delta=0.0):
-    """Seed 004 Thm 5.3: ``(1 - delta) diam / (2 (1 + e^eps))`` (broadcasts).
+    """Jazbec 2018, Thm 5.3: ``(1 - delta) diam / (2 (1 + e^eps))`` (broadcasts).
 
     ``1/(1 + e^eps)`` is computed as ``expit(-eps)`` so large eps does not overflow.
     """
@@ -33,7 +33,7 @@ def floor_continuous(diam, eps, delta=0.0):
 
 
 def floor_finite(m, kappa, eps, delta=0.0):
-    """Seed 004 Thm 5.5: ``(1 - delta) kappa m / (m + e^eps)`` for m+1 points (broadcasts).
+    """Jazbec 2018, Thm 5.5: ``(1 - delta) kappa m / (m + e^eps)`` for m+1 points (broadcasts).
 
     ``m / (m + e^eps) = expit(log m - eps)``; m = 0 (a single category) gives 0.
     """

@@ -1,11 +1,11 @@
-"""Leakage and risk estimates (BRIEF section 4; seed 002).
+"""Leakage and risk estimates (BRIEF section 4; Sekiguchi 2024).
 
 Everything in this package reads the raw data and produces numbers for the data steward and
 the internal report only ("computed_on": "raw data - internal use only"), never for
 publication.  Modules:
 
 * :mod:`.logistic` - L2 logistic regression (numpy/scipy, L-BFGS) and cross-fitted posteriors;
-* :mod:`.label` - label attackers, k, IUEAdv (seed 002 Prop. 3.0.2), effective label epsilon
+* :mod:`.label` - label attackers, k, IUEAdv (Sekiguchi 2024, Prop. 3.0.2), effective label epsilon
   (Prop. 4.0.1, corrected), :class:`LabelLeakageModel` for the live preview;
 * :mod:`.embedding` - NN re-identification and angular distortion of metric-DP selection;
 * :mod:`.synthetic` - distance to closest record and membership-inference advantage;

@@ -1,4 +1,4 @@
-"""Risk view for embedding vectors released by metric-DP selection (BRIEF 3.5, seed 000).
+"""Risk view for embedding vectors released by metric-DP selection (BRIEF 3.5, VoicePrivacy 2020 note).
 
 Each person's vector x_i is replaced by a vector drawn from a *public pool* with
 ``P(p | x_i) ∝ exp(-(eps/2) d_chi(x_i, p))`` (the ``eps/2`` delivers the printed

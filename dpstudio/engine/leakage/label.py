@@ -1,11 +1,11 @@
-"""Label leakage through public features under label DP (seed 002; BRIEF section 4).
+"""Label leakage through public features under label DP (Sekiguchi 2024; BRIEF section 4).
 
 A label release perturbs the label with randomized response (RR) and publishes the public
 features as they are.  With K classes RR keeps the label with probability
 ``q = e^eps / (K - 1 + e^eps)`` and moves it to each other class with ``r = 1 / (K - 1 + e^eps)``
 (BRIEF 3.2; binary: flip probability ``pi = 1 / (1 + e^eps)``).
 
-Three attackers guess each record's true label from the release (seed 002, section 2.2):
+Three attackers guess each record's true label from the release (Sekiguchi 2024, §2.2):
 
 * *uninformed*: ``argmax_c P(c | x)`` from the public features only (independent of eps);
 * *naive*: trusts the released label ``y~`` (accuracy ``q = 1 - pi``), the attacker label DP
@@ -13,7 +13,7 @@ Three attackers guess each record's true label from the release (seed 002, secti
 * *informed*: Bayes-optimal, ``argmax_c P(c | x) * P(y~ | c)``.
 
 Closed forms (exact expectations over the mechanism's coins, conditioning on the dataset's
-true labels -- "observed" -- or with ``y ~ P(y | x)`` as in the seed's IEAU, Def. 2.2.1 --
+true labels -- "observed" -- or with ``y ~ P(y | x)`` as in the IEAU of Sekiguchi 2024, Def. 2.2.1 --
 "model").  For record i with true label y and posterior row P:
 
 * released ``y~ = y`` (probability q): the informed attacker is right iff
@@ -27,7 +27,7 @@ step functions of eps.  Sorting the thresholds once makes every curve over any e
 Binary case: the informed attacker follows ``y~`` when ``|logit P(1|x)| <= eps`` and
 otherwise ignores it.
 
-Individual unexpected leakage, seed 002 Prop. 3.0.2 (binary labels)::
+Individual unexpected leakage, Sekiguchi 2024, Prop. 3.0.2 (binary labels)::
 
     IUEAdv_i <= 1 / (1 + e^-eps P(1-y|x)/P(y|x))  -  1 / (1 + e^-eps P(1-y)/P(y))
 
@@ -35,16 +35,16 @@ It is positive iff ``k = [P(y|x)/P(y)] / [P(1-y|x)/P(1-y)] > 1`` (Cor. 3.0.3).  
 label group the right-hand side is a decreasing function of ``P(1-y|x)/P(y|x)`` for every eps,
 so counts above a threshold and quantiles over records are again searchsorted on sorted arrays.
 
-**Caveat (checked numerically in tests/test_leakage_label.py and the report):** the seed's
+**Caveat (checked numerically in tests/test_leakage_label.py and the report):** the source's
 proof of Prop. 3.0.2 bounds ``P(y|x,y~) - P(y|y~)`` only when ``y~ = y`` (there it is an
 equality).  When RR flipped the label the difference is ``1/(1+e^eps r_x) - 1/(1+e^eps r_0)``,
 which can be far larger (eps=3, P(y)=0.5, P(y|x)=0.952: 0.449 against the "bound" 0.045):
 the step that replaces ``P(y~|y)`` by ``e^eps/(1+e^eps)`` in the *subtracted* term goes the
-wrong way.  We therefore report the seed's quantity under its name ("iue_adv_bound", exact for
+wrong way.  We therefore report the source's quantity under its name ("iue_adv_bound", exact for
 unflipped records) next to the exact expected accuracy advantage of the informed over the
 naive attacker.
 
-Semi-sensitive releases, seed 002 Prop. 4.0.1: see :func:`effective_label_epsilon`.
+Semi-sensitive releases, Sekiguchi 2024, Prop. 4.0.1: see :func:`effective_label_epsilon`.
 
 Everything here reads raw data: internal, steward-only numbers (``computed_on``).
 """
@@ -83,7 +83,7 @@ def flip_probability(eps):
 
 
 def k_ratio(p_y_given_x, p_y):
-    """Seed 002 Cor. 3.0.3: k = [P(y|x)/P(y)] / [P(1-y|x)/P(1-y)] (binary)."""
+    """Sekiguchi 2024, Cor. 3.0.3: k = [P(y|x)/P(y)] / [P(1-y|x)/P(1-y)] (binary)."""
     a = np.asarray(p_y_given_x, dtype=float)
     b = np.asarray(p_y, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -91,7 +91,7 @@ def k_ratio(p_y_given_x, p_y):
 
 
 def iue_adv_bound(p_y_given_x, p_y, eps):
-    """Seed 002 Prop. 3.0.2 right-hand side (broadcasts over records x eps):
+    """Sekiguchi 2024, Prop. 3.0.2 right-hand side (broadcasts over records x eps):
     1/(1 + e^-eps P(1-y|x)/P(y|x)) - 1/(1 + e^-eps P(1-y)/P(y)).
 
     Equals P(y|x, y~) - P(y|y~) exactly on records whose label RR kept; see the module
@@ -354,7 +354,7 @@ class LabelLeakageModel:
     def iue_adv(self, eps) -> np.ndarray:
         """Per-record Prop. 3.0.2 bound at one eps (for histograms); binary labels only."""
         if not self.binary:
-            raise ValueError("IUEAdv (seed 002 Prop. 3.0.2) is defined for binary labels")
+            raise ValueError("IUEAdv (Sekiguchi 2024, Prop. 3.0.2) is defined for binary labels")
         return iue_adv_bound(self.p_true, self.prior[self.y], eps)
 
     def at(self, eps: float, *, quantiles=QUANTILES) -> dict:
@@ -377,14 +377,14 @@ class LabelLeakageModel:
     def k_summary(self, quantiles=QUANTILES) -> dict:
         """Distribution of k over records (eps-free) and the share with k > 1 (Cor. 3.0.3)."""
         if not self.binary:
-            return {"available": False, "note": "k is defined for binary labels (seed 002)"}
+            return {"available": False, "note": "k is defined for binary labels (Sekiguchi 2024)"}
         k = self.k
         return {"quantiles": {str(q): float(v) for q, v in zip(quantiles, np.quantile(k, quantiles))},
                 "share_k_above_1": float(np.mean(k > 1.0)), "count_k_above_1": int(np.sum(k > 1.0))}
 
     def posterior_gain(self, eps: float, quantiles=QUANTILES) -> dict:
-        """Distribution over records of P(y|x,y~) - P(y|y~): on kept labels (the seed's Prop.
-        3.0.2 expression), on flipped labels, and its expectation over RR."""
+        """Distribution over records of P(y|x,y~) - P(y|y~): on kept labels (the Prop.
+        3.0.2 expression of Sekiguchi 2024), on flipped labels, and its expectation over RR."""
         e = float(eps)
         B = self.iue_adv(e)
         F = posterior_gain_flipped(self.p_true, self.prior[self.y], e)
@@ -416,7 +416,7 @@ def _jsonable_info(info: dict) -> dict:
     return out
 
 
-# ---- semi-sensitive: seed 002 Prop. 4.0.1 ----------------------------------------------------
+# ---- semi-sensitive: Sekiguchi 2024, Prop. 4.0.1 ----------------------------------------------
 
 def public_log_likelihood_ratio(posteriors: np.ndarray, labels: np.ndarray, *, quantile: float = 1.0,
                                 clip: float = 1e-3) -> float:
@@ -439,9 +439,9 @@ def public_log_likelihood_ratio(posteriors: np.ndarray, labels: np.ndarray, *, q
 def effective_label_epsilon(eps_label: float, eps_sensitive: float = 0.0, *, posteriors=None,
                             labels=None, public_llr: float | None = None, quantile: float = 1.0,
                             clip: float = 1e-3) -> dict:
-    """Effective epsilon for the label of a semi-sensitive release (seed 002 Prop. 4.0.1).
+    """Effective epsilon for the label of a semi-sensitive release (Sekiguchi 2024, Prop. 4.0.1).
 
-    Seed: odds(y | x_pub, x~_priv, y~) <= e^{eps_1 + eps_2} odds(y | x_pub), with
+    Source: odds(y | x_pub, x~_priv, y~) <= e^{eps_1 + eps_2} odds(y | x_pub), with
     ``eps_1 = max{eps', ln max_x P(x|y=1)/P(x|y=0)}``, eps' of the Laplace-perturbed sensitive
     features, eps_2 of RR on the label.
 
@@ -451,7 +451,7 @@ def effective_label_epsilon(eps_label: float, eps_sensitive: float = 0.0, *, pos
     assumption is needed).  Relative to the *prior* odds -- what an "effective epsilon for the
     label" must mean once public columns are published -- the factor is
     ``e^{eps' + lambda + eps_2}`` with ``lambda = max_x |ln P(x|y=1)/P(x|y=0)|``: the terms add,
-    so the seed's ``max{eps', lambda} + eps_2`` understates it.  We return both; the headline
+    so the source's ``max{eps', lambda} + eps_2`` understates it.  We return both; the headline
     ``effective_label_epsilon`` is the corrected sum.
     """
     if public_llr is None:
@@ -474,7 +474,7 @@ def effective_label_epsilon(eps_label: float, eps_sensitive: float = 0.0, *, pos
                      "cap": float(math.log((1 - clip) / clip))},
         "note": ("posterior odds of the label given the release are at most e^effective_label_epsilon "
                  "times the prior odds (e^(eps'+eps_2) times the odds given the public columns). "
-                 "Seed 002 Prop. 4.0.1 takes max{eps', lambda}, which understates the prior-relative "
+                 "Sekiguchi 2024, Prop. 4.0.1, takes max{eps', lambda}, which understates the prior-relative "
                  "factor; both are shown."),
         "computed_on": COMPUTED_ON,
     }
@@ -485,7 +485,7 @@ def label_guarantee(recipe, plan=None) -> dict:
 
     ``label`` release: eps-label DP with eps = the label unit's budget.  ``semi-sensitive``:
     relative to what the public columns already say, the label's posterior odds move by at most
-    e^(eps_label + sum eps_sensitive) (seed 002 Prop. 4.0.1, corrected: no max, see
+    e^(eps_label + sum eps_sensitive) (Sekiguchi 2024, Prop. 4.0.1, corrected: no max, see
     :func:`effective_label_epsilon`); the public columns' own information is not bounded by any
     epsilon and is estimated, internally, by ``dpstudio risk``.
     """
@@ -513,13 +513,13 @@ def label_guarantee(recipe, plan=None) -> dict:
                 "note": (f"{eps_label:g}-label DP: randomized response on the label. Public columns "
                          "are released unchanged; when they predict the label, an attacker who "
                          "combines them with the released label learns more than eps suggests "
-                         "(seed 002 section 3); the internal leakage estimate quantifies this.")}
+                         "(Sekiguchi 2024, §3); the internal leakage estimate quantifies this.")}
     eps_sens = sum(eps_of.get(n, 0.0) for n in sens)
     total = eps_label + eps_sens if rtype == "semi-sensitive" else eps_label + eps_sens
     return {"label_epsilon": total, "epsilon_label_rr": eps_label, "epsilon_sensitive": eps_sens,
             "relative_to": "public columns",
             "note": (f"the label's posterior odds given the release are at most e^{total:g} times its "
                      "odds given the public columns alone (RR on the label plus the perturbed "
-                     "sensitive features, which may be correlated with it; seed 002 Prop. 4.0.1 with "
+                     "sensitive features, which may be correlated with it; Sekiguchi 2024, Prop. 4.0.1, with "
                      "eps_1 = eps' - the public columns' own information is added separately, as an "
                      "internal estimate)")}

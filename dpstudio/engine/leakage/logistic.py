@@ -1,6 +1,6 @@
 """L2-regularised logistic regression (binary or softmax) and K-fold cross-fitted posteriors.
 
-Used only to *estimate* ``P(y | x_public)`` for the leakage views of BRIEF section 4 (seed 002).
+Used only to *estimate* ``P(y | x_public)`` for the leakage views of BRIEF section 4 (Sekiguchi 2024).
 These estimates read the raw data and are for the data steward / internal report only, never
 released; that is why the features may be standardised with the data's own mean and standard
 deviation here (elsewhere in dpstudio that would be a leak).

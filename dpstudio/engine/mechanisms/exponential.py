@@ -1,4 +1,4 @@
-"""Exponential mechanism (McSherry & Talwar 2007; seed 001 Thm 2; BRIEF 3.4).
+"""Exponential mechanism (McSherry & Talwar 2007; Minami 2015, Thm 2; BRIEF 3.4).
 
 Select candidate i with probability proportional to exp(eps u_i / (2 Delta)), where Delta
 bounds |u_i(d) - u_i(d')| over neighbours.  Each factor of the ratio P_d(i)/P_d'(i) --- the

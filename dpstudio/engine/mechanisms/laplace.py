@@ -1,6 +1,6 @@
 """Laplace mechanism for bounded numbers, on a data-independent grid (discrete Laplace).
 
-Seed 004 Ex. 4.9: Y_d = d + Lap(b) on a bounded D is (eps, delta)-DP for suitable b.  We
+Jazbec 2018, Ex. 4.9: Y_d = d + Lap(b) on a bounded D is (eps, delta)-DP for suitable b.  We
 release the *discrete* Laplace on the grid step*Z (CKS 2020, Sec. 2; Mironov CCS 2012 for why
 floats are unsafe) and calibrate it with its own exact privacy profile:
 
@@ -38,7 +38,7 @@ def laplace_b_exact(epsilon: float, delta: float, diam: float) -> float:
 
 
 def laplace_b_seed(epsilon: float, delta: float, diam: float) -> float:
-    """Seed 004 Ex. 4.9's (valid, looser) scale diam / (eps - log(1-delta))."""
+    """The (valid, looser) scale of Jazbec 2018, Ex. 4.9: diam / (eps - log(1-delta))."""
     return diam / (epsilon - math.log1p(-delta))
 
 
@@ -86,7 +86,7 @@ def discrete_laplace_rdp(t: float, s: int, orders=RDP_ORDERS) -> tuple[float, ..
 class LaplaceMechanism(Mechanism):
     """Clip to public [low, high], snap to a public grid, add exact discrete Laplace noise.
 
-    Implements seed 004 Ex. 4.9 (bounded Laplace, eps/delta) with the exact privacy profile of
+    Implements Jazbec 2018, Ex. 4.9 (bounded Laplace, eps/delta) with the exact privacy profile of
     the discrete Laplace (module docstring; BRIEF 3.1), sampled exactly (CKS 2020, Alg. 2 law;
     certified-inversion sampler in :mod:`.sampling`).  ``grid_bits``: the grid has between
     2**bits and 2**(bits+1) steps across [low, high] (integer columns: integer steps).

@@ -1,4 +1,4 @@
-"""Metric-DP selection for embedding vectors (seed 000, x-vector anonymisation; BRIEF 3.5).
+"""Metric-DP selection for embedding vectors (VoicePrivacy 2020 note, x-vector anonymisation; BRIEF 3.5).
 
 Angular distance d(x, y) = arccos(<x, y> / (|x| |y|)) / pi is a metric on directions.  For an
 input x0 the mechanism outputs pool row p with probability
@@ -58,7 +58,7 @@ class MetricSelection(Mechanism):
             raise ValueError(f"pool must be (P >= 2, dim), got shape {pool.shape}")
         self.pool = pool
         self._pool_unit = _unit_rows(pool, "pool")
-        # audit-only: the seed's weights exp(-eps d) (no 1/2) -- NOT eps*d private
+        # audit-only: the VoicePrivacy 2020 note's weights exp(-eps d) (no 1/2) -- NOT eps*d private
         self._unsafe_full_epsilon = bool(_unsafe_full_epsilon)
         self._coef = self.epsilon if self._unsafe_full_epsilon else 0.5 * self.epsilon
 

@@ -1,10 +1,10 @@
-"""k-ary randomized response (seed 004 Ex. 4.10; seed 002 for binary labels).
+"""k-ary randomized response (Jazbec 2018, Ex. 4.10; Sekiguchi 2024 for binary labels).
 
 On categories {0..m} (m + 1 = n_categories), P(Y = d) = 1 - m p and P(Y = d') = p for every
 other d'.  It is (eps, delta)-DP iff p >= (1 - delta)/(m + e^eps) (BRIEF 3.2): the worst event
 is {d} for neighbours d, d', giving 1 - m p <= e^eps p + delta.  Binary (m = 1, delta = 0):
 flip probability 1/(1 + e^eps).  Expected error under the discrete metric is m p, which meets
-the lower bound of seed 004 Thm 5.5 exactly.
+the lower bound of Jazbec 2018, Thm 5.5, exactly.
 
 Exactness: p is irrational, so we realise p' = j / N with N = 2**32 - 1 and j = ceil(p N)
 (p' >= p: never less private than claimed) using ONE exact uniform integer u in [0, N) per
@@ -42,7 +42,7 @@ def rr_rdp(keep: float, p: float, m: int, orders=RDP_ORDERS) -> tuple[float, ...
 
 
 class RandomizedResponse(Mechanism):
-    """Randomized response on integer codes 0..n_categories-1 (seed 004 Ex. 4.10)."""
+    """Randomized response on integer codes 0..n_categories-1 (Jazbec 2018, Ex. 4.10)."""
 
     name = "rr"
 

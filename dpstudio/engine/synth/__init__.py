@@ -1,4 +1,4 @@
-"""DP synthetic data: PEARL (seed 003), DP-MERF and an MST-style marginal synthesizer.
+"""DP synthetic data: PEARL (Liew et al. 2022), DP-MERF and an MST-style marginal synthesizer.
 
 ``SYNTHESIZERS[name]()`` gives a :class:`~.base.Synthesizer`; ``fit(...)`` returns a
 :class:`~.base.FittedSynth` whose ``components`` are the Gaussian/selection releases and whose

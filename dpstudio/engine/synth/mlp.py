@@ -1,6 +1,6 @@
 """A small numpy MLP generator with hand-written backprop and Adam (no autograd, no torch).
 
-Architecture (seed 003 / DP-MERF): ``[z, onehot(y)] -> fc -> bn -> relu -> fc -> bn -> relu
+Architecture (Liew et al. 2022; Harder et al. 2021, DP-MERF): ``[z, onehot(y)] -> fc -> bn -> relu -> fc -> bn -> relu
 -> fc -> heads`` where the heads are ``tanh`` on the numeric coordinates and a softmax per
 categorical block.  The per-block softmax uses segment reductions (``np.maximum.reduceat`` /
 ``np.add.reduceat`` over the column blocks) - no Python loop over blocks in the hot path.

@@ -223,7 +223,7 @@ class TrainSetup:
 
 class _Critic:
     """Importance weights over the fixed frequencies from a learnable per-dimension Gaussian
-    scale (seed 003 sec. 4), ascending the generator's loss; no privacy cost.  The weights
+    scale (Liew et al. 2022, §4), ascending the generator's loss; no privacy cost.  The weights
     in use are mixed toward uniform to keep their ESS >= ``critic_min_ess`` k."""
 
     def __init__(self, cfg: PearlConfig, w64: np.ndarray, bandwidths: np.ndarray, dim: int):
