@@ -1440,9 +1440,16 @@ class Ledger:
         except OSError as exc:
             self._rollback(reservation)
             raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
-        _fsync_dir(str(directory))
-        with self._tx() as con:
-            self._complete(con, self._row(con, reservation), stamp=True)
+        # the output is in place and the row says *committing*: the release has happened.  A
+        # failure to mark it complete (disk full, a locked database) must not be reported as a
+        # failed release: recovery completes the row the next time the ledger is opened
+        self.completion_pending = None
+        try:
+            _fsync_dir(str(directory))
+            with self._tx() as con:
+                self._complete(con, self._row(con, reservation), stamp=True)
+        except Exception as exc:  # noqa: BLE001 - after the rename nothing may undo the release
+            self.completion_pending = f"{type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}"
         return digest
 
     def _rollback(self, reservation: Reservation) -> None:

@@ -197,3 +197,10 @@ def _refuse_collisions(named, *, input_path, recipe_path, ledger_path) -> None:
         for other, _q, oid in ids[:i]:
             if _same(ident, oid):
                 raise UserError(f"the {what} and the {other} are the same file ({p}); give them different names")
+
+
+def refuse_overwrite(what: str, path, *, input_path=None, recipe_path=None, ledger_path=None) -> None:
+    """Refuse (UserError) a file another command writes (e.g. ``recipe init -o``) when it is the
+    input, the recipe or a ledger file; the same rules as a release's targets."""
+    _refuse_collisions([(what, _absolute(path))], input_path=input_path, recipe_path=recipe_path,
+                       ledger_path=ledger_path)

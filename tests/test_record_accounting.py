@@ -264,3 +264,17 @@ def test_gaussian_from_a_rho_share_states_what_it_samples():
         GaussianMechanism(epsilon=1.0, delta=1e-7, low=0, high=10, rho=0.01)
     with pytest.raises(ValueError):
         GaussianMechanism(delta=1e-7, low=0, high=10, rho=0.0)
+
+
+@pytest.mark.parametrize("budget_delta", [1e-30, 1e-20])
+def test_joint_group_total_stays_within_budget_next_to_a_large_discovery_delta(budget_delta):
+    """Review finding: the group's delta was recovered as (budget delta + discovery delta) minus
+    the discovery delta, which rounds a tiny budget delta away (silent fallback to a total above
+    the budget).  The group is now converted at its own delta and the plan checks its total."""
+    cat = Column("c", "categorical", "sensitive", mechanism=Mechanism("rr"),
+                 domain=Domain("categorical", source="dp", cost=Cost(epsilon=0.3, delta=1e-4)),
+                 type_source="confirmed", role_source="confirmed")
+    r = _recipe([_num("a"), _num("b"), _num("d"), cat], eps=1.0, delta=budget_delta)
+    p = record.plan(r)
+    assert p.total.epsilon <= (1.0 + 0.3) * (1 + 1e-9)
+    assert p.total.delta <= (budget_delta + 1e-4) * (1 + 1e-9)

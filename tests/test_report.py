@@ -157,5 +157,6 @@ def test_external_withholds_domains_copied_from_data(tmp_path):
 def test_fixed_seed_and_no_ledger_are_warned(tmp_path):
     res, frame = make_release(tmp_path, seed=7)
     res.ledger_before = res.ledger_after = None
+    res.ledger_recorded = False  # what the report reads (a failed summary alone is not "unrecorded")
     html = render(res, "html", frame=frame).decode()
     assert "fixed random seed" in html and "not recorded in a privacy budget ledger" in html

@@ -450,7 +450,7 @@ def _describe(i: int, loss: PrivacyLoss) -> str:
 
 
 def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
-            method: str = "auto") -> Composition:
+            method: str = "auto", zcdp_delta: float | None = None) -> Composition:
     """Total privacy loss of ``losses`` (sequential composition on the same dataset).
 
     Methods (all valid upper bounds; replace-one neighbours throughout):
@@ -465,8 +465,9 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
     * ``"zcdp+basic"`` - the components carrying ``zcdp_rho`` (calibrated jointly, e.g. the
       discrete Gaussian columns of a record release) compose by adding their rho's (Bun &
       Steinke 2016, Lemma 2.3), converted by :func:`zcdp_epsilon` at ``delta`` minus the other
-      components' deltas; the others add by basic composition.  Without such components it is
-      basic composition.
+      components' deltas (or at ``zcdp_delta``, the delta the group was calibrated for, when
+      given: a difference of floats can lose a small delta next to a large one); the others add
+      by basic composition.  Without such components it is basic composition.
     * ``"auto"`` - every applicable method, plus the hybrids "gdp+basic"/"rdp+basic" (compose
       the GDP/RDP-capable components at ``delta - sum(other deltas)`` and add the rest by basic
       composition), and picks the smallest epsilon among those meeting the target delta
@@ -536,11 +537,11 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
         rest = [l for l in core if l.zcdp_rho is None]
         r_eps = float(sum(l.epsilon for l in rest))
         r_delta = float(sum(l.delta for l in rest))
-        d_in = delta - r_delta
+        d_in = delta - r_delta if zcdp_delta is None else float(zcdp_delta)
         if d_in > 0:
             rho = float(sum(l.zcdp_rho for l in zc_in))
             e_in = zcdp_epsilon(rho, d_in)
-            cands["zcdp+basic"] = (e_in + r_eps, delta)
+            cands["zcdp+basic"] = (e_in + r_eps, delta if zcdp_delta is None else d_in + r_delta)
             notes["zcdp+basic"] = (f"zCDP composition of {len(zc_in)} jointly calibrated component(s): "
                                    f"rho=sum rho_i={_fmt(rho)}, converted (Canonne-Kamath-Steinke 2020 "
                                    f"Prop. 12, best order) at delta={_fmt(d_in)} -> eps={_fmt(e_in)}, plus "

@@ -269,10 +269,12 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
                            output_path=str(output_path), output_sha256=output_sha,
                            ledger_before=ledger_before, warnings=list(plan.notes))
     result.committed, result.recorded_total = True, reserved_total
+    pending = getattr(ledger, "completion_pending", None) if ledger is not None else None
+    if pending:
+        result.warnings.append(f"the ledger could not mark the release complete ({pending}); it is recorded "
+                               f"as committing and completed when the ledger is next opened")
     if late_interrupt is not None:
-        what = "interrupted (Ctrl-C)" if isinstance(late_interrupt, KeyboardInterrupt) else \
-            "cancelled" if type(late_interrupt).__name__ == "Cancelled" else type(late_interrupt).__name__
-        result.warnings.append(f"{what} while the output was being put in place; the release had "
+        result.warnings.append(f"{_failure_text(late_interrupt)} while the output was being put in place; the release had "
                                f"passed its point of no return, so it was completed and recorded")
     result.ledger_identity, result.ledger_recorded = ledger_identity, ledger is not None
     if ledger is not None:

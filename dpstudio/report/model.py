@@ -447,7 +447,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     if recipe.randomness.seed is not None:
         s.add("warn", "A fixed random seed was used: the noise can be reproduced by anyone who knows the "
                       "seed. Not acceptable for a production release.")
-    if result.ledger_after is None:
+    if not getattr(result, "ledger_recorded", result.ledger_after is not None):
         s.add("warn", "Not recorded in any ledger: this release was not recorded in a privacy budget "
                       "ledger, so its spend is not tracked.")
     sections.append(s)
@@ -532,7 +532,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
 
     # 5. ledger
     s = Section("Privacy budget ledger")
-    if result.ledger_after is None:
+    if not getattr(result, "ledger_recorded", result.ledger_after is not None):
         s.add("warn", "Not recorded in any ledger: the spend of this release is not tracked"
               + (" (an existing ledger was consulted, so its cap still applied)." if result.ledger_before else "."))
     if result.ledger_before is not None or result.ledger_after is not None:

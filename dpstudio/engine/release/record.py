@@ -274,10 +274,22 @@ def _plan_of(recipe: Recipe, built: list[dict], domain_losses) -> ReleasePlan:
     # zcdp+basic depends only on the budget shares, so plan and run agree
     rest_delta = sum(l.delta for l in components if l.zcdp_rho is None)
     target = (recipe.budget.delta or 0.0) + rest_delta
-    if any(l.zcdp_rho is not None for l in components) and 0 < target < 1:
-        composition = compose(components, delta=target, method="zcdp+basic")
+    group = gaussian_group(recipe)
+    if any(l.zcdp_rho is not None for l in components) and group is not None and 0 < target < 1:
+        # the group is converted at the delta it was calibrated for, passed as such
+        composition = compose(components, delta=target, method="zcdp+basic", zcdp_delta=group["delta"])
     else:
         composition = compose(components, delta=recipe.budget.delta or None, method="basic")
+    # the total is computed, never typed: it must still be what the user asked for (the budget
+    # plus the stated costs of DP domain estimates), or the plan is refused before anything runs
+    allowed_eps = recipe.budget.epsilon + sum(l.epsilon for l in domain_losses)
+    allowed_delta = (recipe.budget.delta or 0.0) + sum(l.delta for l in domain_losses)
+    if composition.total.epsilon > allowed_eps * (1 + 1e-9) or \
+            composition.total.delta > allowed_delta * (1 + 1e-9) + 1e-300:
+        raise UserError(f"the planned release would spend eps={composition.total.epsilon:.6g}, "
+                        f"delta={composition.total.delta:.3g}, more than the budget plus the domain "
+                        f"estimates allow (eps={allowed_eps:.6g}, delta={allowed_delta:.3g}); "
+                        f"adjust the budget or the estimates' costs")
     provisional = [u["name"] for u in built if u["provisional"]]
     if provisional:
         notes.append(f"{', '.join(provisional)}: the noise scale depends on the DP estimate of the domain, "
