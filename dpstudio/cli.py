@@ -142,7 +142,8 @@ def cmd_recipe_init(args) -> int:
         recipe = _replace(recipe, outputs=_replace(recipe.outputs, formula_protection=False))
     from dpstudio.targets import refuse_overwrite
     # the recipe must never replace the data it describes (nor the ledger)
-    refuse_overwrite("recipe", args.output, input_path=args.file, ledger_path=os.environ.get("DPSTUDIO_LEDGER"))
+    from dpstudio.ledger import default_ledger_path
+    refuse_overwrite("recipe", args.output, input_path=args.file, ledger_path=default_ledger_path())
     write_text(recipe.dumps() + "\n", args.output)
     problems = validate(recipe, schema) + declared_type_problems(recipe, loaded.frame)
     print(f"wrote {args.output}" + (f" ({len(problems)} problem(s) to fix: run 'dpstudio recipe check')"

@@ -35,9 +35,6 @@ class Targets:
     report_kind: str | None  # "html" or "pdf"
     report_variant: str
 
-    def paths(self) -> list[Path]:
-        return [p for p in (self.output, self.artifact, self.report) if p is not None]
-
 
 def artifact_only(recipe) -> bool:
     """Releases whose output is a JSON artifact, not a table (a model; a density without samples)."""

@@ -256,10 +256,18 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Save the recipe"), start,
                                               self.tr("Recipes (*.recipe.json *.json)"))
         if path:
+            from dpstudio.errors import UserError
+            from dpstudio.export import write_text
+            from dpstudio.ledger import default_ledger_path
+            from dpstudio.targets import refuse_overwrite
             try:
-                Path(path).write_text(self.session.recipe.dumps(), encoding="utf-8")
+                # never over the data it describes or the ledger; atomic, like every output
+                refuse_overwrite("recipe", path, input_path=self.session.loaded.path,
+                                 ledger_path=default_ledger_path())
+                write_text(self.session.recipe.dumps(), path)
+                self.session.recipe_source = path  # a release may then not write over it
                 self.statusBar().showMessage(self.tr("Recipe saved to {0}").format(path), 5000)
-            except OSError as exc:
+            except (OSError, UserError) as exc:
                 show_error(self, self.tr("Could not save the recipe"), exc)
 
     def help_html(self) -> str:

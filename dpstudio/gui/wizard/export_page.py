@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, Q
 from dpstudio.gui.dialogs import show_error
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
 from dpstudio.recipe.model import OUTPUT_FORMATS
-from dpstudio.targets import artifact_beside, artifact_only, artifact_path  # noqa: F401 - re-exported
+from dpstudio.targets import artifact_beside, artifact_only
 
 EXT = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx", "json": ".json"}
 #: the engine's report variants (dpstudio.report.VARIANTS), named for a compliance officer
