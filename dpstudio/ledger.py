@@ -813,6 +813,21 @@ class Ledger:
             os.chmod(self.key_path, 0o600)
         return key
 
+    def needs_fingerprint(self, sha: str) -> bool:
+        """False when the file (by SHA-256) is already resolved to a dataset with its row sketch
+        stored: :meth:`_identify` then never reads a fingerprint, so the rows need not be hashed."""
+        con = self._connect()
+        try:
+            f = con.execute("SELECT dataset, how, sketch FROM files WHERE sha256=?", (str(sha).lower(),)).fetchone()
+            if f is None or f["sketch"] is None:
+                return True
+            used = con.execute("SELECT 1 FROM entries WHERE dataset=? LIMIT 1", (f["dataset"],)).fetchone()
+            return not (used or f["how"] != _CAP_FIRST)
+        except sqlite3.Error:
+            return True
+        finally:
+            con.close()
+
     def fingerprint_rows(self, frame) -> Fingerprint:
         """The keyed sketch of a table's rows (:func:`row_sketch`) with this ledger's key."""
         key = self._load_key()

@@ -243,3 +243,20 @@ def test_recipe_init_refuses_to_write_over_its_input(tmp_path, monkeypatch, caps
     code = main(["recipe", "init", "in.csv", "-o", "./x/../in.csv", "--bounds", "age=0:100"])
     assert code == 2 and "input data file" in capsys.readouterr().err
     assert (tmp_path / "in.csv").read_bytes() == before
+
+
+def test_rows_are_hashed_only_for_a_file_the_ledger_does_not_know(record, capsys, monkeypatch):
+    """The row sketch costs ~1 s per million rows: a second release of the same bytes, already
+    resolved with its sketch stored, skips it (and is still charged to the same dataset)."""
+    import dpstudio.ledger as dl
+
+    d, ledger = record
+    calls = []
+    real = dl.Ledger.fingerprint_rows
+    monkeypatch.setattr(dl.Ledger, "fingerprint_rows", lambda self, frame: calls.append(1) or real(self, frame))
+    assert main(["release", "rec.json", "--output", "o1.csv"]) == 0
+    assert main(["release", "rec.json", "--output", "o2.csv"]) == 0
+    capsys.readouterr()
+    assert calls == [1]
+    (entry,) = _releases(ledger)
+    assert entry["releases"] == 2

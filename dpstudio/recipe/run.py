@@ -208,7 +208,8 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
     ledger_before = ledger_identity = None
     if ledger is not None:
         # the file's dataset is found by its SHA-256, the recipe's dataset name or its rows
-        rows_fp = ledger.fingerprint_rows(frame)
+        # hashing every row costs ~1 s per million: skipped when this exact file is already known
+        rows_fp = ledger.fingerprint_rows(frame) if ledger.needs_fingerprint(loaded.sha256) else None
         who = dict(dataset_name=Path(loaded.path).name, label=recipe.input.dataset, fingerprint=rows_fp,
                    new_dataset=new_dataset)
         if not record:  # refuses like a recorded release would, records nothing
