@@ -5,14 +5,18 @@ never typed.  Composition methods: basic (eps/delta add), Renyi DP (Mironov 2017
 improved RDP -> (eps, delta) conversion (Canonne, Kamath & Steinke 2020, Prop. 12), zero-
 concentrated DP (Bun & Steinke 2016; its rho's add, converted with the same Prop. 12 optimised over
 every order) and exact Gaussian DP (Dong, Roth & Su 2022).  Neighbouring datasets differ in one
-record (replace-one).
+record (replace-one).  Derivations: docs/accounting.md; for the exact RDP curve of the
+discrete Laplace (``mechanisms.laplace.discrete_laplace_rdp``) see
+docs/accounting.md §Exact RDP of the discrete Laplace.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Literal, overload
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
 # Renyi orders used for every RDP curve in the product (curves are tuples aligned with this).
@@ -41,10 +45,10 @@ class PrivacyLoss:
     rdp: tuple[float, ...] | None = None
     gdp_mu: float | None = None
     kind: str = "dp"
-    details: dict = field(default_factory=dict, compare=False, hash=False)
+    details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     zcdp_rho: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not (self.epsilon >= 0) or np.isnan(self.epsilon):
             raise ValueError(f"epsilon must be >= 0, got {self.epsilon!r}")
         if not (0.0 <= self.delta < 1.0):
@@ -54,8 +58,8 @@ class PrivacyLoss:
         if self.zcdp_rho is not None and not (self.zcdp_rho >= 0):
             raise ValueError(f"zcdp_rho must be >= 0, got {self.zcdp_rho!r}")
 
-    def to_json(self) -> dict:
-        out = {"label": self.label, "kind": self.kind, "epsilon": self.epsilon, "delta": self.delta}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"label": self.label, "kind": self.kind, "epsilon": self.epsilon, "delta": self.delta}
         if self.gdp_mu is not None:
             out["gdp_mu"] = self.gdp_mu
         if self.zcdp_rho is not None:
@@ -72,14 +76,14 @@ class PrivacyLoss:
 _KIND_STRENGTH = {"dp": 3, "semi-sensitive": 2, "label": 1}
 
 
-def _orders_array(orders) -> np.ndarray:
+def _orders_array(orders: npt.ArrayLike | None) -> npt.NDArray[np.float64]:
     a = np.asarray(RDP_ORDERS if orders is None else orders, dtype=float)
     if np.any(a <= 1.0):
         raise ValueError("Renyi orders must be > 1")
     return a
 
 
-def rdp_gaussian(sensitivity: float, sigma: float, orders=None) -> tuple[float, ...]:
+def rdp_gaussian(sensitivity: float, sigma: float, orders: npt.ArrayLike | None = None) -> tuple[float, ...]:
     """RDP curve of the Gaussian mechanism: ``eps(alpha) = alpha * Delta^2 / (2 sigma^2)``.
 
     Mironov 2017, "Renyi Differential Privacy", Prop. 7 (L2 sensitivity ``Delta``, std ``sigma``).
@@ -90,7 +94,7 @@ def rdp_gaussian(sensitivity: float, sigma: float, orders=None) -> tuple[float, 
     return tuple(float(x) for x in a * (sensitivity ** 2) / (2.0 * sigma ** 2))
 
 
-def rdp_laplace(b: float, sensitivity: float = 1.0, orders=None) -> tuple[float, ...]:
+def rdp_laplace(b: float, sensitivity: float = 1.0, orders: npt.ArrayLike | None = None) -> tuple[float, ...]:
     """RDP curve of the Laplace mechanism with scale ``b`` and L1 sensitivity ``sensitivity``.
 
     Mironov 2017, Prop. 6 (table 2), with ``lambda = b / sensitivity``:
@@ -111,8 +115,8 @@ def rdp_laplace(b: float, sensitivity: float = 1.0, orders=None) -> tuple[float,
 
 
 def rdp_randomized_response(epsilon: float, m: int, *, delta: float = 0.0, p: float | None = None,
-                            orders=None) -> tuple[float, ...]:
-    """Exact RDP curve of k-ary randomized response on ``m + 1`` categories (BRIEF 3.2).
+                            orders: npt.ArrayLike | None = None) -> tuple[float, ...]:
+    """Exact RDP curve of k-ary randomized response on ``m + 1`` categories (docs/accounting.md, "Rényi DP").
 
     ``P(Y=d) = 1 - m p``, ``P(Y=d') = p``, with ``p = (1 - delta)/(m + e^eps)`` unless given.
     Every pair of inputs is symmetric, so the worst pair is any ``d != d'``:
@@ -138,7 +142,7 @@ def rdp_randomized_response(epsilon: float, m: int, *, delta: float = 0.0, p: fl
     return tuple(float(x) for x in np.maximum(val, 0.0))
 
 
-def rdp_pure_dp(epsilon: float, orders=None) -> tuple[float, ...]:
+def rdp_pure_dp(epsilon: float, orders: npt.ArrayLike | None = None) -> tuple[float, ...]:
     """The tightest RDP curve implied by pure eps-DP alone: that of binary randomized response.
 
     Any eps-DP pair of output laws is a post-processing of binary RR's pair (Kairouz, Oh &
@@ -150,7 +154,16 @@ def rdp_pure_dp(epsilon: float, orders=None) -> tuple[float, ...]:
     return rdp_randomized_response(epsilon, 1, orders=orders)
 
 
-def rdp_to_dp(rdp_curve, delta: float, orders=None, *, return_order: bool = False):
+@overload
+def rdp_to_dp(rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | None = None, *,
+              return_order: Literal[False] = False) -> float: ...
+@overload
+def rdp_to_dp(rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | None = None, *,
+              return_order: Literal[True]) -> tuple[float, float]: ...
+
+
+def rdp_to_dp(rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | None = None, *,
+              return_order: bool = False) -> float | tuple[float, float]:
     """Convert an RDP curve to (eps, delta)-DP with the improved conversion.
 
     Canonne, Kamath & Steinke 2020 ("The discrete Gaussian for DP", Prop. 12) and
@@ -177,7 +190,13 @@ def rdp_to_dp(rdp_curve, delta: float, orders=None, *, return_order: bool = Fals
 # Gaussian DP (Dong, Roth & Su 2019/2022)
 # ---------------------------------------------------------------------------------------------
 
-def gdp_delta(mu, eps):
+@overload
+def gdp_delta(mu: float, eps: float) -> float: ...
+@overload
+def gdp_delta(mu: npt.ArrayLike, eps: npt.ArrayLike) -> float | npt.NDArray[np.float64]: ...
+
+
+def gdp_delta(mu: npt.ArrayLike, eps: npt.ArrayLike) -> float | npt.NDArray[np.float64]:
     """Privacy profile of mu-GDP: ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``.
 
     Dong, Roth & Su 2022 (JRSS-B), Cor. 2.13; identical to Balle & Wang 2018 Thm 8 for the
@@ -195,7 +214,13 @@ def gdp_delta(mu, eps):
     return float(out) if out.ndim == 0 else out
 
 
-def gdp_epsilon(mu, delta, *, iters: int = 200):
+@overload
+def gdp_epsilon(mu: float, delta: float, *, iters: int = 200) -> float: ...
+@overload
+def gdp_epsilon(mu: npt.ArrayLike, delta: npt.ArrayLike, *, iters: int = 200) -> float | npt.NDArray[np.float64]: ...
+
+
+def gdp_epsilon(mu: npt.ArrayLike, delta: npt.ArrayLike, *, iters: int = 200) -> float | npt.NDArray[np.float64]:
     """Smallest eps with ``gdp_delta(mu, eps) <= delta`` (vectorised bisection).
 
     The profile is decreasing in eps; the returned value is the upper end of the final
@@ -226,7 +251,14 @@ def gdp_epsilon(mu, delta, *, iters: int = 200):
     return float(out) if out.ndim == 0 else out
 
 
-def gdp_mu_for(epsilon, delta, *, iters: int = 200):
+@overload
+def gdp_mu_for(epsilon: float, delta: float, *, iters: int = 200) -> float: ...
+@overload
+def gdp_mu_for(epsilon: npt.ArrayLike, delta: npt.ArrayLike, *,
+               iters: int = 200) -> float | npt.NDArray[np.float64]: ...
+
+
+def gdp_mu_for(epsilon: npt.ArrayLike, delta: npt.ArrayLike, *, iters: int = 200) -> float | npt.NDArray[np.float64]:
     """Largest mu such that mu-GDP implies (epsilon, delta)-DP (vectorised bisection).
 
     ``gdp_delta`` is increasing in mu; the returned value is the lower end of the final
@@ -262,7 +294,7 @@ def calibrate_gaussian_gdp(epsilon: float, delta: float, n_releases: int = 1) ->
     Each release is ``(1/c)``-GDP; k of them are ``sqrt(k)/c``-GDP (Dong, Roth & Su 2022,
     Cor. 3.3), so ``c = sqrt(k) / mu*`` with ``mu* = gdp_mu_for(epsilon, delta)``.
     With ``k = 1`` this is the analytic Gaussian mechanism of Balle & Wang 2018 (Thm 8).
-    PEARL's two releases at (1, 1e-5): ``c = 5.276`` (BRIEF 3.9).
+    PEARL's two releases at (1, 1e-5): ``c = 5.276`` (docs/accounting.md, "Gaussian DP"; docs/errata.md, E3).
     """
     k = int(n_releases)
     if k < 1:
@@ -272,8 +304,8 @@ def calibrate_gaussian_gdp(epsilon: float, delta: float, n_releases: int = 1) ->
     return float(np.nextafter(c, np.inf))
 
 
-def gaussian_sigma_for_gdp_target(epsilon: float, delta: float, sensitivities,
-                                  weights=None) -> np.ndarray:
+def gaussian_sigma_for_gdp_target(epsilon: float, delta: float, sensitivities: npt.ArrayLike,
+                                  weights: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
     """Per-release stds for Gaussian releases with L2 sensitivities ``Delta_i`` meeting
     (epsilon, delta) jointly under exact GDP composition.
 
@@ -287,7 +319,8 @@ def gaussian_sigma_for_gdp_target(epsilon: float, delta: float, sensitivities,
         raise ValueError("weights must be positive and match the sensitivities")
     mu = gdp_mu_for(epsilon, delta)
     mu_i = mu * np.sqrt(w / w.sum())
-    return np.nextafter(sens / mu_i, np.inf)
+    sigma: npt.NDArray[np.float64] = np.nextafter(sens / mu_i, np.inf)
+    return sigma
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,10 +331,12 @@ def gaussian_sigma_for_gdp_target(epsilon: float, delta: float, sensitivities,
 _ZCDP_LOG_AM1 = np.linspace(np.log(1e-6), np.log(1e8), 2801)
 
 
-def _zcdp_eps_at(rho: float, delta: float, alpha):
+def _zcdp_eps_at(rho: float | npt.NDArray[np.float64], delta: float, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """CKS 2020 Prop. 12 applied to the RDP curve ``alpha * rho``: valid at every ``alpha > 1``."""
     alpha = np.asarray(alpha, dtype=float)
-    return alpha * rho + np.log1p(-1.0 / alpha) - (np.log(delta) + np.log(alpha)) / (alpha - 1.0)
+    eps: npt.NDArray[np.float64] = (alpha * rho + np.log1p(-1.0 / alpha)
+                                    - (np.log(delta) + np.log(alpha)) / (alpha - 1.0))
+    return eps
 
 
 def zcdp_epsilon(rho: float, delta: float) -> float:
@@ -337,34 +372,51 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
             lo = a
             if fb < best:
                 best_x, best = b, fb
-    return float(max(_zcdp_eps_at(rho, delta, 1.0 + np.exp(best_x)), 0.0))
+    return float(max(float(_zcdp_eps_at(rho, delta, 1.0 + np.exp(best_x))), 0.0))
 
 
-def zcdp_rho_for(epsilon: float, delta: float, *, iters: int = 200) -> float:
-    """Largest rho (to 1e-13 relative) with ``zcdp_epsilon(rho, delta) <= epsilon``.
+def _rho_at(epsilon: float, delta: float, log_am1: float | npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The rho for which the conversion at order ``alpha = 1 + exp(log_am1)`` gives exactly ``epsilon``."""
+    alpha = 1.0 + np.exp(np.asarray(log_am1, dtype=float))
+    rho: npt.NDArray[np.float64] = (epsilon - _zcdp_eps_at(0.0, delta, alpha)) / alpha
+    return rho
 
-    Bisection that only ever moves its lower end to checked values, so the result satisfies the
-    condition in floating point (never optimistic).
+
+def zcdp_rho_for(epsilon: float, delta: float) -> float:
+    """Largest rho (to ~1e-12 relative) with ``zcdp_epsilon(rho, delta) <= epsilon``.
+
+    ``zcdp_epsilon(rho) <= eps`` holds iff some order alpha gives ``alpha rho + c(alpha) <= eps``
+    (``c`` the rest of CKS 2020 Prop. 12), i.e. iff ``rho <= max_alpha (eps - c(alpha)) / alpha``:
+    the maximum is found on the same order grid and refined by golden-section search.  The result
+    is then checked with :func:`zcdp_epsilon` itself and lowered until the check holds in floating
+    point, so it is never optimistic.
     """
     if not (epsilon > 0) or not (0.0 < delta < 1.0):
         raise ValueError(f"need epsilon > 0 and 0 < delta < 1, got {epsilon!r}, {delta!r}")
-    lo, hi = 0.0, 1.0
-    while zcdp_epsilon(hi, delta) <= epsilon:
-        lo, hi = hi, hi * 2.0
-        if hi > 1e12:
-            return lo
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        if zcdp_epsilon(mid, delta) <= epsilon:
-            lo = mid
+    x = _ZCDP_LOG_AM1
+    vals = _rho_at(epsilon, delta, x)
+    i = int(np.argmax(vals))
+    lo, hi = x[max(i - 1, 0)], x[min(i + 1, x.size - 1)]
+    g = (np.sqrt(5.0) - 1.0) / 2.0
+    best = float(vals[i])
+    for _ in range(80):  # golden section on log(alpha - 1)
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        fa, fb = float(_rho_at(epsilon, delta, a)), float(_rho_at(epsilon, delta, b))
+        if fa >= fb:
+            hi = b
+            best = max(best, fa)
         else:
-            hi = mid
-        if hi - lo <= 1e-13 * hi:
-            break
-    return lo
+            lo = a
+            best = max(best, fb)
+    if not best > 0:
+        return 0.0
+    rho = best * (1.0 - 1e-13)
+    while zcdp_epsilon(rho, delta) > epsilon:  # rounding: step down until the check holds
+        rho *= 1.0 - 1e-12
+    return rho
 
 
-def zcdp_rho_for_many(epsilon, delta: float) -> np.ndarray:
+def zcdp_rho_for_many(epsilon: npt.ArrayLike, delta: float) -> npt.NDArray[np.float64]:
     """Vectorised, slightly conservative :func:`zcdp_rho_for` (for previews over an epsilon grid).
 
     At each order alpha the conversion is exactly ``eps`` for ``rho = (eps - c(alpha)) / alpha``,
@@ -372,10 +424,11 @@ def zcdp_rho_for_many(epsilon, delta: float) -> np.ndarray:
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
     alpha = 1.0 + np.exp(_ZCDP_LOG_AM1)
     c = _zcdp_eps_at(0.0, delta, alpha)
-    return np.maximum(np.max((eps[:, None] - c[None, :]) / alpha[None, :], axis=1), 0.0)
+    rho: npt.NDArray[np.float64] = np.maximum(np.max((eps[:, None] - c[None, :]) / alpha[None, :], axis=1), 0.0)
+    return rho
 
 
-def zcdp_epsilon_many(rho, delta: float) -> np.ndarray:
+def zcdp_epsilon_many(rho: npt.ArrayLike, delta: float) -> npt.NDArray[np.float64]:
     """Vectorised :func:`zcdp_epsilon` on the order grid only (valid; slightly above it)."""
     rho = np.atleast_1d(np.asarray(rho, dtype=float))
     alpha = 1.0 + np.exp(_ZCDP_LOG_AM1)
@@ -406,9 +459,9 @@ class Composition:
     transcript: tuple[str, ...]
     metric_epsilon: float = 0.0
     metric_delta: float = 0.0
-    alternatives: dict = field(default_factory=dict, compare=False, hash=False)
+    alternatives: dict[str, tuple[float, float]] = field(default_factory=dict, compare=False, hash=False)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "method": self.method,
             "total": self.total.to_json(),
@@ -422,7 +475,7 @@ class Composition:
 _METHODS = ("auto", "basic", "rdp", "gdp", "zcdp+basic")
 
 
-def _rdp_curve_of(loss: PrivacyLoss) -> np.ndarray | None:
+def _rdp_curve_of(loss: PrivacyLoss) -> npt.NDArray[np.float64] | None:
     """The component's RDP curve; for a pure-DP component without one, :func:`rdp_pure_dp`."""
     if loss.rdp is not None:
         return np.asarray(loss.rdp, dtype=float)
@@ -479,46 +532,49 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
         raise ValueError(f"target delta must lie in [0, 1), got {delta!r}")
     losses = list(losses)
     lines: list[str] = []
-    for i, l in enumerate(losses):
-        if not isinstance(l, PrivacyLoss):
-            raise TypeError(f"compose expects PrivacyLoss values, got {type(l).__name__}")
-        lines.append(_describe(i, l))
+    for i, loss in enumerate(losses):
+        if not isinstance(loss, PrivacyLoss):
+            raise TypeError(f"compose expects PrivacyLoss values, got {type(loss).__name__}")
+        lines.append(_describe(i, loss))
 
-    metric = [l for l in losses if l.kind == "metric"]
-    core = [l for l in losses if l.kind != "metric"]
-    m_eps = float(sum(l.epsilon for l in metric))
-    m_delta = float(sum(l.delta for l in metric))
+    metric = [loss for loss in losses if loss.kind == "metric"]
+    core = [loss for loss in losses if loss.kind != "metric"]
+    m_eps = float(sum(loss.epsilon for loss in metric))
+    m_delta = float(sum(loss.delta for loss in metric))
     if metric:
         lines.append(f"metric-DP components compose separately: sum eps per unit distance="
                      f"{_fmt(m_eps)}, sum delta={_fmt(m_delta)} (not part of the (eps, delta) total)")
 
-    unknown = {l.kind for l in core} - set(_KIND_STRENGTH)
+    unknown = {loss.kind for loss in core} - set(_KIND_STRENGTH)
     if unknown:
         raise ValueError(f"unknown privacy-loss kind(s) {sorted(unknown)}")
-    kind = min((l.kind for l in core), key=_KIND_STRENGTH.__getitem__, default="dp")
-    if len({l.kind for l in core}) > 1:
+    kind = min((loss.kind for loss in core), key=_KIND_STRENGTH.__getitem__, default="dp")
+    if len({loss.kind for loss in core}) > 1:
         lines.append(f"mixed neighbour relations: the total holds for the weakest one ({kind})")
 
     rdp_total = None
-    curves = [_rdp_curve_of(l) for l in core]
-    if core and all(c is not None for c in curves):
-        rdp_total = tuple(float(x) for x in np.sum(curves, axis=0))
-        n_implied = sum(1 for l in core if l.rdp is None)
+    curves = [_rdp_curve_of(loss) for loss in core]
+    known = [c for c in curves if c is not None]
+    if core and len(known) == len(curves):
+        rdp_total = tuple(float(x) for x in np.sum(known, axis=0))
+        n_implied = sum(1 for loss in core if loss.rdp is None)
         if n_implied:
             lines.append(f"{n_implied} pure-DP component(s) without an RDP curve use the binary-"
                          "randomized-response curve implied by pure DP (Kairouz-Oh-Viswanath 2015)")
     mu_total = None
-    if core and all(l.gdp_mu is not None for l in core):
-        mu_total = float(np.sqrt(sum(l.gdp_mu ** 2 for l in core)))
+    mus = [loss.gdp_mu for loss in core if loss.gdp_mu is not None]
+    if core and len(mus) == len(core):
+        mu_total = float(np.sqrt(sum(m ** 2 for m in mus)))
     rho_total = None
-    if core and all(l.zcdp_rho is not None for l in core):
-        rho_total = float(sum(l.zcdp_rho for l in core))
+    rhos = [loss.zcdp_rho for loss in core if loss.zcdp_rho is not None]
+    if core and len(rhos) == len(core):
+        rho_total = float(sum(rhos))
 
     # --- candidates -------------------------------------------------------------------------
     cands: dict[str, tuple[float, float]] = {}
     notes: dict[str, str] = {}
-    b_eps = float(sum(l.epsilon for l in core))
-    b_delta = float(sum(l.delta for l in core))
+    b_eps = float(sum(loss.epsilon for loss in core))
+    b_delta = float(sum(loss.delta for loss in core))
     cands["basic"] = (b_eps, b_delta)
     notes["basic"] = f"basic composition: sum eps={_fmt(b_eps)}, sum delta={_fmt(b_delta)}"
 
@@ -532,14 +588,14 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
     if method == "zcdp+basic" and not target_ok:
         raise ValueError("method 'zcdp+basic' needs a target delta in (0, 1)")
 
-    zc_in = [l for l in core if l.zcdp_rho is not None]
-    if target_ok and zc_in and method in ("auto", "zcdp+basic"):
-        rest = [l for l in core if l.zcdp_rho is None]
-        r_eps = float(sum(l.epsilon for l in rest))
-        r_delta = float(sum(l.delta for l in rest))
+    zc_in = [loss for loss in core if loss.zcdp_rho is not None]
+    if delta is not None and target_ok and zc_in and method in ("auto", "zcdp+basic"):
+        rest = [loss for loss in core if loss.zcdp_rho is None]
+        r_eps = float(sum(loss.epsilon for loss in rest))
+        r_delta = float(sum(loss.delta for loss in rest))
         d_in = delta - r_delta if zcdp_delta is None else float(zcdp_delta)
         if d_in > 0:
-            rho = float(sum(l.zcdp_rho for l in zc_in))
+            rho = float(sum(loss.zcdp_rho for loss in zc_in if loss.zcdp_rho is not None))
             e_in = zcdp_epsilon(rho, d_in)
             cands["zcdp+basic"] = (e_in + r_eps, delta if zcdp_delta is None else d_in + r_delta)
             notes["zcdp+basic"] = (f"zCDP composition of {len(zc_in)} jointly calibrated component(s): "
@@ -548,7 +604,7 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
                                    f"{len(rest)} by basic composition (eps={_fmt(r_eps)}, "
                                    f"delta={_fmt(r_delta)}): eps={_fmt(e_in + r_eps)}, delta={_fmt(delta)}")
 
-    if target_ok and core:
+    if delta is not None and target_ok and core:
         if rdp_total is not None:
             e, a = rdp_to_dp(rdp_total, delta, return_order=True)
             cands["rdp"] = (e, delta)
@@ -561,22 +617,23 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
             notes["gdp"] = (f"GDP composition: mu=sqrt(sum mu_i^2)={_fmt(mu_total)}, exact "
                             f"conversion (Dong-Roth-Su Cor. 2.13) at delta={_fmt(delta)}: eps={_fmt(e)}")
         if method == "auto":
-            for name, has in (("gdp", lambda l: l.gdp_mu is not None),
-                              ("rdp", lambda l: _rdp_curve_of(l) is not None)):
-                inside = [l for l in core if has(l)]
-                rest = [l for l in core if not has(l)]
+            groups: tuple[tuple[str, Callable[[PrivacyLoss], bool]], ...] = (
+                ("gdp", lambda loss: loss.gdp_mu is not None), ("rdp", lambda loss: _rdp_curve_of(loss) is not None))
+            for name, has in groups:
+                inside = [loss for loss in core if has(loss)]
+                rest = [loss for loss in core if not has(loss)]
                 if not inside or not rest:
                     continue
-                r_eps = float(sum(l.epsilon for l in rest))
-                r_delta = float(sum(l.delta for l in rest))
+                r_eps = float(sum(loss.epsilon for loss in rest))
+                r_delta = float(sum(loss.delta for loss in rest))
                 d_in = delta - r_delta
                 if d_in <= 0:
                     continue
                 if name == "gdp":
-                    mu = float(np.sqrt(sum(l.gdp_mu ** 2 for l in inside)))
+                    mu = float(np.sqrt(sum(loss.gdp_mu ** 2 for loss in inside if loss.gdp_mu is not None)))
                     e_in = gdp_epsilon(mu, d_in)
                 else:
-                    curve = np.sum([_rdp_curve_of(l) for l in inside], axis=0)
+                    curve = np.sum([c for loss in inside if (c := _rdp_curve_of(loss)) is not None], axis=0)
                     e_in = rdp_to_dp(curve, d_in)
                 key = f"{name}+basic"
                 cands[key] = (e_in + r_eps, delta)

@@ -1,7 +1,7 @@
 """Statistical privacy audit: an empirical LOWER bound on epsilon for each mechanism.
 
 Method (in the spirit of Ding et al. 2018 "Detecting violations of differential privacy" and
-Jagielski, Ullman & Oprea 2020):
+Jagielski, Ullman & Oprea 2020; described in docs/audit.md):
 1. Pick a worst-case pair of neighbouring inputs for the mechanism (below) and draw ``trials``
    outputs under each.
 2. Split each sample in halves A and B.  On A, choose the distinguishing event S: outputs are
@@ -13,14 +13,15 @@ Jagielski, Ullman & Oprea 2020):
    q_up >= P(M(x') in S), eps_lb = log((p_lo - delta) / q_up); both directions, take the max.
    Since (eps, delta)-DP implies P(S) <= e^eps Q(S) + delta, a DP mechanism gives
    eps_lb <= eps except with probability <= 5% (per direction; the selection on A does not
-   bias B).  passed = eps_lb <= claimed eps.
+   bias B).  passed = eps_lb <= claimed eps (docs/audit.md §The confidence bound;
+   docs/audit.md §What a pass or a fail means).
 
 Neighbouring pairs: Laplace/Gaussian: the public bounds low vs high (the largest shift);
 RR: two different categories; exponential: utilities (D, 0, ..., 0) vs (0, D, ..., D) with K
 candidates (every utility moves by exactly the sensitivity D; the ratio of P(candidate 0)
 approaches e^eps as K grows); metric: x at angle 0 and x' at angle pi/2 (d = 1/2) with a
 public pool of one point at x and 20 at x' -- the pool that makes the normaliser ratio
-Z(x')/Z(x) large, i.e. the case where the factor 1/2 (BRIEF 3.5) matters; the claim is eps*d.
+Z(x')/Z(x) large, i.e. the case where the factor 1/2 (docs/errata.md, E4) matters; the claim is eps*d.
 
 Broken variants (must fail): "laplace_half_scale", "gaussian_half_sigma", "rr_2eps",
 "metric_2eps" (the VoicePrivacy 2020 note's weights exp(-eps d)), "exponential_no_half" (weights exp(eps u/D)).
@@ -28,10 +29,13 @@ Broken variants (must fail): "laplace_half_scale", "gaussian_half_sigma", "rr_2e
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.stats import beta
 
+from dpstudio.engine.mechanisms.base import Mechanism
 from dpstudio.engine.mechanisms.exponential import ExponentialMechanism
 from dpstudio.engine.mechanisms.gaussian import GaussianMechanism
 from dpstudio.engine.mechanisms.laplace import LaplaceMechanism
@@ -53,21 +57,23 @@ _METRIC_BULK = 20  # pool points at x' in the metric audit
 _METRIC_ANGLE = math.pi / 2  # d(x, x') = 1/2
 
 
-def _cp_lower(k, n):
+def _cp_lower(k: npt.ArrayLike, n: int) -> npt.NDArray[np.float64]:
     k = np.asarray(k, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         lo = beta.ppf(_ALPHA / 2, k, n - k + 1)
-    return np.where(k > 0, lo, 0.0)
+    bound: npt.NDArray[np.float64] = np.where(k > 0, lo, 0.0)
+    return bound
 
 
-def _cp_upper(k, n):
+def _cp_upper(k: npt.ArrayLike, n: int) -> npt.NDArray[np.float64]:
     k = np.asarray(k, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         up = beta.ppf(1 - _ALPHA / 2, k + 1, n - k)
-    return np.where(k < n, up, 1.0)
+    bound: npt.NDArray[np.float64] = np.where(k < n, up, 1.0)
+    return bound
 
 
-def _eps_bound(kp, kq, n, delta):
+def _eps_bound(kp: npt.ArrayLike, kq: npt.ArrayLike, n: int, delta: float) -> npt.NDArray[np.float64]:
     """log((p_lo - delta)/q_up), -inf where p_lo <= delta."""
     p_lo = _cp_lower(kp, n) - delta
     q_up = _cp_upper(kq, n)
@@ -75,8 +81,8 @@ def _eps_bound(kp, kq, n, delta):
         return np.where(p_lo > 0, np.log(np.maximum(p_lo, 1e-300) / q_up), -np.inf)
 
 
-def empirical_epsilon(out_x: np.ndarray, out_y: np.ndarray, delta: float = 0.0, *,
-                      ordered: bool = False) -> dict:
+def empirical_epsilon(out_x: npt.ArrayLike, out_y: npt.ArrayLike, delta: float = 0.0, *,
+                      ordered: bool = False) -> dict[str, Any]:
     """Lower-bound eps from two samples of discrete outcomes (half to choose S, half to test).
 
     ``ordered``: outcomes are numbers from noise with a monotone likelihood ratio (Laplace,
@@ -95,6 +101,7 @@ def empirical_epsilon(out_x: np.ndarray, out_y: np.ndarray, delta: float = 0.0, 
     nb = 2 * h - h
     # choose ONE event on half A (over both directions and all orderings), test it once on B:
     # testing several events on B and keeping the max would inflate the false-alarm rate
+    pick: tuple[int, npt.NDArray[np.intp]] | None
     best_score, pick = -math.inf, None
     for direction, (cpa, cqa) in enumerate(((cxa, cya), (cya, cxa))):
         ratio = (cpa + 0.5) / (cqa + 0.5)
@@ -107,16 +114,20 @@ def empirical_epsilon(out_x: np.ndarray, out_y: np.ndarray, delta: float = 0.0, 
             j = int(np.argmax(score))
             if score[j] > best_score or pick is None:
                 best_score, pick = float(score[j]), (direction, order[: j + 1])
+    assert pick is not None  # set by the first candidate event
     direction, chosen = pick
     cpb, cqb = (cxb, cyb) if direction == 0 else (cyb, cxb)
-    kp, kq = int(cpb[chosen].sum()), int(cqb[chosen].sum())
-    return {"empirical_epsilon_lower_bound": float(_eps_bound(kp, kq, nb, delta)),
-            "event_size": int(chosen.size), "p_hat": kp / nb, "q_hat": kq / nb}
+    kpb, kqb = int(cpb[chosen].sum()), int(cqb[chosen].sum())
+    return {"empirical_epsilon_lower_bound": float(_eps_bound(kpb, kqb, nb, delta)),
+            "event_size": int(chosen.size), "p_hat": kpb / nb, "q_hat": kqb / nb}
 
 
 def _samples(mechanism: str, epsilon: float, delta: float, trials: int, rng: RandomSource,
-             broken: str | None):
+             broken: str | None) -> tuple[npt.NDArray[Any] | int, npt.NDArray[Any] | int, float]:
     """(outcomes under x, outcomes under x', claimed epsilon for this pair)."""
+    m: Mechanism  # narrowed to each branch's class by its assignment
+    x: npt.NDArray[Any] | int
+    y: npt.NDArray[Any] | int
     if mechanism == "laplace":
         m = LaplaceMechanism(epsilon=epsilon, delta=delta, low=0.0, high=1.0, grid_bits=4)
         if broken == "laplace_half_scale":
@@ -165,8 +176,8 @@ def _samples(mechanism: str, epsilon: float, delta: float, trials: int, rng: Ran
     raise ValueError(f"unknown mechanism {mechanism!r}; choose from {', '.join(MECHANISM_NAMES)}")
 
 
-def audit(mechanism: str, *, epsilon, delta=0.0, trials=1_000_000, seed=None,
-          broken: str | None = None) -> dict:
+def audit(mechanism: str, *, epsilon: float, delta: float = 0.0, trials: int = 1_000_000, seed: int | None = None,
+          broken: str | None = None) -> dict[str, Any]:
     """Empirical lower bound on the privacy loss of ``mechanism`` vs its claim (module doc)."""
     if mechanism not in MECHANISM_NAMES:
         raise ValueError(f"unknown mechanism {mechanism!r}; choose from {', '.join(MECHANISM_NAMES)}")

@@ -1,4 +1,4 @@
-"""Accuracy floors and closed-form expected errors for the live preview (BRIEF 3.8).
+"""Accuracy floors and closed-form expected errors for the live preview (docs/accounting.md, "Accuracy floors").
 
 Jazbec 2018, §5 (one-record mechanisms on a compact metric space ``(D, rho)``, maximal
 expected error ``gamma = max_d E rho(Y_d, d)``), for every (eps, delta)-DP mechanism:
@@ -11,11 +11,13 @@ is vectorised: arrays of columns broadcast against arrays of epsilons.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
 from dpstudio.engine.accounting import gdp_mu_for
@@ -23,16 +25,18 @@ from dpstudio.engine.accounting import gdp_mu_for
 _SQRT_2_OVER_PI = float(np.sqrt(2.0 / np.pi))
 
 
-def floor_continuous(diam, eps, delta=0.0):
+def floor_continuous(diam: npt.ArrayLike, eps: npt.ArrayLike, delta: npt.ArrayLike = 0.0) -> npt.NDArray[np.float64]:
     """Jazbec 2018, Thm 5.3: ``(1 - delta) diam / (2 (1 + e^eps))`` (broadcasts).
 
     ``1/(1 + e^eps)`` is computed as ``expit(-eps)`` so large eps does not overflow.
     """
     diam, eps, delta = (np.asarray(x, dtype=float) for x in (diam, eps, delta))
-    return (1.0 - delta) * diam * 0.5 * special.expit(-eps)
+    floor: npt.NDArray[np.float64] = (1.0 - delta) * diam * 0.5 * special.expit(-eps)
+    return floor
 
 
-def floor_finite(m, kappa, eps, delta=0.0):
+def floor_finite(m: npt.ArrayLike, kappa: npt.ArrayLike, eps: npt.ArrayLike,
+                 delta: npt.ArrayLike = 0.0) -> npt.NDArray[np.float64]:
     """Jazbec 2018, Thm 5.5: ``(1 - delta) kappa m / (m + e^eps)`` for m+1 points (broadcasts).
 
     ``m / (m + e^eps) = expit(log m - eps)``; m = 0 (a single category) gives 0.
@@ -40,7 +44,8 @@ def floor_finite(m, kappa, eps, delta=0.0):
     m, kappa, eps, delta = (np.asarray(x, dtype=float) for x in (m, kappa, eps, delta))
     with np.errstate(divide="ignore"):
         frac = special.expit(np.log(m) - eps)
-    return (1.0 - delta) * kappa * np.where(m > 0, frac, 0.0)
+    floor: npt.NDArray[np.float64] = (1.0 - delta) * kappa * np.where(m > 0, frac, 0.0)
+    return floor
 
 
 # --------------------------------------------------------------------------- column descriptors
@@ -53,7 +58,7 @@ class ColumnSpec:
     (needs ``n_categories`` = m + 1; ``kappa`` = distance between distinct categories, 1 for the
     discrete metric).  ``mechanism``: "laplace" | "gaussian" (numeric) or "rr" (categorical).
     ``delta``: the column's delta.  ``weight``: its share of the per-record epsilon, so the
-    column runs at ``eps_col = weight * eps`` (budgets of a record's columns add, BRIEF 3.9).
+    column runs at ``eps_col = weight * eps`` (budgets of a record's columns add, docs/accounting.md).
     """
 
     kind: str
@@ -65,7 +70,7 @@ class ColumnSpec:
     weight: float = 1.0
     name: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in ("numeric", "categorical"):
             raise ValueError(f"column kind must be 'numeric' or 'categorical', got {self.kind!r}")
         ok = {"numeric": ("laplace", "gaussian"), "categorical": ("rr",)}[self.kind]
@@ -83,7 +88,7 @@ class ColumnSpec:
             raise ValueError(f"weight must be > 0, got {self.weight!r}")
 
 
-def _as_spec(c) -> ColumnSpec:
+def _as_spec(c: ColumnSpec | Mapping[str, Any]) -> ColumnSpec:
     if isinstance(c, ColumnSpec):
         return c
     if isinstance(c, Mapping):
@@ -97,18 +102,19 @@ _TABLE_LOG_EPS = np.linspace(np.log(1e-8), np.log(1e4), 1201)
 
 
 @lru_cache(maxsize=64)
-def _mu_table(delta: float) -> np.ndarray:
+def _mu_table(delta: float) -> npt.NDArray[np.float64]:
     """log mu*(eps) on a log-eps grid, mu* = largest mu with mu-GDP => (eps, delta)-DP."""
     return np.log(gdp_mu_for(np.exp(_TABLE_LOG_EPS), delta))
 
 
-def _log_gdp_delta(mu, eps):
+def _log_gdp_delta(mu: npt.NDArray[np.float64], eps: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     la = special.log_ndtr(-eps / mu + mu / 2)
     lb = eps + special.log_ndtr(-eps / mu - mu / 2)
-    return la + np.log(-np.expm1(np.minimum(lb - la, -1e-300)))
+    log_delta: npt.NDArray[np.float64] = la + np.log(-np.expm1(np.minimum(lb - la, -1e-300)))
+    return log_delta
 
 
-def analytic_gaussian_mu(eps, delta):
+def analytic_gaussian_mu(eps: npt.ArrayLike, delta: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Vectorised ``mu*(eps, delta)``: sigma = Delta / mu* is the analytic Gaussian mechanism
     (Balle & Wang 2018 Thm 8 = Dong, Roth & Su 2022 Cor. 2.13 for one release).
 
@@ -139,17 +145,18 @@ def analytic_gaussian_mu(eps, delta):
 
 # --------------------------------------------------------------------------- expected errors
 
-def expected_error_curves(columns: Sequence, eps_grid) -> tuple[np.ndarray, np.ndarray]:
+def expected_error_curves(columns: Sequence[ColumnSpec | Mapping[str, Any]],
+                          eps_grid: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Expected error of each column's mechanism and its floor, at every per-record epsilon.
 
     Returns ``(errors, floors)``, both of shape ``(len(columns), len(eps_grid))``.  Column ``j``
     runs at ``eps_col = weight_j * eps`` and its own delta.  Closed forms:
 
-    * Laplace (BRIEF 3.1, exact privacy profile ``delta(eps) = 1 - e^{(eps - diam/b)/2}``):
+    * Laplace (docs/mechanisms.md, exact privacy profile ``delta(eps) = 1 - e^{(eps - diam/b)/2}``):
       ``b = diam / (eps_col - 2 log(1 - delta))``; ``E|Y - d| = b``.
     * Gaussian: analytic-Gaussian ``sigma = diam / mu*(eps_col, delta)``;
       ``E|Y - d| = sigma sqrt(2/pi)``.
-    * Randomized response on m+1 categories (BRIEF 3.2): ``p = (1 - delta)/(m + e^eps)``;
+    * Randomized response on m+1 categories (Jazbec 2018, Ex. 4.10): ``p = (1 - delta)/(m + e^eps)``;
       expected discrete-metric error ``kappa m p``, equal to the Thm 5.5 floor.
 
     Floors: Thm 5.3 with ``diam`` for numeric columns, Thm 5.5 with ``(m, kappa)`` for

@@ -1,4 +1,4 @@
-"""DP kernel density estimates with Gaussian-process noise (BRIEF 3.6; Jazbec 2018 §6;
+"""DP kernel density estimates with Gaussian-process noise (docs/models.md; Jazbec 2018 §6;
 Hall, Rinaldo & Wasserman 2013, JMLR 14, "Differential privacy for functions and functional
 data", Prop. / Cor. on KDE).
 
@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from dpstudio.engine.models.langevin import secure_normal
 from dpstudio.engine.rng import RandomSource
@@ -46,11 +48,13 @@ JITTER = 1e-10
 def scott_bandwidth(n: int, d: int) -> float:
     """Scott's rule with the PUBLIC scale: the std of the uniform law on [0, 1] (1/sqrt(12)),
     h = n^{-1/(d+4)} / sqrt(12).  Uses n (public) and the public range only, never the data."""
-    return float(n) ** (-1.0 / (d + 4)) / math.sqrt(12.0)
+    h: float = float(n) ** (-1.0 / (d + 4)) / math.sqrt(12.0)
+    return h
 
 
 def kde_constant(n: int, h: float, d: int) -> float:
-    return 1.0 / (n * (2.0 * math.pi * h * h) ** (d / 2.0))
+    c: float = 1.0 / (n * (2.0 * math.pi * h * h) ** (d / 2.0))
+    return c
 
 
 def kde_sensitivity(n: int, h: float, d: int, *, with_missing: bool = True) -> float:
@@ -61,7 +65,7 @@ def kde_sensitivity(n: int, h: float, d: int, *, with_missing: bool = True) -> f
 
 
 def hrw_sensitivity(n: int, h: float, d: int) -> float:
-    """The HRW 2013 / BRIEF 3.6 bound sqrt(2) / (n (2 pi h^2)^{d/2})."""
+    """The HRW 2013 bound sqrt(2) / (n (2 pi h^2)^{d/2}) (docs/models.md; docs/errata.md, E6)."""
     return math.sqrt(2.0) * kde_constant(n, h, d)
 
 
@@ -77,16 +81,18 @@ def corollary_multiplier(epsilon: float, delta: float, sensitivity: float) -> fl
     return math.sqrt(2.0 * math.log(2.0 / delta)) * sensitivity / epsilon
 
 
-def grid_1d(size: int) -> np.ndarray:
+def grid_1d(size: int) -> npt.NDArray[np.float64]:
     return np.linspace(0.0, 1.0, int(size))
 
 
-def gram_1d(grid: np.ndarray, h: float) -> np.ndarray:
+def gram_1d(grid: npt.NDArray[np.float64], h: float) -> npt.NDArray[np.float64]:
     diff = grid[:, None] - grid[None, :]
-    return np.exp(-(diff * diff) / (2.0 * h * h))
+    gram: npt.NDArray[np.float64] = np.exp(-(diff * diff) / (2.0 * h * h))
+    return gram
 
 
-def kde_on_grid(points: np.ndarray, grids: list[np.ndarray], h: float, n: int) -> np.ndarray:
+def kde_on_grid(points: npt.NDArray[np.float64], grids: list[npt.NDArray[np.float64]], h: float,
+                n: int) -> npt.NDArray[np.float64]:
     """f_D on the product grid; ``points`` (n_obs x d) in [0,1]^d, rows with NaN contribute 0;
     ``n`` the public row count.  Separable: f = c A_1^T A_2 in 2-D."""
     d = len(grids)
@@ -94,19 +100,18 @@ def kde_on_grid(points: np.ndarray, grids: list[np.ndarray], h: float, n: int) -
     p = points[ok]
     c = kde_constant(n, h, d)
     mats = [np.exp(-((p[:, [k]] - g[None, :]) ** 2) / (2.0 * h * h)) for k, g in enumerate(grids)]
-    if d == 1:
-        return c * mats[0].sum(axis=0)
-    return c * (mats[0].T @ mats[1])
+    f: npt.NDArray[np.float64] = c * mats[0].sum(axis=0) if d == 1 else c * (mats[0].T @ mats[1])
+    return f
 
 
 @dataclass
 class GPNoise:
     """Factors B_k with B_k B_k^T = M_k' >= M_k (eigendecomposition, clipped, jittered)."""
 
-    factors: list
+    factors: list[npt.NDArray[np.float64]]
 
     @classmethod
-    def for_grids(cls, grids: list[np.ndarray], h: float, jitter: float = JITTER) -> "GPNoise":
+    def for_grids(cls, grids: list[npt.NDArray[np.float64]], h: float, jitter: float = JITTER) -> GPNoise:
         facs = []
         for g in grids:
             M = gram_1d(g, h)
@@ -115,27 +120,27 @@ class GPNoise:
             facs.append(Q * np.sqrt(np.clip(lam, 0.0, None) + tau)[None, :])
         return cls(facs)
 
-    def covariance(self) -> np.ndarray:
-        cov = self.factors[0] @ self.factors[0].T
+    def covariance(self) -> npt.NDArray[np.floating[Any]]:
+        cov: npt.NDArray[np.floating[Any]] = self.factors[0] @ self.factors[0].T
         for B in self.factors[1:]:
             cov = np.kron(cov, B @ B.T)
         return cov
 
-    def whiten(self, f: np.ndarray) -> np.ndarray:
+    def whiten(self, f: npt.NDArray[np.float64]) -> npt.NDArray[np.floating[Any]]:
         """B^{-1} f (per axis): coordinates in which the GP noise is isotropic N(0, I)."""
         if len(self.factors) == 1:
             return np.linalg.solve(self.factors[0], f)
         B1, B2 = self.factors
         return np.linalg.solve(B1, np.linalg.solve(B2, f.T).T)
 
-    def color(self, c: np.ndarray) -> np.ndarray:
+    def color(self, c: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """B c: back from whitened coordinates (post-processing)."""
         if len(self.factors) == 1:
             return self.factors[0] @ c
         B1, B2 = self.factors
         return B1 @ c @ B2.T
 
-    def sample(self, rng: RandomSource, size: int | None = None) -> np.ndarray:
+    def sample(self, rng: RandomSource, size: int | None = None) -> npt.NDArray[np.float64]:
         """One (or ``size``) draws of N(0, M') on the grid (shape grid or (size, *grid))."""
         k = 1 if size is None else int(size)
         shape = tuple(B.shape[1] for B in self.factors)
@@ -148,8 +153,8 @@ class GPNoise:
         return out[0] if size is None else out
 
 
-def sample_from_grid_density(values: np.ndarray, grids: list[np.ndarray], rows: int,
-                             gen: np.random.Generator) -> np.ndarray:
+def sample_from_grid_density(values: npt.ArrayLike, grids: list[npt.NDArray[np.float64]], rows: int,
+                             gen: np.random.Generator) -> npt.NDArray[np.float64]:
     """Post-processing: draw ``rows`` points from the clipped (>= 0), renormalised grid density,
     uniformly within each grid cell (cells centred on grid points, truncated to [0, 1])."""
     w = np.clip(np.asarray(values, dtype=np.float64), 0.0, None).ravel()

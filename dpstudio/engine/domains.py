@@ -1,4 +1,4 @@
-"""Differentially private estimation of column domains (BRIEF section 1.2 and 3.10).
+"""Differentially private estimation of column domains (numeric bounds and category lists).
 
 Bounds and category lists read silently from the private data leak (a maximum *is* a person,
 a rare category identifies its holder).  When the user cannot type a public domain, these
@@ -13,26 +13,33 @@ quantile drawn as ``edge + uniform * length`` (the continuous version of Smith 2
 the data's low-order bits into the published bound (Mironov 2012, "On significance of the
 least significant bits for differential privacy"), so every bound is one of a set of floats
 fixed by the public search range alone.
+
+Derivations and sources (grid, quantiles, bounds, candidate counts, partition selection with
+its replace-one proof): docs/domains.md.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
+from typing import Any, TypeAlias, overload
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from dpstudio.engine.accounting import (
-    PrivacyLoss, calibrate_gaussian_gdp, rdp_gaussian, rdp_pure_dp,
+    PrivacyLoss,
+    calibrate_gaussian_gdp,
+    rdp_gaussian,
+    rdp_pure_dp,
 )
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
 
-
 # --------------------------------------------------------------------------- private samplers
 
-def _sample_log_weights(logw: np.ndarray, rng: RandomSource) -> int:
+def _sample_log_weights(logw: npt.NDArray[np.float64], rng: RandomSource) -> int:
     """Index ``i`` with probability exactly ``exp(logw_i) / sum exp(logw)`` (-inf: excluded);
     the exponential mechanism's exact sampler."""
     from dpstudio.engine.mechanisms.exponential import sample_log_weights
@@ -43,16 +50,21 @@ def _sample_log_weights(logw: np.ndarray, rng: RandomSource) -> int:
 #: lattice of the Gaussian noise on counts (integers lie on it; sigma/grid > 10^6)
 _COUNT_GRID = 2.0 ** -20
 
+#: one column's values as the estimators take them: a pandas Series or anything array-like
+ColumnValues: TypeAlias = "pd.Series[Any] | npt.ArrayLike"
+
 
 # --------------------------------------------------------------------------- quantiles
 
-def _clean_numeric(values) -> np.ndarray:
+def _clean_numeric(values: ColumnValues) -> npt.NDArray[np.float64]:
     x = np.asarray(pd.to_numeric(pd.Series(values).reset_index(drop=True), errors="coerce"), dtype=float)
     return x
 
 
-def quantile_utility(sorted_values: np.ndarray, q: float, points: np.ndarray) -> np.ndarray:
-    """Utility ``u(y) = -| #{x_j < y} - q n |`` of candidate outputs ``y`` (Smith 2011).
+def quantile_utility(sorted_values: npt.NDArray[np.float64], q: float,
+                     points: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Utility ``u(y) = -| #{x_j < y} - q n |`` of candidate outputs ``y`` (Smith 2011;
+    docs/domains.md §DP quantiles).
 
     For any fixed ``y``, replacing one record changes ``#{x_j < y}`` by at most 1, so the
     utility has sensitivity 1 under replace-one (tested).  ``n`` is public.  Where missing
@@ -61,7 +73,8 @@ def quantile_utility(sorted_values: np.ndarray, q: float, points: np.ndarray) ->
     """
     n = sorted_values.size
     below = np.searchsorted(sorted_values, points, side="left")
-    return -np.abs(below - q * n)
+    u: npt.NDArray[np.float64] = -np.abs(below - q * n)
+    return u
 
 
 #: the default grid has at most this many steps over the search range (and more than 2/5 of it)
@@ -97,8 +110,9 @@ def _decimal(m: int, e: int) -> float:
 
 
 def public_grid(low: float, high: float, *, integer: bool = False,
-                n_bins: int | None = None) -> np.ndarray:
-    """The candidate outputs of :func:`dp_quantile`: sorted floats fixed by the public inputs.
+                n_bins: int | None = None) -> npt.NDArray[np.float64]:
+    """The candidate outputs of :func:`dp_quantile`: sorted floats fixed by the public inputs
+    (docs/domains.md §Public grid).
 
     Default: ``low``, ``high`` and every multiple ``j s`` of the step ``s = m 10^e`` of
     :func:`grid_step` inside ``[low, high]``, each computed as the float nearest to
@@ -118,8 +132,8 @@ def public_grid(low: float, high: float, *, integer: bool = False,
         j0, j1 = math.ceil(low / s), math.floor(high / s)
         if max(abs(j0), abs(j1)) * m < 2 ** 53:
             jm = np.arange(j0, j1 + 1, dtype=np.int64) * m
-            pts = jm * float(10 ** e) if e >= 0 else jm / float(10 ** -e)
-            pts = np.unique(np.concatenate([[low], pts, [high]]))
+            multiples = jm * float(10 ** e) if e >= 0 else jm / float(10 ** -e)
+            pts = np.unique(np.concatenate([[low], multiples, [high]]))
             return pts[(pts >= low) & (pts <= high)]
         n_bins = GRID_MAX_STEPS
     k = int(n_bins)
@@ -142,8 +156,16 @@ def next_grid_point(value: float, low: float, high: float, *, integer: bool = Fa
     return (float(grid[i]), float(grid[i + 1])) if i + 1 < grid.size else (float(grid[i - 1]), float(grid[i]))
 
 
-def dp_quantile(values, q, *, epsilon: float, low: float, high: float, rng: RandomSource,
-                n_bins: int | None = None, integer: bool = False):
+@overload
+def dp_quantile(values: ColumnValues, q: float, *, epsilon: float, low: float, high: float, rng: RandomSource,
+                n_bins: int | None = None, integer: bool = False) -> float: ...
+@overload
+def dp_quantile(values: ColumnValues, q: npt.ArrayLike, *, epsilon: float, low: float, high: float, rng: RandomSource,
+                n_bins: int | None = None, integer: bool = False) -> float | npt.NDArray[np.float64]: ...
+
+
+def dp_quantile(values: ColumnValues, q: npt.ArrayLike, *, epsilon: float, low: float, high: float, rng: RandomSource,
+                n_bins: int | None = None, integer: bool = False) -> float | npt.NDArray[np.float64]:
     """epsilon-DP ``q``-quantile of ``values``: a point of :func:`public_grid` over the PUBLIC
     range ``[low, high]``.
 
@@ -153,7 +175,7 @@ def dp_quantile(values, q, *, epsilon: float, low: float, high: float, rng: Rand
     (sensitivity 1 under replace-one): grid point ``y`` is drawn with probability proportional
     to ``exp(epsilon u(y) / 2)`` by the exact sampler.  The factor 1/2 is needed: u is not
     monotone in the data (a replaced record can move a count either way), so the normaliser
-    changes too.
+    changes too.  Derivation and accuracy: docs/domains.md §DP quantiles.
 
     Why a grid and not Smith's continuous version (a uniform point inside the chosen interval
     between sorted values): that float is ``x_(i) + u * length``, whose low-order bits depend on
@@ -184,7 +206,7 @@ def dp_quantile(values, q, *, epsilon: float, low: float, high: float, rng: Rand
     return float(out[0]) if np.ndim(q) == 0 else out
 
 
-def dp_bounds(values, *, epsilon: float, coarse_low: float, coarse_high: float, rng: RandomSource,
+def dp_bounds(values: ColumnValues, *, epsilon: float, coarse_low: float, coarse_high: float, rng: RandomSource,
               lower_q: float = 0.01, upper_q: float = 0.99, n_bins: int | None = None,
               integer: bool = False, label: str = "") -> tuple[float, float, PrivacyLoss]:
     """epsilon-DP numeric bounds: the ``lower_q`` and ``upper_q`` DP quantiles (each at
@@ -193,7 +215,7 @@ def dp_bounds(values, *, epsilon: float, coarse_low: float, coarse_high: float, 
 
     Returns ``(low, high, loss)``; if the two draws cross they are swapped (post-processing).
     They may coincide: :func:`next_grid_point` widens them to two neighbouring grid points.
-    The loss carries the RDP curve ``2 x rdp_pure_dp(epsilon/2)``.
+    The loss carries the RDP curve ``2 x rdp_pure_dp(epsilon/2)`` (docs/domains.md §DP bounds).
     """
     if not (0 <= lower_q < upper_q <= 1):
         raise UserError(f"need 0 <= lower_q < upper_q <= 1, got {lower_q!r}, {upper_q!r}")
@@ -216,7 +238,7 @@ def dp_bounds(values, *, epsilon: float, coarse_low: float, coarse_high: float, 
 
 # --------------------------------------------------------------------------- categories
 
-def candidate_counts(values, candidates: Sequence) -> np.ndarray:
+def candidate_counts(values: ColumnValues, candidates: Sequence[Any]) -> npt.NDArray[np.int64]:
     """Counts of each public candidate; values outside the list are ignored.
 
     Replace-one changes at most two counts, each by 1: L1 sensitivity 2, L2 sensitivity sqrt 2.
@@ -251,7 +273,8 @@ def partition_selection_threshold(epsilon: float, delta: float) -> int:
     probability ``q^T / (1 + q) <= delta`` (discrete Laplace(2/eps) noise, q = e^{-eps/2});
     about ``(2/eps) log(1/(2 delta))``.  Needs ``delta <= 1/2``.
 
-    See :func:`dp_select_categories` for the proof.  The float evaluation carries a relative
+    Proof: docs/domains.md §Partition selection (summarised in :func:`dp_select_categories`).
+    The float evaluation carries a relative
     error ~1e-15, so the condition is checked against ``delta (1 - 1e-12)``.
     """
     if not (0 < delta <= 0.5):
@@ -263,18 +286,19 @@ def partition_selection_threshold(epsilon: float, delta: float) -> int:
     return t
 
 
-def _sorted_values(vals: list) -> list:
+def _sorted_values(vals: list[Any]) -> list[Any]:
     try:
         return sorted(vals)
     except TypeError:
         return sorted(vals, key=lambda v: (type(v).__name__, str(v)))
 
 
-def dp_select_categories(values, *, epsilon: float, delta: float, rng: RandomSource,
-                         candidates: Sequence | None = None, threshold: float | None = None,
+def dp_select_categories(values: ColumnValues, *, epsilon: float, delta: float, rng: RandomSource,
+                         candidates: Sequence[Any] | None = None, threshold: float | None = None,
                          noise: str = "laplace", false_inclusion: float = 0.05,
-                         label: str = "") -> tuple[list, PrivacyLoss]:
-    """DP category list of a column.
+                         label: str = "") -> tuple[list[Any], PrivacyLoss]:
+    """DP category list of a column (docs/domains.md §Noisy counts of public candidates;
+    docs/domains.md §Partition selection).
 
     **With a public candidate list** (``candidates``): noisy counts of the candidates, kept
     when above ``threshold``; values outside the list are ignored.  Replace-one moves one
@@ -350,7 +374,7 @@ def dp_select_categories(values, *, epsilon: float, delta: float, rng: RandomSou
         else:
             raise UserError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
         keep = counts + z > thr
-        return [c for c, kp in zip(cands, keep) if kp], loss
+        return [c for c, kp in zip(cands, keep, strict=True) if kp], loss
 
     if not (0 < delta <= 0.5):
         raise UserError("selecting categories without a public list needs 0 < delta <= 1/2")
@@ -359,19 +383,19 @@ def dp_select_categories(values, *, epsilon: float, delta: float, rng: RandomSou
     from dpstudio.engine.mechanisms.sampling import discrete_laplace
 
     vc = pd.Series(values).reset_index(drop=True).value_counts(dropna=True, sort=False)
-    b = _partition_scale(epsilon)
+    scale = _partition_scale(epsilon)
     least = partition_selection_threshold(epsilon, delta)
     thr = float(least) if threshold is None else float(threshold)
     if math.floor(thr) < least:
         raise UserError(f"a threshold below {least} (the smallest at which a value held by one "
                         f"record is kept with probability <= delta) does not deliver (eps, delta)-DP")
-    z = discrete_laplace(b, len(vc), rng)
-    keep = vc.to_numpy(dtype=np.int64) + z > thr
-    kept = _sorted_values([v for v, kp in zip(vc.index.tolist(), keep) if kp])
+    z_int = discrete_laplace(scale, len(vc), rng)
+    keep = vc.to_numpy(dtype=np.int64) + z_int > thr
+    kept = _sorted_values([v for v, kp in zip(vc.index.tolist(), keep, strict=True) if kp])
     loss = PrivacyLoss(
         epsilon=float(epsilon), delta=float(delta), label=label or "DP category discovery",
         details={"mechanism": "discrete Laplace partition selection (replace-one)",
-                 "scale": float(b), "threshold": thr,
+                 "scale": float(scale), "threshold": thr,
                  "singleton_keep_probability": partition_singleton_keep_probability(epsilon, thr)},
     )
     return kept, loss

@@ -6,7 +6,8 @@ worker thread, the CLI calls it directly, tests pass stubs.  No Qt here.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 
 class Cancelled(Exception):
@@ -44,7 +45,7 @@ class CancelToken:
 NEVER_CANCELLED = CancelToken()
 
 
-def sub_progress(progress: Callable[[float, str], None], start: float, stop: float):
+def sub_progress(progress: Callable[[float, str], None], start: float, stop: float) -> ProgressCallback:
     """A callback mapping [0, 1] of a sub-task into [start, stop] of its parent."""
     span = stop - start
 

@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import os
 import secrets
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 _CHUNK_BYTES = 1 << 24  # getrandom is fastest in bounded chunks; also bounds peak memory
+
+_Word = TypeVar("_Word", np.uint32, np.uint64)
 
 
 class RandomSource:
     """Uniform random integers from a secure source, or from a seeded PCG64 when asked."""
 
     def __init__(self, seed: int | None = None):
+        self._gen: np.random.Generator | None
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
@@ -39,7 +44,7 @@ class RandomSource:
         return f"fixed seed {self.seed} (PCG64) - reproducible, NOT for production releases"
 
     @staticmethod
-    def _os_words(n: int, dtype) -> np.ndarray:
+    def _os_words(n: int, dtype: type[_Word]) -> npt.NDArray[_Word]:
         """``n`` words of ``dtype`` filled straight from the OS CSPRNG (one copy per chunk)."""
         out = np.empty(n, dtype=dtype)
         view = out.view(np.uint8)
@@ -51,14 +56,14 @@ class RandomSource:
             pos += step
         return out
 
-    def uint64(self, n: int) -> np.ndarray:
+    def uint64(self, n: int) -> npt.NDArray[np.uint64]:
         """``n`` independent uniform 64-bit words."""
         n = int(n)
         if self._gen is not None:
             return self._gen.integers(0, 2**64, size=n, dtype=np.uint64, endpoint=False)
         return self._os_words(n, np.uint64)
 
-    def uint32(self, n: int) -> np.ndarray:
+    def uint32(self, n: int) -> npt.NDArray[np.uint32]:
         """``n`` independent uniform 32-bit words (half the entropy cost of :meth:`uint64`)."""
         n = int(n)
         if self._gen is None:
@@ -67,7 +72,8 @@ class RandomSource:
         words = self.uint64((n + 1) // 2)
         return words.view(np.uint32)[:n]
 
-    def integers(self, high, n: int | None = None) -> np.ndarray:
+    def integers(self, high: int | np.integer[Any] | npt.NDArray[np.integer[Any]],
+                 n: int | None = None) -> npt.NDArray[np.int64]:
         """Exactly uniform integers in ``[0, high)``; ``high`` a positive int or array (< 2**32).
 
         Lemire's multiply-shift with rejection, so there is no modulo bias.
@@ -93,7 +99,7 @@ class RandomSource:
             todo = todo[~ok]
         return out
 
-    def _integers_scalar(self, high: int, n: int) -> np.ndarray:
+    def _integers_scalar(self, high: int, n: int) -> npt.NDArray[np.int64]:
         """The same Lemire draw for one common bound, without per-element bound arrays."""
         if not 1 <= high < 2**32:
             raise ValueError(f"integers: high must lie in [1, 2**32), got {high!r}")
@@ -108,7 +114,7 @@ class RandomSource:
                 out[bad] = self._integers_scalar(high, bad.size)
         return out
 
-    def uniform(self, n: int) -> np.ndarray:
+    def uniform(self, n: int) -> npt.NDArray[np.float64]:
         """Uniform floats on the grid ``k / 2**53`` in [0, 1) (no privacy role by itself)."""
         return (self.uint64(n) >> np.uint64(11)).astype(np.float64) * (1.0 / 2**53)
 

@@ -27,20 +27,21 @@ import os
 import re
 import stat
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-from pandas.io.parsers import TextParser
+from pandas.io.parsers import TextParser  # type: ignore[attr-defined]  # public at runtime; pandas-stubs omit it
 
 from dpstudio.engine.data.schema import NUMBERS_ARE_DOUBLES
-from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, Cancelled, no_progress
+from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, CancelToken, no_progress
 from dpstudio.errors import UserError
 
 __all__ = ["LoadedTable", "fingerprint", "load_table", "SUPPORTED_EXTENSIONS"]
@@ -58,6 +59,10 @@ _BLOCK_SIZE = 2 << 20
 #: default cap on one row's size; a cell bigger than this is not something a DP release can
 #: use, and loading it needs several times its size in RAM.  Override with ``max_field_mb``.
 _DEFAULT_MAX_FIELD_MB = 64
+
+#: a format's reader: (path, options, progress, cancel) -> (frame, resolved options)
+_Reader: TypeAlias = Callable[[Path, dict[str, Any], Callable[[float, str], None], CancelToken],
+                              tuple[pd.DataFrame, dict[str, Any]]]
 
 
 def _memory_pool() -> pa.MemoryPool:
@@ -115,11 +120,11 @@ class LoadedTable:
     path: str
     format: str
     #: the resolved options actually used (JSON-serialisable), e.g. delimiter, encoding, header
-    options: dict = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
     sha256: str = ""
 
 
-def fingerprint(path: str | os.PathLike) -> str:
+def fingerprint(path: str | os.PathLike[str]) -> str:
     """SHA-256 hex digest of the file, streamed in 1 MiB chunks.
 
     Why: the report and the budget ledger identify a dataset by its content, not its name,
@@ -128,7 +133,7 @@ def fingerprint(path: str | os.PathLike) -> str:
     return _fingerprint(path, None)
 
 
-def _fingerprint(path, stop: threading.Event | None) -> str:
+def _fingerprint(path: str | os.PathLike[str], stop: threading.Event | None) -> str:
     h = hashlib.sha256()
     buf = bytearray(_CHUNK)
     view = memoryview(buf)
@@ -141,8 +146,8 @@ def _fingerprint(path, stop: threading.Event | None) -> str:
 
 
 def load_table(
-    path: str | os.PathLike,
-    options: dict | None = None,
+    path: str | os.PathLike[str],
+    options: dict[str, Any] | None = None,
     *,
     progress: Callable[[float, str], None] = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
@@ -196,7 +201,7 @@ def load_table(
 
 
 # --------------------------------------------------------------------------- path checks
-def _check_path(path: str | os.PathLike) -> Path:
+def _check_path(path: str | os.PathLike[str]) -> Path:
     """Reject what cannot be a table before any reader sees it (cheap, specific messages)."""
     try:
         p = Path(os.fspath(path))
@@ -234,7 +239,7 @@ def _check_path(path: str | os.PathLike) -> Path:
     return p
 
 
-def _check_names(names: list, p: Path) -> None:
+def _check_names(names: Sequence[object], p: Path) -> None:
     """Column names must be non-empty and unique: roles and recipes refer to columns by name."""
     seen: set[str] = set()
     for i, name in enumerate(names, start=1):
@@ -254,7 +259,7 @@ def _check_frame(frame: pd.DataFrame, p: Path) -> None:
         raise UserError(f"{_q(p)} has a header but no data rows")
 
 
-def _q(p) -> str:
+def _q(p: object) -> str:
     """A path quoted for a one-line message (control characters such as newlines escaped)."""
     s = str(p)
     if not s.isprintable():
@@ -438,7 +443,8 @@ def _detect_header(first_row: list[str]) -> bool:
 
 
 # --------------------------------------------------------------------------- CSV reading
-def _read_csv(p: Path, opts: dict, progress, cancel: CancelToken) -> tuple[pd.DataFrame, dict]:
+def _read_csv(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
+              cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
     sample, complete = _read_sample(p)
     encoding = opts.get("encoding")
     if encoding is None:
@@ -499,7 +505,7 @@ def _arrow_encoding(encoding: str) -> str:
     return "utf8" if encoding in ("utf-8", "utf-8-sig") else encoding
 
 
-def _has_quoted_newlines(text: str, delimiter: str, quotechar) -> bool:
+def _has_quoted_newlines(text: str, delimiter: str, quotechar: str | Literal[False]) -> bool:
     """Whether a quoted field in the sample spans lines (fewer records than lines).
 
     pyarrow's ``newlines_in_values=True`` costs ~25% CPU and ~15% memory, so it is only
@@ -520,7 +526,7 @@ def _has_quoted_newlines(text: str, delimiter: str, quotechar) -> bool:
 
 
 def _read_csv_arrow(
-    p: Path, o: dict, ncols: int, max_field: int, *, quoted_newlines: bool, cancel: CancelToken
+    p: Path, o: dict[str, Any], ncols: int, max_field: int, *, quoted_newlines: bool, cancel: CancelToken
 ) -> pd.DataFrame:
     """pyarrow fast path with targeted retries; pandas for what pyarrow rejects."""
     names = None if o["header"] else [f"column_{i + 1}" for i in range(max(ncols, 1))]
@@ -615,7 +621,8 @@ def _longest_line(p: Path, stop_above: int, cancel: CancelToken) -> int:
     return max(longest, run)
 
 
-def _first_ragged_row(p: Path, read_opts, parse_opts) -> tuple[int, int, int | None] | None:
+def _first_ragged_row(p: Path, read_opts: pacsv.ReadOptions,
+                      parse_opts: pacsv.ParseOptions) -> tuple[int, int, int | None] | None:
     """(expected fields, fields found, row number) of the first row with a wrong field count.
 
     pyarrow's message quotes the offending row -- private data -- and, multithreaded, has no
@@ -623,7 +630,7 @@ def _first_ragged_row(p: Path, read_opts, parse_opts) -> tuple[int, int, int | N
     row and reports its number (only its counts are kept, never its ``text``)."""
     found: list[tuple[int, int, int | None]] = []
 
-    def first(row) -> str:
+    def first(row: pacsv.InvalidRow) -> str:
         found.append((row.expected_columns, row.actual_columns, row.number))
         return "error"
 
@@ -648,7 +655,7 @@ def _ragged_reason(bad: tuple[int, int, int | None] | None, header: bool) -> str
     return f"{where} has {actual} field(s), expected {expected}"
 
 
-def _read_csv_pandas(p: Path, o: dict, names, arrow_error: BaseException) -> pd.DataFrame:
+def _read_csv_pandas(p: Path, o: dict[str, Any], names: list[str] | None, arrow_error: BaseException) -> pd.DataFrame:
     """Fallback for files pyarrow rejects but pandas reads (e.g. odd quoting)."""
     try:
         frame = pd.read_csv(
@@ -718,7 +725,7 @@ def _arrow_to_pandas(box: list[pa.Table]) -> pd.DataFrame:
             table = table.set_column(i, name, pa.nulls(len(col), pa.float64()))
         elif pa.types.is_boolean(col.type) and col.null_count:
             fixed.append(name)  # would become object; make it nullable boolean below
-    frame = table.to_pandas(
+    frame: pd.DataFrame = table.to_pandas(
         date_as_object=False, split_blocks=True, self_destruct=True, memory_pool=_memory_pool()
     )
     del table
@@ -728,7 +735,8 @@ def _arrow_to_pandas(box: list[pa.Table]) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- other formats
-def _read_parquet(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, dict]:
+def _read_parquet(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
+                  cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
     import pyarrow.parquet as pq
 
     try:
@@ -766,7 +774,8 @@ def _type_name(t: pa.DataType) -> str:
     return "list"
 
 
-def _read_xlsx(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, dict]:
+def _read_xlsx(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
+               cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read with ``header=None`` so duplicate / empty header cells can be rejected (pandas
     would silently rename them to ``a.1`` / ``Unnamed: 3``), then re-infer column dtypes."""
     sheet = opts.get("sheet", 0)
@@ -818,14 +827,14 @@ _XLSX_MAX_ROWS, _XLSX_MAX_COLS = 1_048_576, 16_384
 _XLSX_MAX_CELLS = 25_000_000
 
 
-def _xlsx_cells(ws, p: Path, sheet: str, cancel: CancelToken) -> list[list]:
+def _xlsx_cells(ws: Any, p: Path, sheet: str, cancel: CancelToken) -> list[list[object]]:
     """The sheet's cells as pandas' openpyxl reader returns them, in memory proportional to the
     cells present -- never to the extent the file declares (its ``dimension`` tag can say
     XFD1048576 for a 5 KB file) nor to a lone far-away cell (one cell at XFD1048576 would make a
     17-billion-cell rectangle): the rectangle up to the last non-empty cell is refused beyond
     :data:`_XLSX_MAX_CELLS` as soon as the rows read so far exceed it."""
     ws.reset_dimensions()  # ignore the declared extent: each row is as long as its last cell
-    rows: list = []
+    rows: list[list[object] | tuple[()]] = []
     last_row, width = -1, 0
     for i, row in enumerate(ws.iter_rows()):
         if i >= _XLSX_MAX_ROWS or len(row) > _XLSX_MAX_COLS:
@@ -847,7 +856,7 @@ def _xlsx_cells(ws, p: Path, sheet: str, cancel: CancelToken) -> list[list]:
     return [[*r, *[""] * (width - len(r))] for r in rows]
 
 
-def _xlsx_value(cell):
+def _xlsx_value(cell: Any) -> object:
     """pandas' conversion of an openpyxl cell (``OpenpyxlReader._convert_cell``): empty -> "",
     error -> NaN, integral numbers -> int."""
     value = cell.value
@@ -861,7 +870,8 @@ def _xlsx_value(cell):
     return value
 
 
-def _read_stata(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, dict]:
+def _read_stata(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
+                cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
     try:
         frame = pd.read_stata(p)
     except MemoryError:
@@ -871,10 +881,11 @@ def _read_stata(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, di
     return _strings_to_str(frame), {}
 
 
-def _read_sas(fmt: str):
+def _read_sas(fmt: Literal["sas7bdat", "xport"]) -> _Reader:
     label = {"sas7bdat": "a SAS7BDAT", "xport": "a SAS transport (XPT)"}[fmt]
 
-    def read(p: Path, opts: dict, progress, cancel) -> tuple[pd.DataFrame, dict]:
+    def read(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
+             cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
         encoding = opts.get("encoding", "infer" if fmt == "sas7bdat" else "latin-1")
         try:
             frame = pd.read_sas(p, format=fmt, encoding=encoding)
@@ -891,14 +902,14 @@ def _read_sas(fmt: str):
 
 def _strings_to_str(frame: pd.DataFrame) -> pd.DataFrame:
     """Object columns holding only strings become pandas' ``str`` dtype (one per column)."""
-    for name in frame.columns[frame.dtypes == object]:
+    for name in frame.select_dtypes(include="object").columns:
         col = frame[name]
         if pd.api.types.infer_dtype(col, skipna=True) == "string":
             frame[name] = col.astype("str")
     return frame
 
 
-_READERS: dict[str, Any] = {
+_READERS: dict[str, _Reader] = {
     "csv": _read_csv,
     "parquet": _read_parquet,
     "xlsx": _read_xlsx,

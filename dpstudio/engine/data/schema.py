@@ -54,11 +54,14 @@ Role rules, first match wins:
 """
 from __future__ import annotations
 
+import itertools
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -86,7 +89,7 @@ class TableSchema:
     columns: tuple[ColumnSchema, ...]
     embedding_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """A plain dict (lists, str, int, None) ready for ``json.dumps``."""
         return {
             "rows": self.rows,
@@ -136,7 +139,7 @@ def _tokens(name: str) -> list[str]:
 
 def _joined_tokens(tokens: list[str]) -> set[str]:
     """Adjacent pairs joined too, so ``e-mail``/``first_name``/``zip code`` match one word."""
-    return set(tokens) | {a + b for a, b in zip(tokens, tokens[1:])}
+    return set(tokens) | {a + b for a, b in itertools.pairwise(tokens)}
 
 
 # --------------------------------------------------------------------------- distinct counts
@@ -209,7 +212,7 @@ def _string_distinct(arr: pa.ChunkedArray | pa.Array, n_valid: int) -> int:
     return int(pc.count_distinct(arr).as_py())
 
 
-def _fixed_width_distinct(arr, n_valid: int) -> int | None:
+def _fixed_width_distinct(arr: pa.ChunkedArray | pa.Array, n_valid: int) -> int | None:
     """Equal-length strings (ID codes, hashes) as fixed-width bytes, counted by sorting.
 
     Strings of <= 8 bytes pack exactly into one uint64.  Longer ones are mixed into a 64-bit
@@ -250,10 +253,10 @@ def _fixed_width_distinct(arr, n_valid: int) -> int | None:
     return d if d == n_valid else None
 
 
-def _pack_fixed(data, start: int, n: int, width: int, out: np.ndarray) -> None:
+def _pack_fixed(data: pa.Buffer, start: int, n: int, width: int, out: npt.NDArray[np.uint64]) -> None:
     """Write into ``out`` one uint64 key per fixed-width string (exact if width <= 8)."""
 
-    def word(at: int, size: int = 8) -> np.ndarray:
+    def word(at: int, size: int = 8) -> npt.NDArray[np.uint64]:
         # bytes [at, at+size) of every string as a uint64, copied out of the strided buffer
         if size == 8:  # arithmetic on the unaligned strided view itself is 3x slower
             return np.ndarray(
@@ -327,7 +330,7 @@ class _Facts:
     note: str = ""
 
 
-def _is_vector_cell(x) -> bool:
+def _is_vector_cell(x: object) -> bool:
     if isinstance(x, np.ndarray):
         return x.ndim == 1 and x.dtype.kind in "biuf"
     if isinstance(x, (list, tuple)):
@@ -338,7 +341,7 @@ def _is_vector_cell(x) -> bool:
     return False
 
 
-def _bool_like(values: list) -> bool:
+def _bool_like(values: list[Any]) -> bool:
     vals = {str(v).strip().lower() for v in values}
     return len(vals) <= 2 and any(vals <= s for s in _BOOL_SETS)
 
@@ -431,11 +434,11 @@ def _column_facts(name: str, col: pd.Series, rows: int, doubles_only: bool = Fal
             return _Facts(name, "integer", missing, distinct, why)
         return _Facts(name, "float", missing, distinct)
     if isinstance(dtype, pd.StringDtype) or (
-        dtype == object and pd.api.types.infer_dtype(col.iloc[:_SAMPLE], skipna=True) == "string"
+        pd.api.types.is_object_dtype(dtype) and pd.api.types.infer_dtype(col.iloc[:_SAMPLE], skipna=True) == "string"
         and pd.api.types.infer_dtype(col, skipna=True) == "string"
     ):
         return _string_facts(name, col, rows)
-    if dtype == object:
+    if pd.api.types.is_object_dtype(dtype):
         missing = int(col.isna().sum())
         head = col.dropna().iloc[:64]
         if len(head) and all(_is_vector_cell(x) for x in head):
@@ -500,20 +503,20 @@ def infer_schema(frame: pd.DataFrame) -> TableSchema:
     doubles = bool(frame.attrs.get(NUMBERS_ARE_DOUBLES, False))
     if len(names) > 1 and rows >= 100_000:
         with ThreadPoolExecutor(max_workers=2) as pool:
-            facts = list(pool.map(lambda nc: _column_facts(nc[0], nc[1], rows, doubles), zip(names, cols)))
+            facts = list(pool.map(lambda nc: _column_facts(nc[0], nc[1], rows, doubles), zip(names, cols, strict=True)))
     else:
-        facts = [_column_facts(n, c, rows, doubles) for n, c in zip(names, cols)]
+        facts = [_column_facts(n, c, rows, doubles) for n, c in zip(names, cols, strict=True)]
 
     groups = _embedding_groups(facts)
     member = {c: g for g, cs in groups.items() for c in cs}
     tokens = [_tokens(f.name) for f in facts]
-    roles = [_suggest(f, rows, t, member.get(f.name)) for f, t in zip(facts, tokens)]
+    roles = [_suggest(f, rows, t, member.get(f.name)) for f, t in zip(facts, tokens, strict=True)]
 
     # One label per table: the best-scoring candidate among columns not already identifier,
     # embedding or ignored (ties -> the later column, where targets usually sit).
     scored = [
         (_label_score(f, t), i)
-        for i, (f, t, (role, _)) in enumerate(zip(facts, tokens, roles))
+        for i, (f, t, (role, _)) in enumerate(zip(facts, tokens, roles, strict=True))
         if role in ("sensitive", "public")
     ]
     best_score, best_i = max(scored, default=(0, -1))
@@ -526,7 +529,7 @@ def infer_schema(frame: pd.DataFrame) -> TableSchema:
             name=f.name, type=f.type, missing=f.missing, distinct=f.distinct,
             suggested_role=role, embedding_group=member.get(f.name), reason=reason,
         )
-        for f, (role, reason) in zip(facts, roles)
+        for f, (role, reason) in zip(facts, roles, strict=True)
     )
     return TableSchema(rows=rows, columns=out, embedding_groups=groups)
 

@@ -1,7 +1,7 @@
 """The mechanism interface shared by every per-value DP mechanism.
 
 Each mechanism is a small class with keyword-only, validated parameters.  ``privacy_loss()``
-states the guarantee for replace-one neighbours (one record's value changes, BRIEF section 2);
+states the guarantee for replace-one neighbours (one record's value changes, docs/mechanisms.md);
 ``release`` perturbs a whole column at once (vectorised, never a Python loop over rows); the
 per-record guarantee lifts to the dataset by Jazbec 2018, Thm 4.7, and to every query of the
 output by post-processing (Jazbec 2018, Thm 4.3).
@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, SupportsFloat
 
 import numpy as np
+import numpy.typing as npt
 
 from dpstudio.engine.accounting import PrivacyLoss
 from dpstudio.engine.rng import RandomSource
@@ -31,14 +34,14 @@ class Mechanism(ABC):
         return None
 
     @abstractmethod
-    def release(self, values: np.ndarray, rng: RandomSource) -> np.ndarray:
+    def release(self, values: npt.ArrayLike, rng: RandomSource) -> npt.NDArray[Any]:
         """Perturb every value independently; ``rng`` supplies all randomness."""
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"mechanism": self.name, **self.privacy_loss().to_json()}
 
 
-def check_epsilon(epsilon) -> float:
+def check_epsilon(epsilon: object) -> float:
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
         raise ValueError(f"epsilon must be a number > 0, got {epsilon!r}")
     e = float(epsilon)
@@ -47,7 +50,7 @@ def check_epsilon(epsilon) -> float:
     return e
 
 
-def check_delta(delta, *, allow_zero: bool = True) -> float:
+def check_delta(delta: object, *, allow_zero: bool = True) -> float:
     if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)):
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
     d = float(delta)
@@ -58,7 +61,7 @@ def check_delta(delta, *, allow_zero: bool = True) -> float:
     return d
 
 
-def check_bounds(low, high) -> tuple[float, float]:
+def check_bounds(low: SupportsFloat, high: SupportsFloat) -> tuple[float, float]:
     for nm, v in (("low", low), ("high", high)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
             raise ValueError(f"{nm} must be a finite number, got {v!r}")
@@ -72,12 +75,14 @@ def check_bounds(low, high) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def logsumexp_rows(x: np.ndarray) -> np.ndarray:
+def logsumexp_rows(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     m = np.max(x, axis=-1, keepdims=True)
-    return (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]
+    out: npt.NDArray[np.float64] = (m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True)))[..., 0]
+    return out
 
 
-def smallest_valid_scale(worst_delta, target: float, lo: float, hi: float, *, rtol: float) -> float:
+def smallest_valid_scale(worst_delta: Callable[[float], float], target: float, lo: float, hi: float, *,
+                         rtol: float) -> float:
     """Bisection for the smallest noise scale whose worst-case delta is <= ``target``.
 
     ``worst_delta`` must decrease with the scale and ``hi`` must already be valid; the returned

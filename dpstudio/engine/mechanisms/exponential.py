@@ -1,4 +1,4 @@
-"""Exponential mechanism (McSherry & Talwar 2007; Minami 2015, Thm 2; BRIEF 3.4).
+"""Exponential mechanism (McSherry & Talwar 2007; Minami 2015, Thm 2; docs/mechanisms.md).
 
 Select candidate i with probability proportional to exp(eps u_i / (2 Delta)), where Delta
 bounds |u_i(d) - u_i(d')| over neighbours.  Each factor of the ratio P_d(i)/P_d'(i) --- the
@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from dpstudio.engine.accounting import PrivacyLoss
 from dpstudio.engine.mechanisms.base import Mechanism, check_epsilon
@@ -32,7 +33,7 @@ from dpstudio.engine.rng import RandomSource
 _ROUND_PROPOSALS = 1 << 20
 
 
-def sample_log_weights(logw: np.ndarray, rng: RandomSource) -> np.ndarray:
+def sample_log_weights(logw: npt.ArrayLike, rng: RandomSource) -> npt.NDArray[np.int64]:
     """One index per row of ``logw`` (2-D) with P(i) ∝ exp(logw[i]) exactly; -inf = excluded.
 
     Rejection from the uniform proposal with exact Bernoulli(exp(-(max - logw[i]))) coins (see
@@ -66,7 +67,7 @@ def sample_log_weights(logw: np.ndarray, rng: RandomSource) -> np.ndarray:
         cand = rng.integers(k, rows.size)
         w = logw[rows, cand]
         live = np.flatnonzero(np.isfinite(w))        # excluded candidates are always rejected
-        accept = np.zeros(rows.size, dtype=bool)
+        accept: npt.NDArray[np.bool_] = np.zeros(rows.size, dtype=bool)
         if live.size:
             accept[live] = bernoulli_exp_floats(top[rows[live]], w[live], rng)
         accept = accept.reshape(todo.size, per_row)
@@ -83,7 +84,7 @@ class ExponentialMechanism(Mechanism):
 
     name = "exponential"
 
-    def __init__(self, *, epsilon, sensitivity, _unsafe_factor: float = 1.0):
+    def __init__(self, *, epsilon: float, sensitivity: float, _unsafe_factor: float = 1.0):
         self.epsilon = check_epsilon(epsilon)
         if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float, np.integer, np.floating)):
             raise ValueError(f"sensitivity must be a number > 0, got {sensitivity!r}")
@@ -96,19 +97,19 @@ class ExponentialMechanism(Mechanism):
         return PrivacyLoss(epsilon=self.epsilon, delta=0.0, label="exponential", kind="dp",
                            details={"mechanism": "exponential", "sensitivity": self.sensitivity})
 
-    def log_weights(self, utilities) -> np.ndarray:
+    def log_weights(self, utilities: npt.ArrayLike) -> npt.NDArray[np.float64]:
         u = np.asarray(utilities, dtype=np.float64)
         if np.isnan(u).any():
             raise ValueError("utilities contain NaN")
         return self._factor * self.epsilon * u / (2.0 * self.sensitivity)
 
-    def select(self, utilities, rng: RandomSource) -> np.ndarray | int:
+    def select(self, utilities: npt.ArrayLike, rng: RandomSource) -> npt.NDArray[np.int64] | int:
         u = np.asarray(utilities, dtype=np.float64)
         if u.ndim not in (1, 2) or u.shape[-1] == 0:
             raise ValueError(f"utilities must be (n_candidates,) or (n_rows, n_candidates), got shape {u.shape}")
         idx = sample_log_weights(np.atleast_2d(self.log_weights(u)), rng)
         return int(idx[0]) if u.ndim == 1 else idx
 
-    def release(self, values, rng: RandomSource) -> np.ndarray:
+    def release(self, values: npt.ArrayLike, rng: RandomSource) -> npt.NDArray[np.int64]:
         """``values`` = utility matrix (n_rows, n_candidates): one selected index per row."""
         return np.atleast_1d(self.select(np.atleast_2d(values), rng))

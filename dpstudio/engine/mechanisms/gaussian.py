@@ -26,14 +26,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import Literal, overload
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import log_ndtr, ndtr
 
 from dpstudio.engine.accounting import RDP_ORDERS, PrivacyLoss, zcdp_epsilon
-from dpstudio.engine.mechanisms.base import (Mechanism, check_bounds, check_delta, check_epsilon,
-                                            smallest_valid_scale)
+from dpstudio.engine.mechanisms.base import Mechanism, check_bounds, check_delta, check_epsilon, smallest_valid_scale
 from dpstudio.engine.mechanisms.sampling import (
     Grid,
     discrete_gaussian,
@@ -51,7 +53,7 @@ def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) ->
     return float(ndtr(a - b) - math.exp(epsilon + log_ndtr(-a - b)))
 
 
-def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0) -> float:
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest sigma (to 1e-12 relative, rounded up) with the exact condition <= delta.
 
     Balle & Wang 2018 Alg. 1 solves the same equation by a change of variables; plain
@@ -85,12 +87,12 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
     return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon
 
 
-def gaussian_rdp(sigma: float, sensitivity: float, orders=RDP_ORDERS) -> tuple[float, ...]:
+def gaussian_rdp(sigma: float, sensitivity: float, orders: Sequence[float] = RDP_ORDERS) -> tuple[float, ...]:
     """(alpha, alpha Delta^2 / (2 sigma^2))-RDP (Mironov 2017 Prop. 7; CKS 2020 for N_Z)."""
     return tuple(a * sensitivity**2 / (2.0 * sigma**2) for a in orders)
 
 
-def discrete_gaussian_delta(epsilon: float, sigma2: float, shifts) -> np.ndarray:
+def discrete_gaussian_delta(epsilon: float, sigma2: float, shifts: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """CKS 2020 Thm 7, exact: delta for each integer shift s, summed over the integer support."""
     sigma = math.sqrt(sigma2)
     shifts = np.asarray(shifts, dtype=np.int64)
@@ -103,7 +105,7 @@ def discrete_gaussian_delta(epsilon: float, sigma2: float, shifts) -> np.ndarray
     # tail[i] = P[X >= sup[i]], summed from the far end so small tails keep relative accuracy
     tail = np.cumsum(pmf[::-1])[::-1]
 
-    def p_greater(a):
+    def p_greater(a: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         # P[X > a] = P[X >= floor(a) + 1]
         idx = np.floor(a).astype(np.int64) + 1 - sup[0]
         res = np.zeros(a.shape)
@@ -123,7 +125,7 @@ SIGMA_STEPS_TARGET = 2.0 ** 13
 
 
 def gaussian_grid(low: float, high: float, *, integer: bool = False, grid_bits: int = 10,
-                  epsilon=None, delta=None, rho=None) -> Grid:
+                  epsilon: float | None = None, delta: float | None = None, rho: float | None = None) -> Grid:
     """The public grid of a Gaussian column: ``grid_bits`` as for Laplace, made coarser when the
     noise is so wide that sigma would exceed :data:`SIGMA_STEPS_TARGET` steps.
 
@@ -137,7 +139,8 @@ def gaussian_grid(low: float, high: float, *, integer: bool = False, grid_bits: 
     if rho is not None:
         ratio = 1.0 / math.sqrt(2.0 * float(rho))
     else:
-        ratio = analytic_gaussian_sigma(epsilon, delta, 1.0)
+        # the checks analytic_gaussian_sigma starts with, done first so that None is rejected with its error
+        ratio = analytic_gaussian_sigma(check_epsilon(epsilon), check_delta(delta, allow_zero=False), 1.0)
     bits = int(grid_bits)
     if ratio > 0 and math.isfinite(ratio):
         bits = min(bits, max(0, math.floor(math.log2(SIGMA_STEPS_TARGET / ratio))))
@@ -158,8 +161,8 @@ class GaussianMechanism(Mechanism):
 
     name = "gaussian"
 
-    def __init__(self, *, epsilon=None, delta, low, high, integer: bool = False, grid_bits: int = 10,
-                 rho=None):
+    def __init__(self, *, epsilon: float | None = None, delta: float, low: float, high: float, integer: bool = False,
+                 grid_bits: int = 10, rho: float | None = None):
         self.delta = check_delta(delta, allow_zero=False)
         self.low, self.high = check_bounds(low, high)
         self.integer = bool(integer)
@@ -167,7 +170,7 @@ class GaussianMechanism(Mechanism):
             raise ValueError("give the Gaussian mechanism either epsilon or rho (a zCDP share), not both")
         if epsilon is not None:
             epsilon = check_epsilon(epsilon)
-        elif isinstance(rho, bool) or not (float(rho) > 0) or not math.isfinite(float(rho)):
+        elif rho is not None and (isinstance(rho, bool) or not (float(rho) > 0) or not math.isfinite(float(rho))):
             raise ValueError(f"rho must be a finite number > 0, got {rho!r}")
         self.grid = gaussian_grid(self.low, self.high, integer=self.integer, grid_bits=grid_bits,
                                   epsilon=epsilon, delta=self.delta, rho=rho)
@@ -184,10 +187,10 @@ class GaussianMechanism(Mechanism):
         # freeze exactly the float sigma^2 that the calibration checked
         self.sigma2_exact = Fraction(self.sigma_steps * self.sigma_steps)
         # zCDP of what is sampled: D^2 / (2 sigma^2) from the frozen sigma^2, rounded up
-        self.rho = None if rho is None else (
-            float(np.nextafter(self.diam_steps ** 2 / (2.0 * float(self.sigma2_exact)), np.inf))
-            if self.diam_steps else 0.0)
+        self.rho: float | None = None
         if rho is not None:
+            self.rho = (float(np.nextafter(self.diam_steps ** 2 / (2.0 * float(self.sigma2_exact)), np.inf))
+                        if self.diam_steps else 0.0)
             if self.rho > float(rho) * (1 + 1e-12):
                 raise AssertionError("frozen sigma spends more zCDP budget than it was given")
             self.epsilon = zcdp_epsilon(self.rho, self.delta)
@@ -233,10 +236,21 @@ class GaussianMechanism(Mechanism):
             return 0.0
         return discrete_gaussian_mean_abs(self.sigma_steps**2) * self.step
 
-    def clip(self, values) -> tuple[np.ndarray, int]:
+    def clip(self, values: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], int]:
         return self.grid.clip(values)
 
-    def release(self, values, rng: RandomSource, return_clipped: bool = False):
+    @overload
+    def release(self, values: npt.ArrayLike, rng: RandomSource,
+                return_clipped: Literal[False] = False) -> npt.NDArray[np.float64]: ...
+    @overload
+    def release(self, values: npt.ArrayLike, rng: RandomSource,
+                return_clipped: Literal[True]) -> tuple[npt.NDArray[np.float64], int]: ...
+    @overload
+    def release(self, values: npt.ArrayLike, rng: RandomSource,
+                return_clipped: bool) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]: ...
+
+    def release(self, values: npt.ArrayLike, rng: RandomSource,
+                return_clipped: bool = False) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]:
         clipped, n_clipped = self.grid.clip(values)
         k = self.grid.snap(clipped)
         if self.diam_steps > 0:

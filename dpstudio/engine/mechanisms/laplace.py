@@ -10,25 +10,27 @@ and (s - 2x)/t between.  Summing (P - e^eps Q)_+ over the integers (Balle et al.
 privacy profiles) gives, with X the number of x in [1, s-1] with (s - 2x)/t > eps,
     delta_s(eps) = [ (1 - e^{eps - s/t})_+ + (1 - q^X)(q - e^eps q^{s-X}) ] / (1 + q).
 In the continuous limit (t -> inf, s/t = mu) this tends to 1 - e^{(eps - mu)/2}, the exact
-profile of the continuous Laplace quoted in BRIEF 3.1.  The mechanism is (eps, delta)-DP iff
-max_s delta_s(eps) <= delta (P vs Q and Q vs P are mirror images).  delta = 0 gives
-t = D/eps (pure eps-DP: the loss is bounded by D/t).
+profile of the continuous Laplace (docs/mechanisms.md; docs/errata.md, E1).  The mechanism is
+(eps, delta)-DP iff max_s delta_s(eps) <= delta (P vs Q and Q vs P are mirror images).
+delta = 0 gives t = D/eps (pure eps-DP: the loss is bounded by D/t).
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from dpstudio.engine.accounting import RDP_ORDERS, PrivacyLoss
-from dpstudio.engine.mechanisms.base import (Mechanism, check_bounds, check_delta, check_epsilon,
-                                            smallest_valid_scale)
+from dpstudio.engine.mechanisms.base import Mechanism, check_bounds, check_delta, check_epsilon, smallest_valid_scale
 from dpstudio.engine.mechanisms.sampling import Grid, discrete_laplace, discrete_laplace_mean_abs
 from dpstudio.engine.rng import RandomSource
 
 
 def continuous_laplace_delta(epsilon: float, mu: float) -> float:
-    """Exact privacy profile of the continuous Laplace with mu = diam / b (BRIEF 3.1)."""
+    """Exact privacy profile of the continuous Laplace with mu = diam / b (docs/mechanisms.md)."""
     return max(0.0, -math.expm1((epsilon - mu) / 2.0))
 
 
@@ -42,7 +44,7 @@ def laplace_b_seed(epsilon: float, delta: float, diam: float) -> float:
     return diam / (epsilon - math.log1p(-delta))
 
 
-def discrete_laplace_delta(epsilon: float, t: float, shifts) -> np.ndarray:
+def discrete_laplace_delta(epsilon: float, t: float, shifts: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Exact delta_s(eps) of the discrete Laplace with scale t for integer shifts s (closed form)."""
     s = np.asarray(shifts, dtype=np.float64)
     q = math.exp(-1.0 / t)
@@ -65,8 +67,9 @@ def discrete_laplace_delta_numeric(epsilon: float, t: float, s: int, tail: float
     return float(np.sum(np.maximum(p - math.exp(epsilon) * qq, 0.0)))
 
 
-def discrete_laplace_rdp(t: float, s: int, orders=RDP_ORDERS) -> tuple[float, ...]:
-    """Exact Renyi divergence D_alpha(DLap(t) || s + DLap(t)), closed-form sums in log space."""
+def discrete_laplace_rdp(t: float, s: int, orders: Sequence[float] = RDP_ORDERS) -> tuple[float, ...]:
+    """Exact Renyi divergence D_alpha(DLap(t) || s + DLap(t)), closed-form sums in log space
+    (derivation: docs/accounting.md §Exact RDP of the discrete Laplace)."""
     mu = s / t
     logc = math.log(-math.expm1(-1.0 / t)) - math.log1p(math.exp(-1.0 / t))
     log1mq = math.log(-math.expm1(-1.0 / t))
@@ -87,14 +90,15 @@ class LaplaceMechanism(Mechanism):
     """Clip to public [low, high], snap to a public grid, add exact discrete Laplace noise.
 
     Implements Jazbec 2018, Ex. 4.9 (bounded Laplace, eps/delta) with the exact privacy profile of
-    the discrete Laplace (module docstring; BRIEF 3.1), sampled exactly (CKS 2020, Alg. 2 law;
+    the discrete Laplace (module docstring; docs/mechanisms.md), sampled exactly (CKS 2020, Alg. 2 law;
     certified-inversion sampler in :mod:`.sampling`).  ``grid_bits``: the grid has between
     2**bits and 2**(bits+1) steps across [low, high] (integer columns: integer steps).
     """
 
     name = "laplace"
 
-    def __init__(self, *, epsilon, delta=0.0, low, high, integer: bool = False, grid_bits: int = 10):
+    def __init__(self, *, epsilon: float, delta: float = 0.0, low: float, high: float, integer: bool = False,
+                 grid_bits: int = 10):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.low, self.high = check_bounds(low, high)
@@ -153,11 +157,22 @@ class LaplaceMechanism(Mechanism):
             return 0.0
         return discrete_laplace_mean_abs(self.scale_steps) * self.step
 
-    def clip(self, values) -> tuple[np.ndarray, int]:
+    def clip(self, values: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], int]:
         """(values clipped to the public bounds, number clipped — NOT private, steward only)."""
         return self.grid.clip(values)
 
-    def release(self, values, rng: RandomSource, return_clipped: bool = False):
+    @overload
+    def release(self, values: npt.ArrayLike, rng: RandomSource,
+                return_clipped: Literal[False] = False) -> npt.NDArray[np.float64]: ...
+    @overload
+    def release(self, values: npt.ArrayLike, rng: RandomSource,
+                return_clipped: Literal[True]) -> tuple[npt.NDArray[np.float64], int]: ...
+    @overload
+    def release(self, values: npt.ArrayLike, rng: RandomSource,
+                return_clipped: bool) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]: ...
+
+    def release(self, values: npt.ArrayLike, rng: RandomSource,
+                return_clipped: bool = False) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]:
         clipped, n_clipped = self.grid.clip(values)
         k = self.grid.snap(clipped)
         if self.diam_steps > 0:

@@ -1,4 +1,4 @@
-"""Metric-DP selection for embedding vectors (VoicePrivacy 2020 note, x-vector anonymisation; BRIEF 3.5).
+"""Metric-DP selection for embedding vectors (VoicePrivacy 2020 note, x-vector anonymisation; docs/mechanisms.md).
 
 Angular distance d(x, y) = arccos(<x, y> / (|x| |y|)) / pi is a metric on directions.  For an
 input x0 the mechanism outputs pool row p with probability
@@ -14,11 +14,14 @@ and uses exp(-eps d): that version is only 2 eps d-private (the audit demonstrat
 such as "drop pool rows equal to x0" gives an output probability 0 for one input and > 0 for a
 neighbour: no finite eps).  When the pool is the dataset itself, pass ``self_index`` (row i of
 the input is pool row self_index[i]); that row is removed by identity, so the candidate set is
-the other records, the same for both neighbouring values of record i (BRIEF 3.5).
+the other records, the same for both neighbouring values of record i (docs/errata.md, E5).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+import numpy.typing as npt
 
 from dpstudio.engine.accounting import PrivacyLoss
 from dpstudio.engine.mechanisms.base import Mechanism, check_epsilon
@@ -28,7 +31,7 @@ from dpstudio.engine.rng import RandomSource
 _CHUNK_ELEMS = 1 << 22
 
 
-def _unit_rows(x: np.ndarray, what: str) -> np.ndarray:
+def _unit_rows(x: npt.ArrayLike, what: str) -> npt.NDArray[np.float64]:
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2:
         raise ValueError(f"{what} must be a 2-D array (rows, dim), got shape {x.shape}")
@@ -37,21 +40,23 @@ def _unit_rows(x: np.ndarray, what: str) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1)
     if np.any(norms == 0):
         raise ValueError(f"{what} contains zero vectors: angular distance is undefined for them")
-    return x / norms[:, None]
+    unit: npt.NDArray[np.float64] = x / norms[:, None]
+    return unit
 
 
-def angular_distance(x, y) -> np.ndarray:
+def angular_distance(x: npt.ArrayLike, y: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Pairwise d(x_i, y_j) = arccos(cos)/pi in [0, 1] (float64 throughout)."""
     xu, yu = _unit_rows(np.atleast_2d(x), "x"), _unit_rows(np.atleast_2d(y), "y")
-    return np.arccos(np.clip(xu @ yu.T, -1.0, 1.0)) / np.pi
+    d: npt.NDArray[np.float64] = np.arccos(np.clip(xu @ yu.T, -1.0, 1.0)) / np.pi
+    return d
 
 
 class MetricSelection(Mechanism):
-    """Select a pool vector with P ∝ exp(-(eps/2) d(x0, p)): eps*d_chi metric DP (BRIEF 3.5)."""
+    """Select a pool vector with P ∝ exp(-(eps/2) d(x0, p)): eps*d_chi metric DP (docs/mechanisms.md)."""
 
     name = "metric"
 
-    def __init__(self, *, epsilon, pool, _unsafe_full_epsilon: bool = False):
+    def __init__(self, *, epsilon: float, pool: npt.ArrayLike, _unsafe_full_epsilon: bool = False):
         self.epsilon = check_epsilon(epsilon)
         pool = np.asarray(pool, dtype=np.float64)
         if pool.ndim != 2 or pool.shape[0] < 2:
@@ -67,7 +72,8 @@ class MetricSelection(Mechanism):
                            details={"mechanism": "metric-DP selection (angular distance / pi)",
                                     "pool_size": int(self.pool.shape[0])})
 
-    def select(self, values, rng: RandomSource, self_index=None, progress=None) -> np.ndarray:
+    def select(self, values: npt.ArrayLike, rng: RandomSource, self_index: npt.ArrayLike | None = None,
+               progress: Callable[[float, str], None] | None = None) -> npt.NDArray[np.int64]:
         """Index of the chosen pool row for each input row (chunked matrix products)."""
         x = _unit_rows(np.atleast_2d(values), "values")
         if x.shape[1] != self._pool_unit.shape[1]:
@@ -92,8 +98,9 @@ class MetricSelection(Mechanism):
                 progress(min(1.0, (s + step) / n), "metric selection")
         return out
 
-    def release(self, values, rng: RandomSource, self_index=None) -> np.ndarray:
+    def release(self, values: npt.ArrayLike, rng: RandomSource,
+                self_index: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
         return self.pool[self.select(values, rng, self_index=self_index)]
 
-    def expected_error(self):
+    def expected_error(self) -> None:
         return None  # data dependent: the report shows the empirical mean angular distortion

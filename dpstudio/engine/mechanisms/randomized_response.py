@@ -1,7 +1,7 @@
 """k-ary randomized response (Jazbec 2018, Ex. 4.10; Sekiguchi 2024 for binary labels).
 
 On categories {0..m} (m + 1 = n_categories), P(Y = d) = 1 - m p and P(Y = d') = p for every
-other d'.  It is (eps, delta)-DP iff p >= (1 - delta)/(m + e^eps) (BRIEF 3.2): the worst event
+other d'.  It is (eps, delta)-DP iff p >= (1 - delta)/(m + e^eps) (docs/mechanisms.md): the worst event
 is {d} for neighbours d, d', giving 1 - m p <= e^eps p + delta.  Binary (m = 1, delta = 0):
 flip probability 1/(1 + e^eps).  Expected error under the discrete metric is m p, which meets
 the lower bound of Jazbec 2018, Thm 5.5, exactly.
@@ -13,8 +13,10 @@ value: u < m j selects "other category number u // j", else the value is kept.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from dpstudio.engine.accounting import RDP_ORDERS, PrivacyLoss
 from dpstudio.engine.mechanisms.base import Mechanism, check_delta, check_epsilon
@@ -23,7 +25,7 @@ from dpstudio.engine.rng import RandomSource
 _N = 2**32 - 1
 
 
-def rr_rdp(keep: float, p: float, m: int, orders=RDP_ORDERS) -> tuple[float, ...]:
+def rr_rdp(keep: float, p: float, m: int, orders: Sequence[float] = RDP_ORDERS) -> tuple[float, ...]:
     """Exact Renyi divergence between the output laws for two different inputs a != b.
 
     P_a = (keep at a, p at b, p elsewhere), P_b = (p at a, keep at b, p elsewhere); every pair
@@ -46,7 +48,7 @@ class RandomizedResponse(Mechanism):
 
     name = "rr"
 
-    def __init__(self, *, epsilon, delta=0.0, n_categories):
+    def __init__(self, *, epsilon: float, delta: float = 0.0, n_categories: int):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         if isinstance(n_categories, bool) or not isinstance(n_categories, (int, np.integer)):
@@ -72,7 +74,8 @@ class RandomizedResponse(Mechanism):
         """m p: probability the released category differs from the true one."""
         return self.m * self.p
 
-    def release(self, values, rng: RandomSource, *, _override_j: int | None = None) -> np.ndarray:
+    def release(self, values: npt.ArrayLike, rng: RandomSource, *,
+                _override_j: int | None = None) -> npt.NDArray[np.int64]:
         v = np.asarray(values)
         if v.size and (not np.issubdtype(v.dtype, np.integer)):
             if not np.all(np.equal(np.mod(v, 1), 0)):

@@ -23,17 +23,24 @@ Two exact implementations are provided:
   target law; floats only decide *when* enough bits have been seen.  Cost: one 32-bit word and
   one ``log`` per discrete-Laplace sample.
 
-Both are tested against the exact pmf (chi-square) in tests/test_sampling.py.
+Both are tested against the exact pmf (chi-square) in tests/test_sampling.py.  How each sampler
+works and why its law is exact: docs/mechanisms.md §Exact samplers.
 """
 from __future__ import annotations
 
 import decimal
 import math
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
+from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from dpstudio.engine.rng import RandomSource
+
+#: an exact non-negative rational as the samplers accept it (floats are taken at their binary value)
+Rational: TypeAlias = int | float | Fraction | tuple[int, int] | np.integer[Any] | np.floating[Any]
 
 # Relative/absolute safety margin for the float certification.  The float quantities below
 # carry errors of a few ulp (2**-52) times (1 + magnitude); 2**-40 leaves a >1000x cushion.
@@ -58,13 +65,13 @@ _MAX_ROUNDS = 10_000
 _MAX_REVEALS = 64
 
 
-def _rounds(what: str, limit: int = _MAX_ROUNDS):
+def _rounds(what: str, limit: int = _MAX_ROUNDS) -> Iterator[int]:
     """range(limit), then RuntimeError: ``for _ in _rounds(...)`` with a ``break`` when done."""
     yield from range(limit)
     raise RuntimeError(f"{what}: not done after {limit} rounds - parameters outside the validated limits?")
 
 
-def _as_fraction(x, what: str) -> Fraction:
+def _as_fraction(x: object, what: str) -> Fraction:
     """An exact non-negative rational from an int, Fraction, float or (num, den) pair."""
     if isinstance(x, tuple):
         num, den = x
@@ -89,7 +96,7 @@ def _decimal_exp_neg(x: Fraction, prec: int) -> decimal.Decimal:
     return ctx.exp(-arg)
 
 
-def _reveal_prefix(words: list[int], first_bits: int) -> tuple[int, int]:
+def _reveal_prefix(words: Sequence[int | np.integer[Any]], first_bits: int) -> tuple[int, int]:
     """Concatenate revealed words into an integer prefix and its bit length."""
     prefix = 0
     nbits = 0
@@ -121,15 +128,18 @@ def _bernoulli_exp_fallback(gamma: Fraction, prefix: int, nbits: int, rng: Rando
         prefix = (prefix << 32) | int(rng.uint32(1)[0])
         nbits += 32
         prec += 12
+    raise AssertionError("unreachable: _rounds raises when its rounds run out")
 
 
-def bernoulli_exp(gamma, rng: RandomSource, n: int | None = None) -> np.ndarray:
+def bernoulli_exp(gamma: Rational | Sequence[Rational] | npt.NDArray[Any], rng: RandomSource,
+                  n: int | None = None) -> npt.NDArray[np.bool_]:
     """Exact Bernoulli(exp(-gamma)) draws, vectorised (certified inversion).
 
     ``gamma``: a non-negative rational — a scalar (int/float/Fraction/(num, den)) with ``n``
     draws, or a sequence of :class:`fractions.Fraction` (one per draw).  Floats are taken as
     their exact binary value.  Returns a bool array.
     """
+    exact: list[Fraction] | None
     if isinstance(gamma, (list, np.ndarray)) and n is None:
         fr = [_as_fraction(g, "gamma") for g in gamma]
         gam_f = np.array([float(g) for g in fr], dtype=np.float64)
@@ -144,13 +154,13 @@ def bernoulli_exp(gamma, rng: RandomSource, n: int | None = None) -> np.ndarray:
     if np.any(gam_f < 0):
         raise ValueError(f"gamma must be >= 0, got {gamma!r}")
 
-    def exact_of(i):
+    def exact_of(i: int) -> Fraction:
         return exact[i] if exact is not None else scalar_exact
 
     return _bernoulli_exp_float(gam_f, exact_of, rng)
 
 
-def bernoulli_exp_floats(top: np.ndarray, w: np.ndarray, rng: RandomSource) -> np.ndarray:
+def bernoulli_exp_floats(top: npt.ArrayLike, w: npt.ArrayLike, rng: RandomSource) -> npt.NDArray[np.bool_]:
     """Exact Bernoulli(exp(-(top_i - w_i))) draws for float arrays ``top >= w`` (finite): the
     difference is taken exactly (as rationals) wherever the certification needs it, and its
     float value (relative error <= 2^-53, inside the margin) everywhere else."""
@@ -160,13 +170,14 @@ def bernoulli_exp_floats(top: np.ndarray, w: np.ndarray, rng: RandomSource) -> n
     if np.any(gam_f < 0) or not np.all(np.isfinite(gam_f)):
         raise ValueError("bernoulli_exp_floats needs finite top >= w")
 
-    def exact_of(i):
+    def exact_of(i: int) -> Fraction:
         return Fraction(float(top[i])) - Fraction(float(w[i]))
 
     return _bernoulli_exp_float(gam_f, exact_of, rng)
 
 
-def _bernoulli_exp_float(gam_f: np.ndarray, exact_of, rng: RandomSource) -> np.ndarray:
+def _bernoulli_exp_float(gam_f: npt.NDArray[np.float64], exact_of: Callable[[int], Fraction],
+                         rng: RandomSource) -> npt.NDArray[np.bool_]:
     """Core of :func:`bernoulli_exp`: float gammas + a callback giving the exact gamma of row i.
 
     ``gam_f`` must be within a few ulp (relative) of the exact gamma; the margin covers it.
@@ -198,7 +209,7 @@ def _bernoulli_exp_float(gam_f: np.ndarray, exact_of, rng: RandomSource) -> np.n
     return out
 
 
-def bernoulli_exp_cks(num, den, rng: RandomSource) -> np.ndarray:
+def bernoulli_exp_cks(num: npt.ArrayLike, den: npt.ArrayLike, rng: RandomSource) -> npt.NDArray[np.bool_]:
     """Bernoulli(exp(-num/den)) by CKS 2020 Algorithm 1, vectorised; ``num``, ``den`` int arrays.
 
     Reference implementation (slow, ~e random words per unit of gamma); ``den * K`` must stay
@@ -229,7 +240,7 @@ def bernoulli_exp_cks(num, den, rng: RandomSource) -> np.ndarray:
     return out
 
 
-def _bern_exp_le1(num, den, rng):
+def _bern_exp_le1(num: npt.NDArray[np.int64], den: npt.NDArray[np.int64], rng: RandomSource) -> npt.NDArray[np.bool_]:
     """CKS Alg. 1 for gamma = num/den in [0, 1]: K = first k with Bernoulli(gamma/k) = 0; K odd."""
     n = num.size
     K = np.ones(n, dtype=np.int64)
@@ -243,7 +254,8 @@ def _bern_exp_le1(num, den, rng):
         a = u < num[todo]
         K[todo[a]] += 1
         todo = todo[a]
-    return (K % 2) == 1
+    odd: npt.NDArray[np.bool_] = (K % 2) == 1  # ndarray comparisons are typed Any in the numpy stubs
+    return odd
 
 
 # --------------------------------------------------------------------------------------------
@@ -270,7 +282,8 @@ def _dlap_fallback(t: Fraction, prefix: int, nbits: int, rng: RandomSource) -> i
             kf = ctx.divide(lval, ctx.divide(decimal.Decimal(r.numerator), decimal.Decimal(r.denominator)))
             k = max(0, int(kf.to_integral_value(rounding=decimal.ROUND_CEILING)) - 1)
 
-            def c(j):
+            def c(j: int, ctx: decimal.Context = ctx, prec: int = prec, q: decimal.Decimal = q) -> decimal.Decimal:
+                # called within this iteration only; the defaults bind this iteration's values
                 if j == 0:
                     return decimal.Decimal(1)
                 return ctx.divide(ctx.multiply(2, _decimal_exp_neg(j * r, prec)), 1 + q)
@@ -284,9 +297,10 @@ def _dlap_fallback(t: Fraction, prefix: int, nbits: int, rng: RandomSource) -> i
         prefix = (prefix << 32) | int(rng.uint32(1)[0])
         nbits += 32
         prec += 12
+    raise AssertionError("unreachable: _rounds raises when its rounds run out")
 
 
-def discrete_laplace(scale, n: int, rng: RandomSource) -> np.ndarray:
+def discrete_laplace(scale: Rational, n: int, rng: RandomSource) -> npt.NDArray[np.int64]:
     """``n`` exact draws of the discrete Laplace P(x) ∝ exp(-|x|/t), x ∈ ℤ (CKS 2020 Def. 2).
 
     ``scale`` t > 0 rational (int, Fraction, (num, den) or a float taken exactly).  Certified
@@ -315,7 +329,8 @@ def discrete_laplace(scale, n: int, rng: RandomSource) -> np.ndarray:
 _CHUNK = 1 << 15
 
 
-def _dlap_chunk(n, t, r, tf, log_half1q, rng):
+def _dlap_chunk(n: int, t: Fraction, r: float, tf: float, log_half1q: float,
+                rng: RandomSource) -> npt.NDArray[np.int64]:
     w1 = rng.uint32(n)
     a = (w1 & np.uint32(0x7FFFFFFF)).astype(np.float64)
     a *= _TWO31  # exact
@@ -337,7 +352,8 @@ def _dlap_chunk(n, t, r, tf, log_half1q, rng):
     return mag
 
 
-def _dlap_certify(a, w, r, tf, log_half1q):
+def _dlap_certify(a: npt.NDArray[np.float64], w: float, r: float, tf: float,
+                  log_half1q: float) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
     """Candidate |X| for U in [a, a+w) and the indices where floats cannot certify it.
 
     Work in units of the break-point spacing: z = L(a) t, |X| = k iff L(U) t ∈ (k, k+1], so the
@@ -368,7 +384,7 @@ def _dlap_certify(a, w, r, tf, log_half1q):
     return k, und
 
 
-def discrete_laplace_cks(s: int, t: int, n: int, rng: RandomSource) -> np.ndarray:
+def discrete_laplace_cks(s: int, t: int, n: int, rng: RandomSource) -> npt.NDArray[np.int64]:
     """CKS 2020 Algorithm 2, vectorised: n draws of P(x) ∝ exp(-|x| s/t) (scale t/s)."""
     s, t = int(s), int(t)
     if s <= 0 or t <= 0:
@@ -408,7 +424,7 @@ def discrete_laplace_cks(s: int, t: int, n: int, rng: RandomSource) -> np.ndarra
 # --------------------------------------------------------------------------------------------
 # discrete Gaussian
 # --------------------------------------------------------------------------------------------
-def discrete_gaussian(sigma2, n: int, rng: RandomSource) -> np.ndarray:
+def discrete_gaussian(sigma2: Rational, n: int, rng: RandomSource) -> npt.NDArray[np.int64]:
     """``n`` exact draws of the discrete Gaussian P(x) ∝ exp(-x²/(2σ²)), x ∈ ℤ (CKS Alg. 3).
 
     ``sigma2`` = σ² rational.  CKS Algorithm 3: propose Y ~ discrete Laplace with scale
@@ -435,7 +451,7 @@ def discrete_gaussian(sigma2, n: int, rng: RandomSource) -> np.ndarray:
         ay = np.abs(y).astype(np.float64)
         gam = (ay - c_f) ** 2 / two_s2_f
 
-        def exact_of(i, y=y):
+        def exact_of(i: int, y: npt.NDArray[np.int64] = y) -> Fraction:
             return (abs(int(y[i])) - c) ** 2 / (2 * s2)
 
         acc = _bernoulli_exp_float(gam, exact_of, rng)
@@ -444,7 +460,7 @@ def discrete_gaussian(sigma2, n: int, rng: RandomSource) -> np.ndarray:
     return out
 
 
-def discrete_gaussian_cks(sigma2: Fraction, n: int, rng: RandomSource) -> np.ndarray:
+def discrete_gaussian_cks(sigma2: Fraction, n: int, rng: RandomSource) -> npt.NDArray[np.int64]:
     """CKS Algorithm 3 built on Algorithms 1-2 only (reference; slow)."""
     s2 = Fraction(sigma2)
     # t = floor(sigma) + 1 = isqrt(floor(sigma^2)) + 1 exactly (a loop counting t up took sigma steps)
@@ -468,10 +484,10 @@ def discrete_gaussian_cks(sigma2: Fraction, n: int, rng: RandomSource) -> np.nda
 # --------------------------------------------------------------------------------------------
 # exact pmfs (for calibration, expected error and tests)
 # --------------------------------------------------------------------------------------------
-def discrete_laplace_pmf(x, scale: float) -> np.ndarray:
+def discrete_laplace_pmf(x: npt.ArrayLike, scale: float) -> npt.NDArray[np.float64]:
     """P(X = x) = (1-q)/(1+q) q^|x|, q = exp(-1/scale)."""
     q = math.exp(-1.0 / scale)
-    return (-math.expm1(-1.0 / scale)) / (1.0 + q) * np.exp(-np.abs(np.asarray(x, float)) / scale)
+    return (-math.expm1(-1.0 / scale)) / (1.0 + q) * np.exp(-np.abs(np.asarray(x, np.float64)) / scale)
 
 
 def discrete_laplace_mean_abs(scale: float) -> float:
@@ -480,17 +496,17 @@ def discrete_laplace_mean_abs(scale: float) -> float:
     return 2.0 * q / (-math.expm1(-2.0 / scale))
 
 
-def discrete_gaussian_support(sigma: float, tail: float = 40.0) -> np.ndarray:
+def discrete_gaussian_support(sigma: float, tail: float = 40.0) -> npt.NDArray[np.int64]:
     half = int(math.ceil(tail * sigma)) + 2
     return np.arange(-half, half + 1)
 
 
-def discrete_gaussian_pmf(x, sigma2: float) -> np.ndarray:
+def discrete_gaussian_pmf(x: npt.ArrayLike, sigma2: float) -> npt.NDArray[np.float64]:
     """Normalised pmf of the discrete Gaussian (normaliser summed over ±40σ, error < 1e-300)."""
     sigma = math.sqrt(sigma2)
     sup = discrete_gaussian_support(sigma)
-    z = np.exp(-(sup.astype(float) ** 2) / (2 * sigma2)).sum()
-    return np.exp(-(np.asarray(x, float) ** 2) / (2 * sigma2)) / z
+    z: np.float64 = np.exp(-(sup.astype(float) ** 2) / (2 * sigma2)).sum()
+    return np.exp(-(np.asarray(x, np.float64) ** 2) / (2 * sigma2)) / z
 
 
 def discrete_gaussian_mean_abs(sigma2: float) -> float:
@@ -534,7 +550,7 @@ class Grid:
         # rint is monotone, so snapped values of [low, high] span exactly this many steps
         self.diam_steps = self.k_high - self.k_low
 
-    def clip(self, values: np.ndarray) -> tuple[np.ndarray, int]:
+    def clip(self, values: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], int]:
         """Clip to the public bounds; also return how many values were moved (NOT private)."""
         v = np.asarray(values, dtype=np.float64)
         if np.isnan(v).any():
@@ -542,9 +558,9 @@ class Grid:
         n_clipped = int(np.count_nonzero((v < self.low) | (v > self.high)))
         return np.clip(v, self.low, self.high), n_clipped
 
-    def snap(self, clipped: np.ndarray) -> np.ndarray:
+    def snap(self, clipped: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
         """Integer grid index of each (already clipped) value: rint(x / step)."""
         return np.rint(clipped / self.step).astype(np.int64)
 
-    def to_values(self, k: np.ndarray) -> np.ndarray:
+    def to_values(self, k: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.float64]:
         return k.astype(np.float64) * self.step

@@ -1,5 +1,6 @@
-"""DP logistic regression by sampling a Gibbs posterior (BRIEF 3.7; Minami et al. 2016,
-theorem numbers of Minami 2015, the research note it was taken from; docs/models.md).
+"""DP logistic regression by sampling a Gibbs posterior (Minami et al. 2016, theorem numbers of
+Minami 2015, the research note it was taken from; docs/models.md, "DP logistic regression by Gibbs
+posterior sampling").
 
 Model.  Records x_i = (z_i, y_i) with ||z_i|| <= R (public norm bound) and y_i in {-1, +1};
 theta = (a, b) in R^{D}, D = d + 1, zt_i = (z_i, 1); logistic loss
@@ -65,13 +66,18 @@ U - V > 60 are decided without a draw; the TV this adds (K e^-60) is inside the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from dpstudio.engine.models.langevin import secure_normal, ula_schedule
-from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, no_progress
 from dpstudio.engine.rng import RandomSource
+
+FloatArray = npt.NDArray[np.float64]
 
 #: Newton tolerance on |mu - theta0|^2 * m (enters the public acceptance bound).
 ETA = 0.01
@@ -152,7 +158,7 @@ def default_lambda(n: int, dim: int, epsilon: float, delta_gibbs: float, gamma: 
     delta and R only)."""
     L = lipschitz_constant(norm_bound)
 
-    def cost(lam):
+    def cost(lam: float) -> float:
         m = n * lam
         beta = math.sqrt(exact_a_max(epsilon, delta_gibbs) * m / (2.0 * L * L))
         return proposals_for(log_acceptance_worst_case(n, dim, beta, m, L), gamma) * n * dim
@@ -182,7 +188,7 @@ def log_acceptance_worst_case(n: int, dim: int, beta: float, m: float, lipschitz
     return -0.5 * dim * math.log1p(c / (4.0 * m * dim)) - eta * c / (8.0 * m)
 
 
-def log_acceptance_lower(yz: np.ndarray, beta: float, m: float, nu: np.ndarray) -> float:
+def log_acceptance_lower(yz: FloatArray, beta: float, m: float, nu: FloatArray) -> float:
     """Data-dependent (exact Gaussian-integral) lower bound on log P(accept); see above.
 
     Used only to choose how many proposals to allow: the TV bound (1 - p)^K <= gamma holds for
@@ -235,7 +241,7 @@ class GibbsCalibration:
     def effective_ridge(self) -> float:
         return self.lam / self.beta
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "n": self.n, "dimension": self.dim, "epsilon": self.epsilon,
             "delta_total": self.delta_total, "delta_gibbs": self.delta_gibbs,
@@ -287,7 +293,7 @@ def calibrate(n: int, dim: int, epsilon: float, delta: float, *, norm_bound: flo
                             smoothness=m + beta * n * L * L / 4.0)
 
 
-def ula_alternative(cal: GibbsCalibration) -> dict:
+def ula_alternative(cal: GibbsCalibration) -> dict[str, Any]:
     """What unadjusted Langevin would need for the same gamma (Vempala & Wibisono 2019 Thm 1)."""
     sch = ula_schedule(cal.m_pi, cal.smoothness, cal.dim, cal.gamma_target)
     return sch.to_json()
@@ -296,12 +302,12 @@ def ula_alternative(cal: GibbsCalibration) -> dict:
 # ----------------------------------------------------------------------------------------------
 # the potential U and its mode
 # ----------------------------------------------------------------------------------------------
-def _log1pexp_neg(t: np.ndarray) -> np.ndarray:
+def _log1pexp_neg(t: FloatArray) -> FloatArray:
     """l(t) = log(1 + exp(-t)), stable."""
     return np.logaddexp(0.0, -t)
 
 
-def _sigmoid(t: np.ndarray) -> np.ndarray:
+def _sigmoid(t: FloatArray) -> FloatArray:
     out = np.empty_like(t)
     pos = t >= 0
     out[pos] = 1.0 / (1.0 + np.exp(-t[pos]))
@@ -310,19 +316,19 @@ def _sigmoid(t: np.ndarray) -> np.ndarray:
     return out
 
 
-def potential(theta: np.ndarray, yz: np.ndarray, beta: float, m: float) -> float:
+def potential(theta: FloatArray, yz: FloatArray, beta: float, m: float) -> float:
     """U(theta) = beta sum_i l(y_i zt_i'theta) + (m/2)|theta|^2; ``yz`` rows are y_i zt_i."""
     t = yz @ theta
     return float(beta * _log1pexp_neg(t).sum() + 0.5 * m * theta @ theta)
 
 
-def potential_grad(theta: np.ndarray, yz: np.ndarray, beta: float, m: float) -> np.ndarray:
+def potential_grad(theta: FloatArray, yz: FloatArray, beta: float, m: float) -> FloatArray:
     t = yz @ theta
     return -beta * (yz.T @ _sigmoid(-t)) + m * theta
 
 
-def find_mode(yz: np.ndarray, beta: float, m: float, *, eta: float = ETA, max_iter: int = 200,
-              cancel=NEVER_CANCELLED) -> tuple[np.ndarray, dict]:
+def find_mode(yz: FloatArray, beta: float, m: float, *, eta: float = ETA, max_iter: int = 200,
+              cancel: CancelToken = NEVER_CANCELLED) -> tuple[FloatArray, dict[str, float]]:
     """Newton's method with backtracking on the strongly convex U, until the envelope mean mu
     satisfies |mu - theta0|^2 = |grad U(theta0)|^2 / m^2 <= eta / m (what the acceptance bound
     assumes).  Strong convexity guarantees convergence; ``max_iter`` only guards against bugs.
@@ -362,15 +368,16 @@ def find_mode(yz: np.ndarray, beta: float, m: float, *, eta: float = ETA, max_it
 # ----------------------------------------------------------------------------------------------
 @dataclass
 class SampleResult:
-    theta: np.ndarray
+    theta: FloatArray
     accepted: bool
     proposals: int
-    info: dict = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
 
 
-def sample_rejection(yz: np.ndarray, cal: GibbsCalibration, rng: RandomSource, *,
-                     batch: int = 32, max_proposals: float = PROPOSAL_LIMIT, progress=no_progress,
-                     cancel=NEVER_CANCELLED) -> SampleResult:
+def sample_rejection(yz: FloatArray, cal: GibbsCalibration, rng: RandomSource, *,
+                     batch: int = 32, max_proposals: float = PROPOSAL_LIMIT,
+                     progress: Callable[[float, str], None] = no_progress,
+                     cancel: CancelToken = NEVER_CANCELLED) -> SampleResult:
     """One exact draw from the Gibbs posterior by tangent-envelope rejection (module docstring),
     with the data-dependent cap K making P(no acceptance) <= gamma.
 
@@ -430,8 +437,9 @@ def sample_rejection(yz: np.ndarray, cal: GibbsCalibration, rng: RandomSource, *
                         info={**newton, "cap": K, "log_acceptance_lower": log_p})
 
 
-def sample_ula(yz: np.ndarray, cal: GibbsCalibration, rng: RandomSource, *, max_steps: int,
-               progress=no_progress, cancel=NEVER_CANCELLED) -> SampleResult:
+def sample_ula(yz: FloatArray, cal: GibbsCalibration, rng: RandomSource, *, max_steps: int,
+               progress: Callable[[float, str], None] = no_progress,
+               cancel: CancelToken = NEVER_CANCELLED) -> SampleResult:
     """ULA with the Vempala-Wibisono schedule for gamma_target; refuses when it needs more than
     ``max_steps`` steps (it always does at realistic delta: see :mod:`.langevin`)."""
     from dpstudio.engine.models.langevin import ula_sample
@@ -449,6 +457,6 @@ def sample_ula(yz: np.ndarray, cal: GibbsCalibration, rng: RandomSource, *, max_
                         info={**newton, "ula": sch.to_json()})
 
 
-def snap(values: np.ndarray, grid: float = COEF_GRID) -> np.ndarray:
+def snap(values: npt.ArrayLike, grid: float = COEF_GRID) -> FloatArray:
     """Round to the public grid (post-processing; removes float low-order bits)."""
     return np.rint(np.asarray(values, dtype=np.float64) / grid) * grid

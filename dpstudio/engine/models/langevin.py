@@ -22,7 +22,8 @@ M-smooth, then for any step 0 < h <= alpha / (4 M^2)
 Started at rho_0 = N(x0, I/M), KL(rho_0 | nu) <= (D/2) log(M/alpha) + |grad U(x0)|^2/(2 alpha)
 (ibid., Lemma 1 for x0 = x*, the minimiser; the last term covers an inexact minimiser:
 E_rho0 U <= U(x0) + D/2 by smoothness, U(x0) <= U(x*) + |grad U(x0)|^2/(2 alpha) by strong
-convexity, and e^{-U(x*)} >= (alpha/2pi)^{D/2} for a normalised alpha-strongly log-concave nu).  Pinsker: TV <= sqrt(KL / 2).
+convexity, and e^{-U(x*)} >= (alpha/2pi)^{D/2} for a normalised alpha-strongly log-concave nu).
+Pinsker: TV <= sqrt(KL / 2).
 :func:`ula_schedule` picks h and k to make TV <= gamma.  Because the bias term is linear in h,
 TV ~ sqrt(h): the number of steps grows like 1/gamma^2, and for the gamma a DP release needs
 (~1e-7 at delta = 1e-5) it is astronomically large (Dwivedi, Chen, Wainwright & Yu 2019,
@@ -33,24 +34,29 @@ only for schedules under a step limit.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, no_progress
 from dpstudio.engine.rng import RandomSource
+
+FloatArray = npt.NDArray[np.float64]
 
 _TWO_PI = 2.0 * math.pi
 
 
-def secure_normal(rng: RandomSource, shape) -> np.ndarray:
+def secure_normal(rng: RandomSource, shape: int | tuple[int, ...]) -> FloatArray:
     """Standard normal draws by Box-Muller on 53-bit uniforms from ``rng`` (vectorised).
 
     ``u1`` lies in (0, 1] (so log is finite), ``u2`` in [0, 1); both are uniform on the
     2**-53 grid.  The radius is then bounded by sqrt(2 * 53 log 2) ~ 8.57: tails beyond 8.5
     sigma (probability ~1e-17) are truncated — noted in the documentation of every user.
     """
-    shape = (shape,) if np.isscalar(shape) else tuple(shape)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     n = int(np.prod(shape)) if shape else 1
     pairs = (n + 1) // 2
     w = rng.uint64(2 * pairs) >> np.uint64(11)
@@ -76,7 +82,7 @@ class ULASchedule:
     smoothness: float
     dimension: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"algorithm": "unadjusted Langevin (ULA), start N(x*, I/M)",
                 "bound": "Vempala & Wibisono 2019, Thm 1 (KL) + Lemma 1 (start) + Pinsker",
                 "step": self.step, "iterations": self.iterations, "kl_initial": self.kl_initial,
@@ -89,8 +95,8 @@ def ula_initial_kl(alpha: float, smoothness: float, dim: int, start_grad_norm: f
     return 0.5 * dim * math.log(smoothness / alpha) + start_grad_norm ** 2 / (2.0 * alpha)
 
 
-def ula_kl_bound(alpha: float, smoothness: float, dim: int, step: float, iterations,
-                 start_grad_norm: float = 0.0) -> np.ndarray:
+def ula_kl_bound(alpha: float, smoothness: float, dim: int, step: float, iterations: npt.ArrayLike,
+                 start_grad_norm: float = 0.0) -> FloatArray:
     """Vempala & Wibisono 2019 Thm 1 with the Lemma 1 start: KL after ``iterations`` steps."""
     if not (0 < step <= alpha / (4.0 * smoothness ** 2) * (1 + 1e-12)):
         raise ValueError("VW19 Thm 1 needs 0 < step <= alpha / (4 M^2)")
@@ -121,8 +127,9 @@ def ula_schedule(alpha: float, smoothness: float, dim: int, gamma: float,
                        tv_bound=math.sqrt(kl / 2.0), alpha=alpha, smoothness=smoothness, dimension=dim)
 
 
-def ula_sample(grad, x_star: np.ndarray, schedule: ULASchedule, rng: RandomSource, *,
-               progress=no_progress, cancel=NEVER_CANCELLED, check_every: int = 256) -> np.ndarray:
+def ula_sample(grad: Callable[[FloatArray], FloatArray], x_star: FloatArray, schedule: ULASchedule,
+               rng: RandomSource, *, progress: Callable[[float, str], None] = no_progress,
+               cancel: CancelToken = NEVER_CANCELLED, check_every: int = 256) -> FloatArray:
     """Run ULA from N(x0, I/M) for ``schedule.iterations`` steps; returns the last iterate.
 
     ``schedule`` must have been computed with ``start_grad_norm >= |grad U(x_star)|``.

@@ -7,20 +7,29 @@
 Imports are lazy: the worker processes that train a generator import only
 :mod:`.training` and numpy, not pandas or scipy (see :mod:`.shards`).
 """
+from __future__ import annotations
+
+from collections.abc import Callable
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import FittedSynth, Synthesizer
+    from .encoding import ColumnSpec, Encoder, TableSpec
 
 _LAZY = {"ColumnSpec": ".encoding", "Encoder": ".encoding", "TableSpec": ".encoding",
          "Synthesizer": ".base", "FittedSynth": ".base"}
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         return getattr(import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _lazy(name):
-    def make(*args, **kwargs):
+def _lazy(name: str) -> Callable[..., Synthesizer]:
+    def make(*args: Any, **kwargs: Any) -> Synthesizer:
+        cls: type[Synthesizer]
         if name == "pearl":
             from .pearl import PearlSynthesizer as cls
         elif name == "merf":
@@ -32,6 +41,7 @@ def _lazy(name):
     return make
 
 
-SYNTHESIZERS = {"pearl": _lazy("pearl"), "merf": _lazy("merf"), "mst": _lazy("mst")}
+SYNTHESIZERS: dict[str, Callable[..., Synthesizer]] = {"pearl": _lazy("pearl"), "merf": _lazy("merf"),
+                                                       "mst": _lazy("mst")}
 
 __all__ = ["ColumnSpec", "Encoder", "TableSpec", "Synthesizer", "FittedSynth", "SYNTHESIZERS"]

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
@@ -14,7 +16,7 @@ from .encoding import TableSpec
 class FittedSynth(ABC):
     """A fitted generator: everything in it is a post-processing of its DP releases."""
 
-    components: list  # PrivacyLoss per release (accountant transcript)
+    components: list[PrivacyLoss]  # one per release (accountant transcript)
 
     @abstractmethod
     def sample(self, n_rows: int, rng: RandomSource) -> pd.DataFrame:
@@ -28,7 +30,7 @@ class FittedSynth(ABC):
 class Synthesizer(ABC):
     name = "base"
 
-    def budget_plan(self, epsilon: float, delta: float, n: int, n_classes: int) -> list[dict]:
+    def budget_plan(self, epsilon: float, delta: float, n: int, n_classes: int) -> list[dict[str, Any]]:
         """How the fit will split its privacy budget, from public quantities only: one dict per
         release with ``part``, ``share`` (of the additive budget: GDP mu^2 or zCDP rho) and,
         where one noise scale describes it, ``sigma`` (noise std per coordinate) and ``dim``.
@@ -37,5 +39,5 @@ class Synthesizer(ABC):
 
     @abstractmethod
     def fit(self, frame: pd.DataFrame, spec: TableSpec, *, epsilon: float, delta: float,
-            rng: RandomSource, progress=no_progress,
+            rng: RandomSource, progress: Callable[[float, str], None] = no_progress,
             cancel: CancelToken = NEVER_CANCELLED) -> FittedSynth: ...

@@ -19,10 +19,16 @@ in [-1, 1], each block a one-hot or zero), and the diameter of the encoded domai
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -31,10 +37,10 @@ class ColumnSpec:
     kind: str  # "numeric" or "categorical"
     low: float | None = None
     high: float | None = None
-    categories: tuple = ()
+    categories: tuple[Hashable, ...] = ()
     integer: bool = False  # round decoded numbers (post-processing)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in ("numeric", "categorical"):
             raise ValueError(f"column {self.name!r}: kind must be numeric or categorical")
         if self.kind == "numeric":
@@ -44,29 +50,29 @@ class ColumnSpec:
             raise ValueError(f"column {self.name!r}: categorical needs a public category list")
 
     @staticmethod
-    def numeric(name, low, high, integer=False):
+    def numeric(name: str, low: float, high: float, integer: bool = False) -> ColumnSpec:
         return ColumnSpec(name, "numeric", float(low), float(high), (), bool(integer))
 
     @staticmethod
-    def categorical(name, categories):
+    def categorical(name: str, categories: Iterable[Hashable]) -> ColumnSpec:
         return ColumnSpec(name, "categorical", categories=tuple(categories))
 
 
 @dataclass(frozen=True)
 class TableSpec:
-    columns: tuple  # of ColumnSpec, the features (label excluded)
+    columns: tuple[ColumnSpec, ...]  # the features (label excluded)
     label: ColumnSpec | None = None
 
     @property
-    def numeric(self):
+    def numeric(self) -> list[ColumnSpec]:
         return [c for c in self.columns if c.kind == "numeric"]
 
     @property
-    def categorical(self):
+    def categorical(self) -> list[ColumnSpec]:
         return [c for c in self.columns if c.kind == "categorical"]
 
     @property
-    def all_columns(self):
+    def all_columns(self) -> list[ColumnSpec]:
         return list(self.columns) + ([self.label] if self.label is not None else [])
 
     @property
@@ -74,14 +80,14 @@ class TableSpec:
         return len(self.label.categories) if self.label is not None else 1
 
 
-def _codes(series: pd.Series, categories) -> np.ndarray:
+def _codes(series: pd.Series, categories: Sequence[Hashable]) -> IntArray:
     """Integer positions in the public list; -1 for unknown/missing (vectorised)."""
     cats = pd.Index(list(categories))
     s = series
-    codes = cats.get_indexer(s)
+    codes = cats.get_indexer(pd.Index(s))
     if (codes < 0).any():
         # tolerate dtype mismatch, e.g. codes typed as strings vs ints in the data
-        alt = pd.Index([str(c) for c in categories]).get_indexer(s.astype(str))
+        alt = pd.Index([str(c) for c in categories]).get_indexer(pd.Index(s.astype(str)))
         codes = np.where(codes < 0, alt, codes)
     return np.asarray(codes, dtype=np.int64)
 
@@ -111,33 +117,34 @@ class Encoder:
         return math.sqrt(4.0 * self.n_num + 2.0 * len(self.cat))
 
     # -- raw table -> codes
-    def numeric_matrix(self, frame: pd.DataFrame) -> np.ndarray:
+    def numeric_matrix(self, frame: pd.DataFrame) -> FloatArray:
         """Clipped numeric values in original units (n, n_num), NaN -> midpoint."""
         if not self.n_num:
             return np.zeros((len(frame), 0))
-        v = np.column_stack([pd.to_numeric(frame[c.name], errors="coerce").to_numpy(dtype=np.float64)
-                             for c in self.num])
+        v: FloatArray = np.column_stack([pd.to_numeric(frame[c.name], errors="coerce").to_numpy(dtype=np.float64)
+                                         for c in self.num])
         mid = 0.5 * (self.low + self.high)
         v = np.where(np.isnan(v), mid, v)
         return np.clip(v, self.low, self.high)
 
-    def category_codes(self, frame: pd.DataFrame) -> np.ndarray:
+    def category_codes(self, frame: pd.DataFrame) -> IntArray:
         if not self.cat:
             return np.zeros((len(frame), 0), dtype=np.int64)
         return np.column_stack([_codes(frame[c.name], c.categories) for c in self.cat])
 
-    def label_codes(self, frame: pd.DataFrame) -> np.ndarray:
+    def label_codes(self, frame: pd.DataFrame) -> IntArray:
         if self.spec.label is None:
             return np.zeros(len(frame), dtype=np.int64)
         return _codes(frame[self.spec.label.name], self.spec.label.categories)
 
-    def scale(self, v: np.ndarray) -> np.ndarray:
+    def scale(self, v: FloatArray) -> FloatArray:
         return 2.0 * (v - self.low) / (self.high - self.low) - 1.0
 
-    def unscale(self, s: np.ndarray) -> np.ndarray:
+    def unscale(self, s: FloatArray) -> FloatArray:
         return self.low + (np.clip(s, -1.0, 1.0) + 1.0) * 0.5 * (self.high - self.low)
 
-    def encode(self, frame: pd.DataFrame, dtype=np.float32) -> np.ndarray:
+    def encode(self, frame: pd.DataFrame,
+               dtype: type[np.floating[Any]] = np.float32) -> npt.NDArray[np.floating[Any]]:
         n = len(frame)
         x = np.zeros((n, self.dim), dtype=dtype)
         x[:, :self.n_num] = self.scale(self.numeric_matrix(frame))
@@ -150,16 +157,16 @@ class Encoder:
         return x
 
     # -- decoding of generator output
-    def decode(self, x: np.ndarray, labels: np.ndarray | None, *, gen=None,
-               sample_categories: bool = False, stretch: float = 0.0) -> pd.DataFrame:
+    def decode(self, x: npt.NDArray[np.floating[Any]], labels: IntArray | None, *,
+               gen: np.random.Generator | None = None, sample_categories: bool = False,
+               stretch: float = 0.0) -> pd.DataFrame:
         """Encoded (soft) rows -> DataFrame in the original schema (hard categories).
 
         ``sample_categories``: draw each category from the block's probabilities (gen needed)
         instead of taking the argmax.  ``stretch``: numbers are decoded from
         ``clip((1 + stretch) s, -1, 1)``, so a tanh output (which never reaches +-1) can land
         exactly on a public bound, e.g. the spike at 0 of a capital-gain column."""
-        n = x.shape[0]
-        out = {}
+        out: dict[str, npt.NDArray[Any]] = {}
         nums = np.asarray(x[:, :self.n_num], dtype=np.float64)
         if stretch:
             nums = nums * (1.0 + stretch)
@@ -177,7 +184,7 @@ class Encoder:
             frame[self.spec.label.name] = _typed(np.asarray(self.spec.label.categories, dtype=object)[labels])
         return frame[[c.name for c in self.spec.all_columns if c.name in frame.columns]]
 
-    def _restore_dtypes(self, frame):
+    def _restore_dtypes(self, frame: pd.DataFrame) -> pd.DataFrame:
         for c in self.cat:
             frame[c.name] = _typed(frame[c.name].to_numpy())
         for c in self.num:
@@ -185,11 +192,13 @@ class Encoder:
                 frame[c.name] = frame[c.name].astype(np.int64)
         return frame
 
-    def hard_codes(self, x: np.ndarray, *, gen=None, sample=False) -> np.ndarray:
+    def hard_codes(self, x: npt.NDArray[np.floating[Any]], *, gen: np.random.Generator | None = None,
+                   sample: bool = False) -> IntArray:
         """Per-block argmax (or a draw) of the categorical part, vectorised over blocks."""
         p = np.asarray(x[:, self.n_num:], dtype=np.float64)
         n = p.shape[0]
         if sample:
+            assert gen is not None, "drawing categories needs gen"
             p = np.maximum(p, 0)
             cs = np.cumsum(p, axis=1)
             # per-block cumulative sums: subtract the running total at block starts
@@ -211,7 +220,7 @@ class Encoder:
         return first - rel[None, :]
 
 
-def _typed(values):
+def _typed(values: npt.ArrayLike) -> npt.NDArray[np.int64] | npt.NDArray[np.float64] | npt.NDArray[np.object_]:
     """Object arrays of homogeneous ints/floats back to a numeric dtype."""
     arr = np.asarray(values, dtype=object)
     try:

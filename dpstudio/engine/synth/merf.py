@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
-from .encoding import Encoder
-from .pearl import EmbeddingSynthesizer, PearlConfig
+import pandas as pd
+
+from .encoding import Encoder, TableSpec
+from .pearl import EmbeddingSynthesizer, FittedEmbeddingSynth, PearlConfig
 
 
 def public_sigma0(enc: Encoder) -> float:
@@ -35,12 +38,12 @@ class MerfSynthesizer(EmbeddingSynthesizer):
     name = "merf"
     public_sigma0 = True
 
-    def __init__(self, config: PearlConfig | None = None, **overrides):
+    def __init__(self, config: PearlConfig | None = None, **overrides: Any) -> None:
         cfg = config or PearlConfig(k=500, critic=False, one_release=True, label="DP-MERF",
                                     steps=4000, lr=0.005)
         super().__init__(cfg, **overrides)
 
-    def fit(self, frame, spec, **kw):
+    def fit(self, frame: pd.DataFrame, spec: TableSpec, **kw: Any) -> FittedEmbeddingSynth:
         if self.config.fixed_sigma0 is not None:
             return super().fit(frame, spec, **kw)
         base = self.config

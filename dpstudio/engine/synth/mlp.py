@@ -10,13 +10,20 @@ built like the training batches.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from .shards import run_local
+from .shards import ShardCoroutine, run_local
+
+#: the generator's arrays: float32 in training, float64 in the finite-difference tests
+Floats = npt.NDArray[np.floating[Any]]
+#: what the batch-norm forward keeps for the backward: (centred h, 1/sqrt(var + eps), g * inv)
+_BNCache = tuple[Floats, Floats, Floats]
 
 
-def standard_normal_f32(gen: np.random.Generator, shape) -> np.ndarray:
+def standard_normal_f32(gen: np.random.Generator, shape: tuple[int, ...]) -> npt.NDArray[np.float32]:
     """float32 N(0, 1) draws by Box-Muller from float32 uniforms.
 
     numpy's ziggurat draws one sample per C call (~20 ns each here); the generator needs
@@ -44,7 +51,7 @@ def standard_normal_f32(gen: np.random.Generator, shape) -> np.ndarray:
 class BlockHeads:
     """tanh on the first ``n_num`` outputs, softmax on each contiguous block after them."""
 
-    def __init__(self, n_num: int, sizes):
+    def __init__(self, n_num: int, sizes: npt.ArrayLike) -> None:
         self.n_num = int(n_num)
         self.sizes = np.asarray(sizes, dtype=np.int64)
         self.rel = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
@@ -53,7 +60,7 @@ class BlockHeads:
         # block-membership matrix (n_cat_columns, n_blocks): segment sums as one small matmul
         self.member = (self.block_of[:, None] == np.arange(len(self.sizes))[None, :]).astype(np.float32)
 
-    def forward(self, a: np.ndarray) -> np.ndarray:
+    def forward(self, a: Floats) -> Floats:
         """Activations in place: ``a`` (the pre-activations, not needed afterwards) becomes the
         output, which saves a (B, D) buffer and a pass over it every step."""
         nn = self.n_num
@@ -76,7 +83,7 @@ class BlockHeads:
             np.multiply(e, s @ self.member.T, out=lg)
         return a
 
-    def backward(self, out: np.ndarray, g: np.ndarray) -> np.ndarray:
+    def backward(self, out: Floats, g: Floats) -> Floats:
         """Gradient w.r.t. the pre-activations; ``g`` is overwritten and returned."""
         nn = self.n_num
         t = out[:, :nn]
@@ -94,14 +101,15 @@ class Adam:
     """Adam (Kingma & Ba 2015) updating the arrays of ``params`` in place; the update runs in
     preallocated scratch buffers, a handful of vector operations per array and step."""
 
-    def __init__(self, params: dict, lr=1e-2, b1=0.9, b2=0.999, eps=1e-8):
+    def __init__(self, params: dict[str, Floats], lr: float = 1e-2, b1: float = 0.9, b2: float = 0.999,
+                 eps: float = 1e-8) -> None:
         self.lr, self.b1, self.b2, self.eps = lr, b1, b2, eps
         self.m = {k: np.zeros_like(v) for k, v in params.items()}
         self.v = {k: np.zeros_like(v) for k, v in params.items()}
         self.tmp = {k: np.empty_like(v) for k, v in params.items()}
         self.t = 0
 
-    def step(self, params: dict, grads: dict, ascend: bool = False):
+    def step(self, params: dict[str, Floats], grads: dict[str, Floats], ascend: bool = False) -> None:
         self.t += 1
         b1, b2 = self.b1, self.b2
         c1 = 1.0 - b1 ** self.t
@@ -136,12 +144,12 @@ class Generator:
     BN_PARAMS = ("g1", "c1", "g2", "c2")
 
     def __init__(self, in_dim: int, hidden: int, heads: BlockHeads, gen: np.random.Generator,
-                 dtype=np.float32):
+                 dtype: type[np.floating[Any]] = np.float32) -> None:
         self.heads = heads
         self.dtype = dtype
         h = int(hidden)
 
-        def lin(i, o):  # PyTorch default init: U(-1/sqrt(i), 1/sqrt(i))
+        def lin(i: int, o: int) -> Floats:  # PyTorch default init: U(-1/sqrt(i), 1/sqrt(i))
             b = 1.0 / np.sqrt(i)
             return gen.uniform(-b, b, size=(i, o)).astype(dtype)
 
@@ -153,7 +161,8 @@ class Generator:
         total = sum(v.size for v in init.values())
         self.flat = np.empty(total, dtype=dtype)
         self.gflat = np.zeros(total, dtype=dtype)
-        self.p, self.g = {}, {}
+        self.p: dict[str, Floats] = {}
+        self.g: dict[str, Floats] = {}
         at = 0
         for name, v in init.items():
             self.p[name] = self.flat[at:at + v.size].reshape(v.shape)
@@ -161,14 +170,16 @@ class Generator:
             self.g[name] = self.gflat[at:at + v.size].reshape(v.shape)
             at += v.size
         self.ones = np.ones(0, dtype=dtype)
-        self.cache = None
+        #: forward -> backward: (inp, bn cache 1, r1, bn cache 2, r2, out)
+        self.cache: tuple[Floats, _BNCache, Floats, _BNCache, Floats, Floats] | None = None
 
-    def _ones(self, n):
+    def _ones(self, n: int) -> Floats:
         if self.ones.shape[0] != n:
             self.ones = np.ones(n, dtype=self.dtype)
         return self.ones
 
-    def _bn_relu_fwd(self, h, g, c, eps, n):
+    def _bn_relu_fwd(self, h: Floats, g: Floats, c: Floats, eps: float,
+                     n: int) -> ShardCoroutine[tuple[Floats, _BNCache]]:
         """BatchNorm (batch statistics) followed by ReLU; ``h`` is overwritten (centred).
 
         r = relu((h - mean) * a + c) with a = g / sqrt(var + eps); x-hat is never stored
@@ -184,7 +195,8 @@ class Generator:
         np.maximum(r, 0, out=r)
         return r, (h, inv, a)
 
-    def _bn_relu_bwd(self, dr, r, cache, dg_out, dc_out, n):
+    def _bn_relu_bwd(self, dr: Floats, r: Floats, cache: _BNCache, dg_out: Floats, dc_out: Floats,
+                     n: int) -> ShardCoroutine[Floats]:
         """Backward of relu(bn(h)); ``dr`` is overwritten with dL/dh.  With x-hat = hc * inv
         and a = g * inv: dgamma = inv sum(d hc), dbeta = sum(d) and
         dh = a d - a dbeta / n - hc (a inv dgamma / n)   (d = dL/d bn-output).
@@ -203,15 +215,15 @@ class Generator:
         dr -= hc * (a * inv * dg_out / n)
         return dr
 
-    def forward(self, inp: np.ndarray) -> np.ndarray:
+    def forward(self, inp: Floats) -> Floats:
         return run_local(self.forward_steps(inp, inp.shape[0]))
 
-    def backward(self, dout: np.ndarray) -> dict:
+    def backward(self, dout: Floats) -> dict[str, Floats]:
         """Gradients (views of ``self.gflat``, overwritten by the next call); ``dout`` may be
         overwritten."""
         return run_local(self.backward_steps(dout, dout.shape[0]))
 
-    def forward_steps(self, inp: np.ndarray, n: int):
+    def forward_steps(self, inp: Floats, n: int) -> ShardCoroutine[Floats]:
         """:meth:`forward` of one shard of a batch of ``n`` rows (a shard coroutine)."""
         p = self.p
         eps = self.BN_EPS
@@ -223,11 +235,12 @@ class Generator:
         self.cache = (inp, bc1, r1, bc2, r2, out)
         return out
 
-    def backward_steps(self, dout: np.ndarray, n: int):
+    def backward_steps(self, dout: Floats, n: int) -> ShardCoroutine[dict[str, Floats]]:
         """:meth:`backward` of one shard of a batch of ``n`` rows (a shard coroutine): the
         weight gradients are this shard's sums, totalled over the shards by the last
         ``yield`` (the batch-norm parameters' gradients are totals already)."""
         p, g = self.p, self.g
+        assert self.cache is not None, "backward needs a forward first"
         inp, bc1, r1, bc2, r2, out = self.cache
         da = self.heads.backward(out, dout)
         np.matmul(r2.T, da, out=g["W3"])

@@ -58,15 +58,21 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..accounting import RDP_ORDERS, PrivacyLoss
-from ..progress import NEVER_CANCELLED, no_progress
+from ..progress import NEVER_CANCELLED, CancelToken, no_progress
+from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
-from .encoding import Encoder, TableSpec, _typed
+from .encoding import ColumnSpec, Encoder, FloatArray, IntArray, TableSpec, _typed
 from .privacy import release_gaussian, zcdp_epsilon, zcdp_rho_for
+
+Edge = tuple[int, int]
 
 
 # --------------------------------------------------------------------------- public bins
@@ -79,7 +85,7 @@ class ColumnBins:
     ``edges[k] .. edges[k+1] - 1`` and ``edges[-1] = high + 1``; otherwise bin k is
     ``[edges[k], edges[k+1])`` (the last one closed at ``high``)."""
 
-    def __init__(self, edges, aligned: bool, kind: str):
+    def __init__(self, edges: npt.ArrayLike, aligned: bool, kind: str) -> None:
         self.edges = np.asarray(edges, dtype=np.float64)
         self.aligned = bool(aligned)
         self.kind = kind
@@ -90,13 +96,13 @@ class ColumnBins:
     def size(self) -> int:
         return len(self.edges) - 1
 
-    def codes(self, v: np.ndarray) -> np.ndarray:
+    def codes(self, v: FloatArray) -> IntArray:
         """Bin index of values already clipped to the public bounds."""
         if self.aligned:
             v = np.rint(v)
         return np.searchsorted(self.edges[1:-1], v, side="right").astype(np.int64)
 
-    def decode(self, codes: np.ndarray, u: np.ndarray, integer: bool) -> np.ndarray:
+    def decode(self, codes: IntArray, u: FloatArray, integer: bool) -> IntArray | FloatArray:
         """A value drawn uniformly inside each bin (u uniform in [0, 1))."""
         lo, hi = self.edges[codes], self.edges[codes + 1]
         if self.aligned:     # uniform over the integers of the bin
@@ -105,7 +111,7 @@ class ColumnBins:
         return np.rint(v).astype(np.int64) if integer else v
 
 
-def column_bins(col, bins: int = 16, binning: str = "auto", max_values: int = 32) -> ColumnBins:
+def column_bins(col: ColumnSpec, bins: int = 16, binning: str = "auto", max_values: int = 32) -> ColumnBins:
     """Public bins of a numeric column: a function of (low, high, integer, options) only.
 
     * ``"uniform"``: ``bins`` equal-width bins of [low, high] (numbers decoded uniformly in the
@@ -118,6 +124,7 @@ def column_bins(col, bins: int = 16, binning: str = "auto", max_values: int = 32
       - otherwise ``bins`` equal-width bins;
       integer columns get integer-aligned bins (each holds whole integers).
     No data is read: the same spec always gives the same edges."""
+    assert col.low is not None and col.high is not None, "a numeric column has public bounds"
     low, high, integer = float(col.low), float(col.high), bool(col.integer)
     bins = max(int(bins), 1)
     if binning == "uniform":
@@ -145,38 +152,45 @@ def column_bins(col, bins: int = 16, binning: str = "auto", max_values: int = 32
     return ColumnBins(np.linspace(low, high, bins + 1), False, "linear")
 
 
-def _column_codes(frame, spec, enc: Encoder, col_bins):
+def _column_codes(frame: pd.DataFrame, spec: TableSpec, enc: Encoder,
+                  col_bins: Sequence[ColumnBins]) -> tuple[IntArray, IntArray]:
     """(n, d) integer cell codes and the domain sizes (label last)."""
-    cols, sizes = [], []
-    v = enc.numeric_matrix(frame) if enc.n_num else None
+    cols: list[IntArray] = []
+    sizes: list[int] = []
+    v = enc.numeric_matrix(frame)   # (n, 0) without numeric columns
     j_num = 0
     cat_codes = enc.category_codes(frame)
     j_cat = 0
     for c in spec.columns:
         if c.kind == "numeric":
             cb = col_bins[j_num]
-            cols.append(cb.codes(v[:, j_num])); sizes.append(cb.size); j_num += 1
+            cols.append(cb.codes(v[:, j_num]))
+            sizes.append(cb.size)
+            j_num += 1
         else:
             m = len(c.categories)
             code = cat_codes[:, j_cat]
-            cols.append(np.where(code < 0, m, code)); sizes.append(m + 1); j_cat += 1
+            cols.append(np.where(code < 0, m, code))
+            sizes.append(m + 1)
+            j_cat += 1
     if spec.label is not None:
         m = len(spec.label.categories)
         code = enc.label_codes(frame)
-        cols.append(np.where(code < 0, m, code)); sizes.append(m + 1)
+        cols.append(np.where(code < 0, m, code))
+        sizes.append(m + 1)
     return np.column_stack(cols).astype(np.int64), np.array(sizes, dtype=np.int64)
 
 
-def pair_counts(a, b, ma, mb):
+def pair_counts(a: IntArray, b: IntArray, ma: int, mb: int) -> FloatArray:
     return np.bincount(a * mb + b, minlength=ma * mb).reshape(ma, mb).astype(np.float64)
 
 
-def selection_score(counts_ij, p_i, p_j, n):
+def selection_score(counts_ij: FloatArray, p_i: FloatArray, p_j: FloatArray, n: int) -> float:
     """L1 distance of the true 2-way counts from the independence estimate (sensitivity 2)."""
     return float(np.abs(counts_ij - n * np.outer(p_i, p_j)).sum())
 
 
-def exp_mech_choice(scores, eps, sensitivity, rng):
+def exp_mech_choice(scores: Sequence[float], eps: float, sensitivity: float, rng: RandomSource) -> int:
     """Exponential mechanism: index i with probability ∝ exp(eps q_i / (2 Delta)).
 
     Sampled exactly (rejection with exact Bernoulli coins on the secure source) by the
@@ -189,7 +203,7 @@ def exp_mech_choice(scores, eps, sensitivity, rng):
     return int(sample_log_weights(logits[None, :], rng)[0])
 
 
-def ipf(table, r, c, iters=50):
+def ipf(table: FloatArray, r: FloatArray, c: FloatArray, iters: int = 50) -> FloatArray:
     t = np.maximum(table, 0) + 1e-9
     for _ in range(iters):
         rs = t.sum(axis=1)
@@ -199,7 +213,7 @@ def ipf(table, r, c, iters=50):
     return t
 
 
-def project_table(table, r, c, iters=300):
+def project_table(table: npt.ArrayLike, r: FloatArray, c: FloatArray, iters: int = 300) -> FloatArray:
     """Least-squares projection of a noisy table onto {X >= 0, X 1 = r, X^T 1 = c}.
 
     Dykstra's alternating projections (the affine set needs no correction term), then a few
@@ -222,17 +236,19 @@ def project_table(table, r, c, iters=300):
 
 
 class FittedMST(FittedSynth):
-    def __init__(self, spec, enc, sizes, col_bins, marg, tables, order, components, total, info,
-                 decompress):
+    def __init__(self, spec: TableSpec, enc: Encoder, sizes: IntArray, col_bins: list[ColumnBins],
+                 marg: list[FloatArray], tables: dict[Edge, FloatArray], order: list[tuple[int | None, int]],
+                 components: list[PrivacyLoss], total: PrivacyLoss, info: dict[str, Any],
+                 decompress: list[FloatArray | None]) -> None:
         self.spec, self.enc, self.sizes, self.col_bins = spec, enc, sizes, col_bins
         self.marg, self.tables, self.order = marg, tables, order
         self.components, self._total, self.info = components, total, info
         self.decompress = decompress   # per column: (compressed cells, original cells) probabilities
 
-    def privacy_loss(self):
+    def privacy_loss(self) -> PrivacyLoss:
         return self._total
 
-    def sample(self, n_rows: int, rng) -> pd.DataFrame:
+    def sample(self, n_rows: int, rng: RandomSource) -> pd.DataFrame:
         gen = rng.numpy_generator()
         n = int(n_rows)
         d = len(self.sizes)
@@ -240,6 +256,7 @@ class FittedMST(FittedSynth):
         root = self.order[0][1]
         codes[:, root] = _draw(np.broadcast_to(self.marg[root], (n, len(self.marg[root]))), gen)
         for parent, child in self.order[1:]:
+            assert parent is not None   # only the root, order[0], has none
             t = self.tables[(parent, child)]  # (m_parent, m_child)
             rs = t.sum(axis=1, keepdims=True)
             cond = np.where(rs > 0, t / np.maximum(rs, 1e-300), self.marg[child][None, :])
@@ -250,8 +267,8 @@ class FittedMST(FittedSynth):
             full[:, j] = codes[:, j] if dm is None else _draw(dm[codes[:, j]], gen)
         return self._decode(full, gen)
 
-    def _decode(self, codes, gen):
-        out = {}
+    def _decode(self, codes: IntArray, gen: np.random.Generator) -> pd.DataFrame:
+        out: dict[str, npt.NDArray[Any]] = {}
         j_num = 0
         for j, c in enumerate(self.spec.columns):
             if c.kind == "numeric":
@@ -264,18 +281,19 @@ class FittedMST(FittedSynth):
         return pd.DataFrame(out)
 
 
-def _draw(prob_rows, gen):
+def _draw(prob_rows: FloatArray, gen: np.random.Generator) -> IntArray:
     cs = np.cumsum(prob_rows, axis=1)
     u = gen.random(len(cs)) * cs[:, -1]
-    return np.minimum((cs < u[:, None]).sum(axis=1), cs.shape[1] - 1)
+    codes: IntArray = np.minimum((cs < u[:, None]).sum(axis=1), cs.shape[1] - 1)
+    return codes
 
 
 class MSTSynthesizer(Synthesizer):
     name = "mst"
 
     def __init__(self, bins: int = 16, label: str = "MST", *, binning: str = "auto",
-                 max_values: int = 32, budget=(1.0, 1.0, 1.0), compress: float = 3.0,
-                 penalty: float = 1.0, estimator: str = "project"):
+                 max_values: int = 32, budget: Sequence[float] = (1.0, 1.0, 1.0), compress: float = 3.0,
+                 penalty: float = 1.0, estimator: str = "project") -> None:
         self.bins = int(bins)
         self.label = label
         self.binning = str(binning)
@@ -291,16 +309,17 @@ class MSTSynthesizer(Synthesizer):
             raise ValueError("estimator: project or ipf")
         self.estimator = estimator
 
-    def budget_plan(self, epsilon, delta, n, n_classes):
+    def budget_plan(self, epsilon: float, delta: float, n: int, n_classes: int) -> list[dict[str, Any]]:
         share1, share_sel, share2 = self.budget
-        plan = [{"part": "1-way marginals (Gaussian)", "share": share1}]
+        plan: list[dict[str, Any]] = [{"part": "1-way marginals (Gaussian)", "share": share1}]
         if share_sel > 0:
             plan.append({"part": "tree selection (exponential mechanism)", "share": share_sel})
         plan.append({"part": "2-way marginals along the tree (Gaussian)", "share": share2})
         return plan
 
-    def fit(self, frame, spec: TableSpec, *, epsilon, delta, rng, progress=no_progress,
-            cancel=NEVER_CANCELLED):
+    def fit(self, frame: pd.DataFrame, spec: TableSpec, *, epsilon: float, delta: float, rng: RandomSource,
+            progress: Callable[[float, str], None] = no_progress,
+            cancel: CancelToken = NEVER_CANCELLED) -> FittedMST:
         t0 = time.perf_counter()
         enc = Encoder(spec)
         col_bins = [column_bins(c, self.bins, self.binning, self.max_values) for c in spec.numeric]
@@ -316,7 +335,8 @@ class MSTSynthesizer(Synthesizer):
                    for j in range(d)]
         # ---- 1-way marginals (full public domains)
         mu1 = math.sqrt(2.0 * share1 * rho / d) if finite else math.inf
-        one, var1 = [], []
+        one: list[FloatArray] = []
+        var1: list[float] = []
         for j in range(d):
             cancel.check()
             cnt = np.bincount(x[:, j], minlength=sizes[j]).astype(np.float64)
@@ -325,7 +345,10 @@ class MSTSynthesizer(Synthesizer):
             one.append(noisy)
             var1.append(loss.details["sigma"] ** 2)
         # ---- domain compression (post-processing of the 1-way releases)
-        cmap, csizes, czero, decompress = [], [], [], []
+        cmap: list[IntArray] = []
+        csizes: list[int] = []
+        czero: list[int | None] = []
+        decompress: list[FloatArray | None] = []
         for j in range(d):
             keep = one[j] > self.compress * math.sqrt(var1[j])
             if unknown[j] is not None:
@@ -366,9 +389,9 @@ class MSTSynthesizer(Synthesizer):
         sigma2 = sens / mu2 if finite else 0.0
         eps_r = math.sqrt(8.0 * share_sel * rho / max(d - 1, 1)) if finite else math.inf
         comp_of = list(range(d))
-        edges = []
+        edges: list[Edge] = []
         pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
-        scores = {}
+        scores: dict[Edge, float] = {}
         for (i, j) in pairs:
             scores[(i, j)] = (selection_score(pair_counts(xc[:, i], xc[:, j], csizes[i], csizes[j]),
                                               p_hat[i], p_hat[j], n)
@@ -392,7 +415,8 @@ class MSTSynthesizer(Synthesizer):
                                                   "mechanism": "exponential (bounded range)"}))
         progress(0.5, "tree selected")
         # ---- 2-way measurements (compressed domains)
-        noisy_tab, var2 = {}, {}
+        noisy_tab: dict[Edge, FloatArray] = {}
+        var2: dict[Edge, float] = {}
         for (i, j) in edges:
             cancel.check()
             cnt = pair_counts(xc[:, i], xc[:, j], csizes[i], csizes[j])
@@ -403,7 +427,7 @@ class MSTSynthesizer(Synthesizer):
             var2[(i, j)] = loss.details["sigma"] ** 2
         del x, xc
         # ---- consistent estimate (post-processing)
-        marg = []
+        marg: list[FloatArray] = []
         for j in range(d):
             if not finite:
                 marg.append(self._normalise(one_c[j], czero[j]))
@@ -416,7 +440,7 @@ class MSTSynthesizer(Synthesizer):
                     num = num + s / max(v, 1e-300)
                     den = den + 1.0 / max(v, 1e-300)
             marg.append(self._normalise(num / den, czero[j]))
-        tables = {}
+        tables: dict[Edge, FloatArray] = {}
         for (i, j), t in noisy_tab.items():
             if self.estimator == "project" and finite:
                 fitted = project_table(t, marg[i] * n, marg[j] * n)
@@ -428,11 +452,12 @@ class MSTSynthesizer(Synthesizer):
             tables[(j, i)] = fitted.T
         # BFS order from the label (or column 0)
         root = d - 1 if spec.label is not None else 0
-        adj = {k: [] for k in range(d)}
+        adj: dict[int, list[int]] = {k: [] for k in range(d)}
         for (i, j) in edges:
             adj[i].append(j)
             adj[j].append(i)
-        order, seen, queue = [(None, root)], {root}, [root]
+        order: list[tuple[int | None, int]] = [(None, root)]
+        seen, queue = {root}, [root]
         while queue:
             p = queue.pop(0)
             for c in adj[p]:
@@ -443,8 +468,9 @@ class MSTSynthesizer(Synthesizer):
         total_rho = sum((c.gdp_mu ** 2) / 2.0 if c.gdp_mu is not None else c.details.get("zcdp_rho", math.inf)
                         for c in comps)
         tot_eps = zcdp_epsilon(total_rho, delta) if math.isfinite(total_rho) else math.inf
-        rdp_tot = (tuple(float(sum(c.rdp[i] for c in comps)) for i in range(len(RDP_ORDERS)))
-                   if all(c.rdp is not None for c in comps) else None)
+        curves = [c.rdp for c in comps if c.rdp is not None]
+        rdp_tot = (tuple(float(sum(r[i] for r in curves)) for i in range(len(RDP_ORDERS)))
+                   if len(curves) == len(comps) else None)
         total = PrivacyLoss(epsilon=tot_eps, delta=delta, label=self.label, rdp=rdp_tot,
                             details={"composition": "zCDP (Gaussian rho = mu^2/2, EM eps^2/8)",
                                      "zcdp_rho": total_rho, "n_releases": len(comps),
@@ -459,22 +485,25 @@ class MSTSynthesizer(Synthesizer):
                                                   "to (epsilon, delta) (Canonne, Kamath & Steinke 2020, "
                                                   "Prop. 12)"})
         progress(1.0, "done")
-        info = {"edges": [(self._name(spec, i), self._name(spec, j)) for i, j in edges],
-                "fit_seconds": time.perf_counter() - t0}
+        info: dict[str, Any] = {"edges": [(self._name(spec, i), self._name(spec, j)) for i, j in edges],
+                                "fit_seconds": time.perf_counter() - t0}
         info["compressed_sizes"] = {self._name(spec, j): int(csizes[j]) for j in range(d)}
-        info["bins"] = {c.name: b.kind for c, b in zip(spec.numeric, col_bins)}
+        info["bins"] = {c.name: b.kind for c, b in zip(spec.numeric, col_bins, strict=False)}
         return FittedMST(spec, enc, sizes, col_bins, marg, tables, order, comps, total, info, decompress)
 
     @staticmethod
-    def _name(spec, j):
-        return spec.columns[j].name if j < len(spec.columns) else spec.label.name
+    def _name(spec: TableSpec, j: int) -> str:
+        if j < len(spec.columns):
+            return spec.columns[j].name
+        assert spec.label is not None   # column d - 1 is the label when there is one
+        return spec.label.name
 
     @staticmethod
-    def _normalise(v, unknown_cell):
-        p = np.clip(np.asarray(v, dtype=np.float64), 0.0, None)
+    def _normalise(v: npt.ArrayLike, unknown_cell: int | None) -> FloatArray:
+        p: FloatArray = np.clip(np.asarray(v, dtype=np.float64), 0.0, None)
         if unknown_cell is not None:
             p[unknown_cell] = 0.0
-        s = p.sum()
+        s: float = p.sum()
         if s <= 0:
             p = np.ones_like(p)
             if unknown_cell is not None:

@@ -24,26 +24,32 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..accounting import PrivacyLoss
-from ..progress import NEVER_CANCELLED, no_progress
+from ..progress import NEVER_CANCELLED, CancelToken, no_progress
+from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
-from .encoding import Encoder, TableSpec
-from .mlp import BlockHeads, Generator, standard_normal_f32
-from .privacy import (attach_proven, lattice_mu_for, release_gaussian, release_scale,
-                      total_gaussian_loss)
+from .encoding import Encoder, FloatArray, IntArray, TableSpec
+from .mlp import BlockHeads, Floats, Generator, standard_normal_f32
+from .privacy import attach_proven, lattice_mu_for, release_gaussian, release_scale, total_gaussian_loss
 from .shards import UnguardedMainError, available_cores, run_shards
-from .training import (  # noqa: F401 - re-exported: PEARL's public names
-    PROCESS_MIN_WORK, EmbeddingLoss, PearlConfig, TrainSetup, batch_pieces, critic_objective,
-    make_shard, mix_to_min_ess)
+from .training import PROCESS_MIN_WORK, TrainSetup, critic_objective, make_shard
 
+# PEARL's public names, defined in .training (explicit re-exports)
+from .training import EmbeddingLoss as EmbeddingLoss
+from .training import PearlConfig as PearlConfig
+from .training import batch_pieces as batch_pieces
+from .training import mix_to_min_ess as mix_to_min_ess
 
 # --------------------------------------------------------------------------- DP statistics
 
-def pair_distance_mean(x: np.ndarray, perm: np.ndarray) -> float:
+def pair_distance_mean(x: Floats, perm: IntArray) -> float:
     """Mean distance over the disjoint pairs (perm[2j], perm[2j+1])."""
     p = len(perm) // 2
     a = x[perm[0:2 * p:2]].astype(np.float64)
@@ -55,18 +61,18 @@ def pair_distance_sensitivity(n: int, diameter: float) -> float:
     return diameter / (n // 2)
 
 
-def class_proportions(y: np.ndarray, n_classes: int) -> np.ndarray:
+def class_proportions(y: IntArray, n_classes: int) -> FloatArray:
     ok = y >= 0
     return np.bincount(y[ok], minlength=n_classes).astype(np.float64) / len(y)
 
 
-def weighted_embedding(x: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int,
-                       chunk: int = 4096) -> np.ndarray:
+def weighted_embedding(x: Floats, y: IntArray, w: FloatArray, n_classes: int,
+                       chunk: int = 4096) -> FloatArray:
     """(2k, C) matrix (1/n) sum_i phi(x_i) e_{y_i}^T, phi = [cos Wx, sin Wx]/sqrt(k).
 
     Records with unknown label (y = -1) contribute a zero column (still within the bound)."""
-    n = x.shape[0]
-    k = w.shape[0]
+    n: int = x.shape[0]
+    k: int = w.shape[0]
     out = np.zeros((2 * k, n_classes))
     for s in range(0, n, chunk):
         xs = x[s:s + chunk].astype(np.float64)
@@ -84,7 +90,8 @@ def weighted_embedding(x: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: i
 
 
 class FittedEmbeddingSynth(FittedSynth):
-    def __init__(self, encoder, gen_net, props, z_dim, batch, components, total, cfg, info):
+    def __init__(self, encoder: Encoder, gen_net: Generator, props: FloatArray, z_dim: int, batch: int,
+                 components: list[PrivacyLoss], total: PrivacyLoss, cfg: PearlConfig, info: dict[str, Any]) -> None:
         self.encoder = encoder
         self.net = gen_net
         self.props = props
@@ -98,7 +105,7 @@ class FittedEmbeddingSynth(FittedSynth):
     def privacy_loss(self) -> PrivacyLoss:
         return self._total
 
-    def _labels(self, n, gen):
+    def _labels(self, n: int, gen: np.random.Generator) -> IntArray:
         c = len(self.props)
         counts = np.floor(self.props * n).astype(np.int64)
         rest = n - counts.sum()
@@ -108,7 +115,7 @@ class FittedEmbeddingSynth(FittedSynth):
         gen.shuffle(y)
         return y
 
-    def generate_encoded(self, n_rows: int, gen) -> tuple[np.ndarray, np.ndarray]:
+    def generate_encoded(self, n_rows: int, gen: np.random.Generator) -> tuple[npt.NDArray[np.float32], IntArray]:
         y = self._labels(n_rows, gen)
         c = len(self.props)
         out = np.empty((n_rows, self.encoder.dim), dtype=np.float32)
@@ -122,14 +129,14 @@ class FittedEmbeddingSynth(FittedSynth):
             out[s:e] = self._forward(y[s:e], gen, c)
         return out, y
 
-    def _forward(self, y, gen, c):
+    def _forward(self, y: IntArray, gen: np.random.Generator, c: int) -> Floats:
         z = standard_normal_f32(gen, (len(y), self.z_dim))
         inp = np.concatenate([z, np.eye(c, dtype=np.float32)[y]], axis=1)
         o = self.net.forward(inp)
         self.net.cache = None
         return o
 
-    def sample(self, n_rows: int, rng) -> pd.DataFrame:
+    def sample(self, n_rows: int, rng: RandomSource) -> pd.DataFrame:
         gen = rng.numpy_generator()
         x, y = self.generate_encoded(int(n_rows), gen)
         labels = y if self.encoder.spec.label is not None else None
@@ -142,7 +149,7 @@ class EmbeddingSynthesizer(Synthesizer):
 
     name = "pearl"
 
-    def __init__(self, config: PearlConfig | None = None, **overrides):
+    def __init__(self, config: PearlConfig | None = None, **overrides: Any) -> None:
         cfg = config or PearlConfig()
         for k, v in overrides.items():
             if not hasattr(cfg, k):
@@ -163,7 +170,7 @@ class EmbeddingSynthesizer(Synthesizer):
     def _mu_shares(self, n_classes: int) -> dict[str, float]:
         """mu^2 shares of the releases this config makes (they add up to 1)."""
         cfg = self.config
-        shares = {}
+        shares: dict[str, float] = {}
         if cfg.fixed_sigma0 is None and not self.public_sigma0:
             shares["sigma0"] = cfg.sigma0_share
         if n_classes > 1 and not cfg.one_release:
@@ -178,7 +185,7 @@ class EmbeddingSynthesizer(Synthesizer):
                 "embedding": 2 * cfg.k * n_classes + (n_classes if cfg.one_release and n_classes > 1 else 0)}
         return sum(dims[key] for key in self._mu_shares(n_classes))
 
-    def budget_plan(self, epsilon, delta, n, n_classes):
+    def budget_plan(self, epsilon: float, delta: float, n: int, n_classes: int) -> list[dict[str, Any]]:
         cfg = self.config
         mu = lattice_mu_for(epsilon, delta, self._lattice_dim(n_classes))
         names = {"sigma0": "frequency scale (mean pair distance)",
@@ -187,23 +194,26 @@ class EmbeddingSynthesizer(Synthesizer):
                  else "weighted embedding"}
         plan = []
         for key, share in self._mu_shares(n_classes).items():
-            entry = {"part": names[key], "share": share}
+            entry: dict[str, Any] = {"part": names[key], "share": share}
             if key == "counts":
                 entry["dim"] = n_classes
                 entry["sigma"] = release_scale(math.sqrt(2.0) / n, mu * math.sqrt(share), n_classes)[2]
             elif key == "embedding":
-                entry["dim"] = 2 * cfg.k * n_classes + (n_classes if cfg.one_release and n_classes > 1 else 0)
-                entry["sigma"] = release_scale(2.0 / n, mu * math.sqrt(share), entry["dim"])[2]
+                dim = 2 * cfg.k * n_classes + (n_classes if cfg.one_release and n_classes > 1 else 0)
+                entry["dim"] = dim
+                entry["sigma"] = release_scale(2.0 / n, mu * math.sqrt(share), dim)[2]
             plan.append(entry)   # sigma0's noise depends on the encoded domain's diameter
         return plan
 
     # ---- the private part: all access to the data happens here
-    def _releases(self, x, y, enc, n_classes, mu_total, delta, rng, gen):
+    def _releases(self, x: Floats, y: IntArray, enc: Encoder, n_classes: int, mu_total: float, delta: float,
+                  rng: RandomSource, gen: np.random.Generator
+                  ) -> tuple[FloatArray, FloatArray, FloatArray, list[PrivacyLoss], dict[str, Any]]:
         cfg = self.config
         n = x.shape[0]
         comps = []
         shares = self._mu_shares(n_classes)
-        info = {}
+        info: dict[str, Any] = {}
         # 1. frequency scale
         if cfg.fixed_sigma0 is not None:
             sigma0 = float(cfg.fixed_sigma0)
@@ -254,8 +264,9 @@ class EmbeddingSynthesizer(Synthesizer):
         props = props / props.sum() if props.sum() > 0 else np.full(n_classes, 1.0 / n_classes)
         return w, emb_noisy, props, comps, info
 
-    def fit(self, frame, spec: TableSpec, *, epsilon, delta, rng, progress=no_progress,
-            cancel=NEVER_CANCELLED):
+    def fit(self, frame: pd.DataFrame, spec: TableSpec, *, epsilon: float, delta: float, rng: RandomSource,
+            progress: Callable[[float, str], None] = no_progress,
+            cancel: CancelToken = NEVER_CANCELLED) -> FittedEmbeddingSynth:
         cfg = self.config
         t0 = time.perf_counter()
         enc = Encoder(spec)
@@ -280,7 +291,9 @@ class EmbeddingSynthesizer(Synthesizer):
         return FittedEmbeddingSynth(enc, net, props, cfg.z_dim, batch, comps, total, cfg, info)
 
     # ---- post-processing: generator training against the noisy embedding
-    def _train(self, enc, w64, emb_noisy, props, n, gen, progress, cancel):
+    def _train(self, enc: Encoder, w64: FloatArray, emb_noisy: FloatArray, props: FloatArray, n: int,
+               gen: np.random.Generator, progress: Callable[[float, str], None],
+               cancel: CancelToken) -> tuple[Generator, float, dict[str, Any]]:
         """Train the generator against the released embedding (post-processing only).
 
         The batch is cut into ``config.shards`` fixed shards, run in worker processes when
@@ -301,9 +314,10 @@ class EmbeddingSynthesizer(Synthesizer):
             bandwidths=np.asarray(self._bandwidths, dtype=np.float64), n_shards=n_shards)
         workers = self._workers(n_shards, batch)
         slot_len = max(net.flat.size, 2 * cfg.k * c, 2 * cfg.hidden)
-        layout, stats = {"shards": n_shards, "processes": workers if workers > 1 else 0}, {}
+        layout: dict[str, Any] = {"shards": n_shards, "processes": workers if workers > 1 else 0}
+        stats: dict[str, list[float]] = {}
 
-        def train(processes: bool):
+        def train(processes: bool) -> tuple[Floats, float]:
             return run_shards(make_shard, setup, n_shards, cfg.steps, processes=processes,
                               slot_len=slot_len, label=f"{cfg.label} generator",
                               progress=lambda f, m: progress(0.02 + 0.98 * f, m),

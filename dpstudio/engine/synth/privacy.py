@@ -4,8 +4,9 @@ Exact Gaussian-DP (Dong, Roth & Su 2019) for compositions of Gaussian releases, 
 zCDP cross-check with the improved conversion (Canonne, Kamath & Steinke 2020, Prop. 12 /
 Balle et al. 2020), and the grid-snapped Gaussian noise used by every release here.
 
-The GDP and RDP conversions are the accountant's (``dpstudio.engine.accounting``).  Noise: every release is snapped to a power-of-two grid g = 2^(floor(log2 Delta)-20)
-and gets g * Z with Z an exact discrete Gaussian of scale sigma/g from
+The GDP and RDP conversions are the accountant's (``dpstudio.engine.accounting``).  Noise: every
+release is snapped to a power-of-two grid g = 2^(floor(log2 Delta)-20) and gets g * Z with Z an
+exact discrete Gaussian of scale sigma/g from
 ``dpstudio.engine.mechanisms.sampling.discrete_gaussian`` (Canonne, Kamath & Steinke 2020).
 Accounting of the discrete Gaussian ("the discrete law" below; docs/mechanisms.md): its zCDP
 bound Delta^2/(2 sigma^2) holds exactly (the shift between snapped neighbours is an integer
@@ -17,13 +18,16 @@ RDP figure stays as a cross-check (``details['rdp_crosscheck_epsilon']``).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import accounting
 from ..accounting import RDP_ORDERS, PrivacyLoss
+from ..rng import RandomSource
 
 # --------------------------------------------------------------------------- Gaussian DP
 # The accountant's implementations (dpstudio.engine.accounting) are the single source; these
@@ -55,7 +59,7 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
     return float(accounting.gdp_mu_for(epsilon, delta))
 
 
-def gdp_compose(mus) -> float:
+def gdp_compose(mus: Iterable[float]) -> float:
     """Exact composition: sqrt(sum mu_i^2)."""
     return float(math.sqrt(sum(float(m) ** 2 for m in mus)))
 
@@ -63,9 +67,10 @@ def gdp_compose(mus) -> float:
 # --------------------------------------------------------------------------- RDP / zCDP
 
 
-def rdp_to_dp(rdp_eps, orders, delta: float) -> float:
+def rdp_to_dp(rdp_eps: Sequence[float] | npt.NDArray[np.float64], orders: Sequence[float] | npt.NDArray[np.float64],
+              delta: float) -> float:
     """Improved conversion (CKS 2020 Prop. 12), via the accountant."""
-    return accounting.rdp_to_dp(rdp_eps, delta, orders)
+    return float(accounting.rdp_to_dp(rdp_eps, delta, orders))
 
 
 def zcdp_epsilon(rho: float, delta: float) -> float:
@@ -113,13 +118,13 @@ def gaussian_loss(sensitivity: float, sigma: float, delta: float, label: str) ->
                                            "mechanism": "gaussian (grid-snapped)"})
 
 
-def total_gaussian_loss(components, delta: float, label: str) -> PrivacyLoss:
+def total_gaussian_loss(components: Iterable[PrivacyLoss], delta: float, label: str) -> PrivacyLoss:
     """Exact GDP total of Gaussian components (each has gdp_mu)."""
     components = list(components)
     if any(c.gdp_mu is None or not math.isfinite(c.gdp_mu) for c in components):
         return PrivacyLoss(epsilon=math.inf, delta=delta, label=label,
                            details={"composition": "exact Gaussian DP", "n_releases": len(components)})
-    mu = gdp_compose(c.gdp_mu for c in components)
+    mu = gdp_compose(c.gdp_mu for c in components if c.gdp_mu is not None)   # all set: checked above
     eps = gdp_epsilon(mu, delta) if math.isfinite(mu) else math.inf
     rdp_eps = rdp_to_dp(gaussian_rdp_curve(mu), RDP_ORDERS, delta) if math.isfinite(mu) else math.inf
     return PrivacyLoss(epsilon=eps, delta=delta, label=label, rdp=gaussian_rdp_curve(mu),
@@ -133,7 +138,8 @@ def total_gaussian_loss(components, delta: float, label: str) -> PrivacyLoss:
 GRID_BITS = 20  # grid step = sensitivity * 2**-GRID_BITS (data independent)
 
 
-def gaussian_noise(rng, sigma: float, shape, grid: float) -> tuple[np.ndarray, str]:
+def gaussian_noise(rng: RandomSource, sigma: float, shape: int | tuple[int, ...],
+                   grid: float) -> tuple[npt.NDArray[np.float64], str]:
     """Gaussian noise with std ``sigma`` on the lattice ``grid * Z``: ``grid`` times an exact
     discrete Gaussian of scale sigma/grid (CKS 2020, :func:`..mechanisms.sampling.discrete_gaussian`).
 
@@ -150,7 +156,7 @@ def gaussian_noise(rng, sigma: float, shape, grid: float) -> tuple[np.ndarray, s
             f"exact discrete Gaussian on grid {grid:.3g}")
 
 
-def snap(values: np.ndarray, grid: float) -> np.ndarray:
+def snap(values: npt.ArrayLike, grid: float) -> npt.NDArray[np.float64]:
     """Round to the lattice grid*Z (moves each coordinate by <= grid/2)."""
     return np.rint(np.asarray(values, dtype=np.float64) / grid) * grid
 
@@ -168,8 +174,8 @@ def release_scale(sensitivity: float, mu: float, dim: int) -> tuple[float, float
     return grid, sens, sens / mu
 
 
-def release_gaussian(rng, value: np.ndarray, sensitivity: float, mu: float, delta: float,
-                     label: str) -> tuple[np.ndarray, PrivacyLoss]:
+def release_gaussian(rng: RandomSource, value: npt.ArrayLike, sensitivity: float, mu: float, delta: float,
+                     label: str) -> tuple[npt.NDArray[np.float64], PrivacyLoss]:
     """Release ``value`` as a mu-GDP Gaussian mechanism on a data-independent grid.
 
     grid = 2**(floor(log2 sensitivity) - GRID_BITS) (a power of two: snapping and k*grid are
@@ -223,7 +229,7 @@ def _box_T(dim: int, epsilon: float, delta: float) -> float:
     return math.sqrt(2.0 * math.log(4.0 * max(int(dim), 1) * (math.exp(epsilon) + 1.0) / (1e-6 * delta)))
 
 
-def lattice_terms(parts, T: float) -> tuple[float, float, float]:
+def lattice_terms(parts: Iterable[tuple[int, float]], T: float) -> tuple[float, float, float]:
     """(H, B_d, B_r) of the argument above for releases given as (dim, s), s = sigma/grid."""
     from scipy.special import ndtr
 
@@ -238,7 +244,8 @@ def lattice_terms(parts, T: float) -> tuple[float, float, float]:
     return H, B_d, B_r
 
 
-def lattice_proven(eps_r: float, delta_r: float, parts, T: float) -> tuple[float, float]:
+def lattice_proven(eps_r: float, delta_r: float, parts: Iterable[tuple[int, float]],
+                   T: float) -> tuple[float, float]:
     """Proven (eps, delta) of the discrete law, given (eps_r, delta_r) of the continuous one."""
     H, B_d, B_r = lattice_terms(parts, T)
     return eps_r + 2.0 * H, math.exp(H) * delta_r + math.exp(eps_r + H) * B_r + B_d
@@ -270,7 +277,8 @@ def lattice_mu_for(epsilon: float, delta: float, total_dim: int) -> float:
     return gdp_mu_for(eps1, delta1)
 
 
-def attach_proven(total: PrivacyLoss, components, epsilon: float, delta: float) -> PrivacyLoss:
+def attach_proven(total: PrivacyLoss, components: Iterable[PrivacyLoss], epsilon: float,
+                  delta: float) -> PrivacyLoss:
     """Put the proven (eps, delta) of the discrete law into ``total`` (headline epsilon and
     ``details``); the continuous GDP figure stays as ``gdp_epsilon_continuous``.
 

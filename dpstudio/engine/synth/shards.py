@@ -36,28 +36,53 @@ import queue as queue_mod
 import threading
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ..progress import NEVER_CANCELLED, Cancelled, CancelToken, no_progress
 
+if TYPE_CHECKING:  # multiprocessing.synchronize fails to import where sem_open is missing
+    from multiprocessing.process import BaseProcess
+    from multiprocessing.queues import Queue
+    from multiprocessing.synchronize import Lock
+
 __all__ = ["run_local", "run_together", "sum_in_order", "run_shards", "available_cores",
-           "SlotReducer", "UnguardedMainError"]
+           "SlotReducer", "UnguardedMainError", "Partial", "ShardCoroutine", "Shard"]
+
+_R = TypeVar("_R")
+_R_co = TypeVar("_R_co", covariant=True)
+_S = TypeVar("_S")
+
+#: a partial sum that a shard yields, and the total over the shards that it receives back
+Partial = npt.NDArray[np.floating[Any]]
+#: a shard coroutine returning ``_R``: ``total = yield part`` at each sync point
+ShardCoroutine = Generator[Partial, Partial, _R]
+
+
+class Shard(Protocol[_R_co]):
+    """What a shard factory builds: ``step(i)`` (a shard coroutine) and ``result()``."""
+
+    def step(self, step: int, /) -> ShardCoroutine[object]: ...
+
+    def result(self) -> _R_co: ...
 
 
 # --------------------------------------------------------------------------- coroutine drivers
-def run_local(co):
+def run_local(co: ShardCoroutine[_R]) -> _R:
     """Drive one shard coroutine that *is* the whole batch: each partial sum is the total."""
     try:
         part = next(co)
         while True:
             part = co.send(part)
     except StopIteration as stop:
-        return stop.value
+        value: _R = stop.value
+        return value
 
 
-def sum_in_order(parts: list[np.ndarray]) -> np.ndarray:
+def sum_in_order(parts: list[Partial]) -> Partial:
     """The total of the shards' partial sums, always added in shard order (deterministic)."""
     total = np.array(parts[0], copy=True)
     for p in parts[1:]:
@@ -65,10 +90,11 @@ def sum_in_order(parts: list[np.ndarray]) -> np.ndarray:
     return total
 
 
-def run_together(cos: list, reduce: Callable[[list[np.ndarray]], np.ndarray]) -> list:
+def run_together(cos: list[ShardCoroutine[_R]],
+                 reduce: Callable[[list[Partial]], Partial]) -> list[_R | None]:
     """Advance shard coroutines in lock step: at each sync point ``reduce(parts)`` is sent back
     to every shard.  Returns the coroutines' return values."""
-    results = [None] * len(cos)
+    results: list[_R | None] = [None] * len(cos)
     try:
         parts = [next(c) for c in cos]
     except StopIteration:  # a step without any sync point: all shards finish at once
@@ -129,9 +155,10 @@ class SlotReducer:
     for the others at the next one), so it never overwrites a slot still being read.
     """
 
-    def __init__(self, control, slots, shard: int, n_shards: int, slot_len: int, locks=None):
-        self.ctl = np.frombuffer(control, dtype=np.int64)
-        self.slots = np.frombuffer(slots, dtype=np.float32).reshape(2, n_shards, slot_len)
+    def __init__(self, control: ctypes.Array[ctypes.c_int64], slots: ctypes.Array[ctypes.c_float],
+                 shard: int, n_shards: int, slot_len: int, locks: Sequence[Lock] | None = None) -> None:
+        self.ctl = np.frombuffer(memoryview(control), dtype=np.int64)
+        self.slots = np.frombuffer(memoryview(slots), dtype=np.float32).reshape(2, n_shards, slot_len)
         self.shard, self.n, self.len = shard, n_shards, slot_len
         self.locks = locks
         self.count = 0
@@ -167,7 +194,7 @@ class SlotReducer:
                 if spins % 65536 == 0 and _parent_gone():  # nobody left to abort us
                     raise _Aborted
 
-    def reduce(self, parts: list[np.ndarray]) -> np.ndarray:
+    def reduce(self, parts: list[Partial]) -> Partial:
         (part,) = parts
         if part.dtype != np.float32 or part.size > self.len:
             raise ValueError(f"partial sum of dtype {part.dtype} and size {part.size} does not "
@@ -185,10 +212,12 @@ class SlotReducer:
         return total.reshape(part.shape)
 
 
-def _worker(job, shard, n_shards, n_steps, control, slots, slot_len, locks, results):
+def _worker(job: ctypes.Array[ctypes.c_uint8], shard: int, n_shards: int, n_steps: int,
+            control: ctypes.Array[ctypes.c_int64], slots: ctypes.Array[ctypes.c_float], slot_len: int,
+            locks: Sequence[Lock] | None, results: Queue[tuple[str, int, Any]]) -> None:
     """Body of one training process: run shard ``shard`` for ``n_steps`` steps.  ``job`` is the
     pickled ``(make_shard, setup)`` in shared memory."""
-    ctl = np.frombuffer(control, dtype=np.int64)
+    ctl = np.frombuffer(memoryview(control), dtype=np.int64)
     try:
         make_shard, setup = pickle.loads(memoryview(job).cast("B"))
         sh = make_shard(setup, shard)
@@ -221,11 +250,11 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_shards(make_shard: Callable[[Any, int], Any], setup: Any, n_shards: int, n_steps: int,
+def run_shards(make_shard: Callable[[_S, int], Shard[_R]], setup: _S, n_shards: int, n_steps: int,
                *, processes: bool, slot_len: int, label: str = "training",
                progress: Callable[[float, str], None] = no_progress,
                cancel: CancelToken = NEVER_CANCELLED, locked: bool | None = None,
-               stats: dict | None = None) -> Any:
+               stats: dict[str, list[float]] | None = None) -> _R:
     """Run ``n_steps`` steps of ``n_shards`` shards and return shard 0's ``result()``.
 
     ``processes=False`` runs every shard here, one after another at each sync point;
@@ -249,8 +278,9 @@ def run_shards(make_shard: Callable[[Any, int], Any], setup: Any, n_shards: int,
                              cancel, (not _ordered_stores()) if locked is None else locked, stats)
 
 
-def _run_in_processes(make_shard, setup, n_shards, n_steps, slot_len, label, progress, cancel,
-                      locked, stats):
+def _run_in_processes(make_shard: Callable[[_S, int], Shard[_R]], setup: _S, n_shards: int, n_steps: int,
+                      slot_len: int, label: str, progress: Callable[[float, str], None], cancel: CancelToken,
+                      locked: bool, stats: dict[str, list[float]] | None) -> _R:
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         # a spawned worker re-imports the main script; a script that fits at import time
         # would otherwise start workers of its own (or, caught, train again in every worker)
@@ -262,16 +292,16 @@ def _run_in_processes(make_shard, setup, n_shards, n_steps, slot_len, label, pro
     control = ctx.RawArray(ctypes.c_int64, _HEADER + 2 * n_shards)
     slots = ctx.RawArray(ctypes.c_float, 2 * n_shards * slot_len)
     locks = [ctx.Lock() for _ in range(n_shards)] if locked else None
-    results = ctx.Queue()
-    ctl = np.frombuffer(control, dtype=np.int64)
+    results: Queue[tuple[str, int, Any]] = ctx.Queue()
+    ctl = np.frombuffer(memoryview(control), dtype=np.int64)
     # the job goes through shared memory, not the process arguments: spawn writes arguments
     # into a pipe that the child drains only after its imports, so a large argument would
     # make each start() wait for the previous child to boot
     blob = pickle.dumps((make_shard, setup), protocol=pickle.HIGHEST_PROTOCOL)
     job = ctx.RawArray(ctypes.c_uint8, len(blob))
-    np.frombuffer(job, dtype=np.uint8)[:] = np.frombuffer(blob, dtype=np.uint8)
+    np.frombuffer(memoryview(job), dtype=np.uint8)[:] = np.frombuffer(blob, dtype=np.uint8)
     del blob
-    procs = []
+    procs: list[BaseProcess] = []
     with _ENV_LOCK:
         saved = {k: os.environ.get(k) for k in _SINGLE_THREAD_ENV}
         os.environ.update(_SINGLE_THREAD_ENV)
@@ -292,10 +322,12 @@ def _run_in_processes(make_shard, setup, n_shards, n_steps, slot_len, label, pro
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-    outcome, failure, finished = None, None, set()
+    outcome: object = None
+    failure: str | None = None
+    finished: set[int] = set()
     peaks = [0.0] * n_shards
 
-    def take(kind, shard, payload) -> None:
+    def take(kind: str, shard: int, payload: Any) -> None:
         nonlocal outcome, failure
         if kind == "done":
             finished.add(shard)
@@ -339,7 +371,7 @@ def _run_in_processes(make_shard, setup, n_shards, n_steps, slot_len, label, pro
             raise RuntimeError(failure.strip())
         if stats is not None:
             stats["worker_peak_rss_mb"] = peaks
-        return outcome
+        return cast(_R, outcome)   # shard 0's result(), unpickled from its "done" message
     finally:
         ctl[_ABORT] = ctl[_ABORT] or int(len(finished) < n_shards)
         _stop(procs)
@@ -359,7 +391,7 @@ def _peak_rss_mb() -> float:
     return 0.0
 
 
-def _stop(procs, grace: float = 0.3) -> None:
+def _stop(procs: Sequence[BaseProcess], grace: float = 0.3) -> None:
     """Join the workers; any still running after ``grace`` seconds is terminated."""
     deadline = time.monotonic() + grace
     for p in procs:

@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from .mlp import Adam, BlockHeads, Generator, standard_normal_f32
+from .mlp import Adam, BlockHeads, Floats, Generator, standard_normal_f32
+from .shards import ShardCoroutine
+
+FloatArray = npt.NDArray[np.float64]
 
 
 # --------------------------------------------------------------------------- training loss
 
 class EmbeddingLoss:
-    """The generator's loss against the released embedding and its gradient (BRIEF 5.5).
+    """The generator's loss against the released embedding and its gradient (Liew, Takahashi & Ueno
+    2022; docs/synthesizers.md, "PEARL").
 
     For a batch ``out`` (B, D) whose rows are sorted by class (``counts[c]`` rows of class c):
     ``Ehat[c] = (1/(B sqrt k)) sum_{b in c} [cos(W out_b), sin(W out_b)]`` and
@@ -41,8 +47,8 @@ class EmbeddingLoss:
 
     PIECE_ROWS = 320
 
-    def __init__(self, w: np.ndarray, target: np.ndarray, counts: np.ndarray, dtype=np.float32,
-                 batch: int | None = None):
+    def __init__(self, w: Floats, target: Floats, counts: npt.ArrayLike,
+                 dtype: type[np.floating[Any]] = np.float32, batch: int | None = None) -> None:
         k, d = w.shape
         self.k = k
         self.dtype = dtype
@@ -65,7 +71,7 @@ class EmbeddingLoss:
         self.d = d
         self.partial = np.zeros((len(self.pieces), 2 * k), dtype=dtype)
 
-    def class_sums(self, out: np.ndarray) -> np.ndarray:
+    def class_sums(self, out: Floats) -> Floats:
         """Unscaled sums of [cos u, sin u] over this shard's rows per class, (C, 2k); leaves
         cos u and sin u in ``self.cu``, ``self.su`` for the backward pass."""
         k = self.k
@@ -81,22 +87,22 @@ class EmbeddingLoss:
             sums[j] += self.partial[i]
         return sums
 
-    def residual_from(self, total_sums: np.ndarray) -> np.ndarray:
+    def residual_from(self, total_sums: Floats) -> Floats:
         """R = Ehat - E, shape (C, 2k), from the class sums totalled over the whole batch."""
         r = total_sums * self.inv
         r -= self.target
         return r
 
-    def residual(self, out: np.ndarray) -> np.ndarray:
+    def residual(self, out: Floats) -> Floats:
         """R for a batch held whole by this object."""
         return self.residual_from(self.class_sums(out))
 
     @staticmethod
-    def value(r: np.ndarray, alpha: np.ndarray) -> float:
+    def value(r: Floats, alpha: Floats) -> float:
         k = len(alpha)
         return float((alpha * (r[:, :k] ** 2 + r[:, k:] ** 2)).sum())
 
-    def gradient(self, r: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    def gradient(self, r: Floats, alpha: Floats) -> Floats:
         """dL/dout for this object's rows after :meth:`class_sums`; overwrites ``self.cu``
         and ``self.su``."""
         k = self.k
@@ -114,11 +120,11 @@ class EmbeddingLoss:
         return self.dout[:, :self.d]
 
 
-def batch_pieces(counts, rows: int) -> list[tuple[int, int, int, int]]:
+def batch_pieces(counts: npt.NDArray[np.integer[Any]], rows: int) -> list[tuple[int, int, int, int]]:
     """Fixed work pieces ``(i, start, stop, class)`` of a class-sorted batch: each class's
     rows cut into near-equal runs of at most ``rows`` (depends on the layout only)."""
     bounds = np.concatenate([[0], np.cumsum(counts)])
-    pieces = []
+    pieces: list[tuple[int, int, int, int]] = []
     for j in range(len(counts)):                                  # C is tiny
         a, z = int(bounds[j]), int(bounds[j + 1])
         if z == a:
@@ -126,11 +132,11 @@ def batch_pieces(counts, rows: int) -> list[tuple[int, int, int, int]]:
         m = -(-(z - a) // rows)
         cuts = np.linspace(a, z, m + 1).round().astype(int)
         pieces += [(len(pieces) + i, int(p), int(q), j)
-                   for i, (p, q) in enumerate(zip(cuts[:-1], cuts[1:]))]
+                   for i, (p, q) in enumerate(zip(cuts[:-1], cuts[1:], strict=False))]
     return pieces
 
 
-def mix_to_min_ess(alpha: np.ndarray, min_ess: float) -> np.ndarray:
+def mix_to_min_ess(alpha: npt.ArrayLike, min_ess: float) -> FloatArray:
     """Importance weights ``alpha`` (mean 1) mixed with uniform weights, (1 - lam) alpha + lam,
     with the smallest lam in [0, 1] that makes the effective sample size
     ``k^2 / sum(alpha^2)`` at least ``min_ess * k``.
@@ -178,7 +184,7 @@ class PearlConfig:
     # frequency scales: the k frequencies are split evenly over bandwidths sigma0 * m for m in
     # this tuple (data independent given sigma0, so no privacy cost); the critic's base density
     # omega0 is the matching Gaussian scale mixture.
-    freq_scales: tuple = (1.0,)
+    freq_scales: tuple[float, ...] = (1.0,)
     sample_categories: bool = True   # decode categories by a draw from the block (True) or argmax
     # numbers are decoded from clip((1 + stretch) tanh, -1, 1): tanh never reaches +-1, so
     # without it no synthetic value sits on a bound (e.g. capital-gain = 0, 90 % of Adult);
@@ -210,14 +216,14 @@ class TrainSetup:
 
     cfg: PearlConfig
     n_num: int
-    sizes: np.ndarray
+    sizes: npt.NDArray[np.int64]
     dim: int
-    w: np.ndarray            # (k, D) frequencies
-    target: np.ndarray       # (2k, C) released embedding
-    counts: np.ndarray       # rows per class in a batch
-    init: np.ndarray         # the generator's initial flat parameters
-    noise_seeds: list        # one input-noise stream per shard
-    bandwidths: np.ndarray   # frequency bandwidths (the critic's base density)
+    w: FloatArray                   # (k, D) frequencies
+    target: FloatArray              # (2k, C) released embedding
+    counts: npt.NDArray[np.int64]   # rows per class in a batch
+    init: Floats                    # the generator's initial flat parameters
+    noise_seeds: list[int]          # one input-noise stream per shard
+    bandwidths: FloatArray          # frequency bandwidths (the critic's base density)
     n_shards: int
 
 
@@ -226,7 +232,7 @@ class _Critic:
     scale (Liew et al. 2022, §4), ascending the generator's loss; no privacy cost.  The weights
     in use are mixed toward uniform to keep their ESS >= ``critic_min_ess`` k."""
 
-    def __init__(self, cfg: PearlConfig, w64: np.ndarray, bandwidths: np.ndarray, dim: int):
+    def __init__(self, cfg: PearlConfig, w64: FloatArray, bandwidths: FloatArray, dim: int) -> None:
         self.cfg = cfg
         self.k = w64.shape[0]
         self.t2 = w64 ** 2                             # (k, D)
@@ -242,7 +248,7 @@ class _Critic:
         self.alpha = np.ones(self.k, dtype=np.float32)
         self.ess = 1.0   # share of k: the effective sample size of the weights in use
 
-    def update(self, resid: np.ndarray) -> None:
+    def update(self, resid: Floats) -> None:
         k = self.k
         r = (resid[:, :k] ** 2 + resid[:, k:] ** 2).sum(axis=0).astype(np.float64)  # (k,)
         _, grad = critic_objective(self.log_s["log_s"], self.t2, r, self.l0)
@@ -252,7 +258,7 @@ class _Critic:
         self.ess = k / float(np.square(self.alpha, dtype=np.float64).sum())
 
 
-def critic_weights(log_s: np.ndarray, t2: np.ndarray, l0: np.ndarray):
+def critic_weights(log_s: FloatArray, t2: FloatArray, l0: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Normalised importance weights a_i (sum 1) of the frequencies t_i under the critic's
     Gaussian scale exp(log_s), relative to the base density exp(-l0); and 1/s^2.
     ``sum_d t2[i, d] / s_d^2`` is one matrix-vector product (not a (k, D) temporary)."""
@@ -262,7 +268,8 @@ def critic_weights(log_s: np.ndarray, t2: np.ndarray, l0: np.ndarray):
     return a / a.sum(), inv_s2
 
 
-def critic_objective(log_s: np.ndarray, t2: np.ndarray, r: np.ndarray, l0: np.ndarray):
+def critic_objective(log_s: FloatArray, t2: FloatArray, r: FloatArray,
+                     l0: FloatArray) -> tuple[float, FloatArray]:
     """The critic's objective k sum_i a_i r_i (r_i: the frequency's squared residual) and its
     gradient in log_s: dL/dl_i = k a_i (r_i - sum_j a_j r_j), chained through
     l_i = l0_i - sum_d log_s_d - t2_id / (2 s_d^2)."""
@@ -278,7 +285,7 @@ class _Shard:
     """One shard of the training batch: its rows, its own copy of the generator and of the
     optimisers (kept identical across shards: every update uses totals), its noise stream."""
 
-    def __init__(self, setup: TrainSetup, index: int):
+    def __init__(self, setup: TrainSetup, index: int) -> None:
         cfg = self.cfg = setup.cfg
         c = len(setup.counts)
         batch = int(setup.counts.sum())
@@ -297,7 +304,7 @@ class _Shard:
         self.noise = np.random.Generator(np.random.PCG64(setup.noise_seeds[index]))
         self.critic = _Critic(cfg, setup.w, setup.bandwidths, setup.dim) if cfg.critic else None
 
-    def step(self, step: int):
+    def step(self, step: int) -> ShardCoroutine[None]:
         """One Adam step of the generator (and every ``critic_every`` steps one of the
         critic), as a shard coroutine."""
         cfg = self.cfg
@@ -312,7 +319,7 @@ class _Shard:
         if self.critic and (step + 1) % cfg.critic_every == 0:
             self.critic.update(resid)
 
-    def result(self):
+    def result(self) -> tuple[Floats, float]:
         return self.net.flat.copy(), (self.critic.ess if self.critic else 1.0)
 
 
