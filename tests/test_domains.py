@@ -8,7 +8,11 @@ import pytest
 
 from dpstudio.engine.accounting import compose
 from dpstudio.engine.domains import (
-    candidate_counts, dp_bounds, dp_quantile, dp_select_categories, partition_selection_threshold,
+    candidate_counts,
+    dp_bounds,
+    dp_quantile,
+    dp_select_categories,
+    partition_selection_threshold,
     quantile_utility,
 )
 from dpstudio.engine.rng import RandomSource
@@ -163,7 +167,8 @@ def test_partition_selection_exact_replace_one_guarantee():
         if c == 0:
             return 0.0
         j = T + 1 - c   # c + Z > T  <=>  Z >= T + 1 - c
-        return q ** j / (1 + q) if j >= 0 else 1 - q ** (-j) / (1 + q)
+        # P(Z >= j) = q^j / (1 + q) for j >= 0; by symmetry 1 - P(Z >= 1 - j) below 0
+        return q ** j / (1 + q) if j >= 0 else 1 - q ** (1 - j) / (1 + q)
 
     worst = 0.0
     for na in range(1, 40):       # partition a loses the record

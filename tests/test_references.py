@@ -6,6 +6,11 @@
 * Every "Author YEAR" ("A & B YEAR", "A, B & C YEAR", "A et al. YEAR") cited in the sources of
   dpstudio/engine/mechanisms/ names an entry of docs/references.md: one entry that contains every
   cited surname and the year.  Initialisms ("CKS 2020") must appear verbatim in references.md.
+* Every ``docs/<name>.md`` cited in the package's sources (docstrings, comments, strings) and in
+  docs/*.md exists; a section given with it must exist in that file: ``docs/x.md §Heading words``
+  (the words run to ``; , . ( ) "`` or the end of the line) or ``docs/x.md, "Heading words"`` must
+  be the start of a heading of x.md, and ``docs/errata.md, E4`` a row of the errata table.
+* No shipped file mentions "BRIEF" (the team's internal specification, not part of the product).
 """
 from __future__ import annotations
 
@@ -17,6 +22,13 @@ PACKAGE = ROOT / "dpstudio"
 RESOURCES = ROOT / "resources"  # shipped beside the package (see dpstudio/resources.py)
 REFERENCES = ROOT / "docs" / "references.md"
 CITING = sorted((PACKAGE / "engine" / "mechanisms").glob("*.py"))
+DOCS = ROOT / "docs"
+
+# "docs/x.md", optionally followed by "§Heading words", ', "Heading words"' or ", E4"
+DOC_REF = re.compile(r'\bdocs/((?:[\w.-]+/)*[\w.-]+\.md)'
+                     r'(?:,?[ \t]*\n?[ \t]*§[ \t]*([^;,.()"§\n]+)|,\s*"([^"]{1,200})"|,\s*(E\d+)\b)?')
+# the internal specification document ("BRIEF 3.2", "BRIEF section 4", "BRIEF.md")
+BRIEF = re.compile(r"\bBRIEF\b")
 
 # "seed 004", "Seed 002", "seed004", "seed_003", "seeds 001"
 INTERNAL = re.compile(r"\bseeds?[ _]?0\d\d\b", re.IGNORECASE)
@@ -91,6 +103,54 @@ def unresolved(files, references_text: str, root: Path = ROOT) -> list[str]:
     return missing
 
 
+def _norm(text: str) -> str:
+    """Lower case, no backticks or comment markers, single spaces (for matching headings)."""
+    return re.sub(r"\s+", " ", re.sub(r"\s#+\s", " ", text.replace("`", ""))).strip().lower()
+
+
+def doc_headings(path: Path) -> list[str]:
+    return [_norm(line.lstrip("#")) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.startswith("#")]
+
+
+def _starts_heading(cited: str, headings: list[str]) -> bool:
+    """``cited`` is the start of a heading, ending at a word boundary."""
+    c = _norm(cited)
+    return bool(c) and any(h == c or (h.startswith(c) and not h[len(c)].isalnum()) for h in headings)
+
+
+def doc_reference_problems(files, docs: Path = DOCS, root: Path = ROOT) -> list[str]:
+    """Citations of docs files, sections or errata entries that do not exist."""
+    problems = []
+    for p in files:
+        text = _read_text(p) or ""
+        for m in DOC_REF.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            where = f"{p.relative_to(root)}:{line}"
+            name, section, quoted, entry = m.groups()
+            target = docs / name
+            if not target.is_file():
+                problems.append(f"{where}: docs/{name} does not exist")
+                continue
+            cited = section if section is not None else quoted
+            if cited is not None and not _starts_heading(cited, doc_headings(target)):
+                problems.append(f"{where}: docs/{name} has no heading {_norm(cited)!r}")
+            if entry is not None and not re.search(rf"^\|\s*{entry}\s*\|", target.read_text(encoding="utf-8"),
+                                                   re.MULTILINE):
+                problems.append(f"{where}: docs/{name} has no entry {entry}")
+    return problems
+
+
+def brief_mentions(files, root: Path = ROOT) -> list[str]:
+    hits = []
+    for p in files:
+        text = _read_text(p)
+        for i, line in enumerate((text or "").splitlines(), 1):
+            if BRIEF.search(line):
+                hits.append(f"{p.relative_to(root)}:{i}: {line.strip()[:90]}")
+    return hits
+
+
 def test_no_internal_source_references_in_package_or_resources():
     hits = internal_references(shipped_files())
     assert not hits, ("internal references; cite authors and year (docs/references.md):\n"
@@ -101,6 +161,24 @@ def test_mechanism_citations_resolve_in_references_md():
     assert len(CITING) >= 5, "mechanism modules not found"
     missing = unresolved(CITING, REFERENCES.read_text(encoding="utf-8"))
     assert not missing, "cited but not in docs/references.md:\n" + "\n".join(missing)
+
+
+def test_docs_references_in_the_package_resolve():
+    sources = [p for p in shipped_files() if p.suffix == ".py" and p.is_relative_to(PACKAGE)]
+    assert len(sources) > 50, "package sources not found"
+    problems = doc_reference_problems(sources)
+    assert not problems, "cited docs file or section missing:\n" + "\n".join(problems)
+
+
+def test_docs_cross_references_resolve():
+    problems = doc_reference_problems(sorted(DOCS.glob("*.md")))
+    assert not problems, "cited docs file or section missing:\n" + "\n".join(problems)
+
+
+def test_no_mention_of_the_internal_brief():
+    hits = brief_mentions(shipped_files())
+    assert not hits, ("the internal brief is cited; cite the paper (docs/references.md) or the "
+                      "docs section instead:\n" + "\n".join(hits))
 
 
 # ---- the checks catch what they are meant to catch -------------------------------------------
@@ -128,3 +206,35 @@ def test_citation_check_lists_what_is_missing(tmp_path):
     assert unresolved([bad], refs, tmp_path) == [
         "bad.py: Dwork et al. 2006", "bad.py: Jazbec 2019", "bad.py: Kamath & Smith 2020",
         "bad.py: HRW 2013 (initialism)"]
+
+
+def test_docs_reference_check_lists_what_is_missing(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\n## DP quantiles — `dp_quantile`\n\n### Exact RDP of the discrete "
+                               "Laplace\n", encoding="utf-8")
+    (docs / "errata.md").write_text("| # | x |\n|---|---|\n| E4 | y |\n", encoding="utf-8")
+    ok = tmp_path / "ok.py"
+    ok.write_text('"""See docs/a.md §DP quantiles; docs/a.md, "Exact RDP of the discrete Laplace";\n'
+                  '(docs/a.md §Exact RDP of the\n    discrete Laplace) docs/errata.md, E4 and docs/a.md.\n'
+                  '"""\nx = 1  # docs/a.md §DP quantiles (see there)\n', encoding="utf-8")
+    bad = tmp_path / "bad.py"
+    bad.write_text('"""docs/b.md; docs/a.md §Quantiles; docs/a.md §DP quantiles and more;\n'
+                   'docs/a.md, "Exact RDP of Gaussians"; docs/errata.md, E5; ../shared/docs/BRIEF.md"""\n',
+                   encoding="utf-8")
+    assert doc_reference_problems([ok], docs, tmp_path) == []
+    assert doc_reference_problems([bad], docs, tmp_path) == [
+        "bad.py:1: docs/b.md does not exist",
+        "bad.py:1: docs/a.md has no heading 'quantiles'",
+        "bad.py:1: docs/a.md has no heading 'dp quantiles and more'",
+        "bad.py:2: docs/a.md has no heading 'exact rdp of gaussians'",
+        "bad.py:2: docs/errata.md has no entry E5",
+        "bad.py:2: docs/BRIEF.md does not exist",
+    ]
+
+
+def test_brief_check_catches_the_forms_used(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text('"""Ledger (BRIEF 3.9)."""\n# BRIEF section 4\nx = "see BRIEF.md"\n'
+                 '# a brief note; briefly; DEBRIEFED\n', encoding="utf-8")
+    assert [h.split(":")[1] for h in brief_mentions([f], tmp_path)] == ["1", "2", "3"]
