@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess
@@ -46,7 +45,7 @@ def make_frame(rows: int, seed: int = 1) -> pd.DataFrame:
 
 
 def make_recipe(path: str):
-    from dpstudio.recipe.model import (Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec)
+    from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
 
     cols = [Column("person_id", "integer", "identifier")]
     cols += [Column(f"num{i}", "float", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace"))
@@ -102,13 +101,13 @@ def main() -> None:
     ap.add_argument("--slice", type=int, default=20_000)
     args = ap.parse_args()
 
-    from dpstudio.engine.release import record
     from dpstudio.engine.rng import RandomSource
     from dpstudio.export import write_table
+    from dpstudio.plan import record
 
     frame = make_frame(args.rows)
     recipe = make_recipe("bench.csv")
-    plan = record.plan(recipe)
+    plan = record.compile(recipe)
     n_values = args.rows * (N_NUM + N_CAT + 1)
 
     floor = []
@@ -122,7 +121,7 @@ def main() -> None:
     out = None
     for _ in range(args.repeats):
         t = time.perf_counter()
-        out = record.run(recipe, frame, plan, RandomSource(None))
+        out = record.execute(plan, frame, RandomSource(None))
         ours.append(time.perf_counter() - t)
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()

@@ -10,7 +10,9 @@ import errno
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from dpstudio import __version__
 from dpstudio.errors import RecipeError, UserError
@@ -105,9 +107,14 @@ def cmd_recipe_init(args) -> int:
     from dpstudio.engine.data.loader import load_table
     from dpstudio.engine.data.schema import infer_schema
     from dpstudio.export import write_text
-    from dpstudio.recipe.build import (confirm_inferred_facts, fill_domains_from_data, parse_assignments,
-                                       recipe_from_schema)
-    from dpstudio.recipe.validate import declared_type_problems, inferred_facts, validate
+    from dpstudio.plan import plan_problems
+    from dpstudio.recipe.build import (
+        confirm_inferred_facts,
+        fill_domains_from_data,
+        parse_assignments,
+        recipe_from_schema,
+    )
+    from dpstudio.recipe.validate import declared_type_problems, inferred_facts
 
     loaded = load_table(args.file, _load_options(args))
     schema = infer_schema(loaded.frame)
@@ -132,7 +139,7 @@ def cmd_recipe_init(args) -> int:
     if recipe.release.type == "synthetic" and "method" not in recipe.release.options:
         from dataclasses import replace
 
-        from dpstudio.engine.release.synthetic import recommend_method
+        from dpstudio.plan.synthetic import recommend_method
         method, why = recommend_method(recipe)
         recipe = replace(recipe, release=replace(recipe.release,
                                                  options=recipe.release.options.with_(method=method)))
@@ -140,12 +147,12 @@ def cmd_recipe_init(args) -> int:
     if args.no_formula_protection:
         from dataclasses import replace as _replace
         recipe = _replace(recipe, outputs=_replace(recipe.outputs, formula_protection=False))
-    from dpstudio.targets import refuse_overwrite
     # the recipe must never replace the data it describes (nor the ledger)
     from dpstudio.ledger import default_ledger_path
+    from dpstudio.targets import refuse_overwrite
     refuse_overwrite("recipe", args.output, input_path=args.file, ledger_path=default_ledger_path())
     write_text(recipe.dumps() + "\n", args.output)
-    problems = validate(recipe, schema) + declared_type_problems(recipe, loaded.frame)
+    problems = plan_problems(recipe, schema) + declared_type_problems(recipe, loaded.frame)
     print(f"wrote {args.output}" + (f" ({len(problems)} problem(s) to fix: run 'dpstudio recipe check')"
                                      if problems else ""), file=sys.stderr)
     for p in problems:
@@ -178,8 +185,8 @@ def _raise(exc: Exception):
 
 
 def cmd_recipe_check(args) -> int:
+    from dpstudio.pipeline import check_recipe
     from dpstudio.recipe.model import load_recipe
-    from dpstudio.recipe.run import check_recipe
 
     try:
         recipe = load_recipe(args.recipe)
@@ -189,7 +196,7 @@ def cmd_recipe_check(args) -> int:
     schema = frame = None
     if args.input or args.with_data:
         from dpstudio.engine.data.schema import infer_schema
-        from dpstudio.recipe.run import load_input
+        from dpstudio.pipeline import load_input
         frame = load_input(recipe, args.input).frame
         schema = infer_schema(frame)
     result = check_recipe(recipe, schema, frame)
@@ -213,8 +220,8 @@ def open_ledger(args):
 
 
 def cmd_release(args) -> int:
+    from dpstudio.pipeline import execute_release
     from dpstudio.recipe.model import load_recipe
-    from dpstudio.recipe.run import execute_release
 
     recipe = load_recipe(args.recipe)
     if args.dataset:
@@ -245,6 +252,7 @@ def _print_release(result) -> int:
     summary = {"release_id": result.release_id, "output": result.output_path,
                "output_sha256": result.output_sha256, "report": result.report_path,
                "total": result.plan.total.to_json(), "guarantee": result.plan.guarantee,
+               "recorded": _recorded(result),
                "randomness": result.randomness, "warnings": result.warnings}
     summary["ledger"] = (result.ledger_after if result.ledger_after is not None else
                          "recorded (the ledger summary could not be read)" if result.ledger_recorded else
@@ -255,6 +263,15 @@ def _print_release(result) -> int:
         print("dpstudio: this release is not recorded in any ledger", file=sys.stderr)
     _print_json(summary)
     return EXIT_OK
+
+
+def _recorded(result) -> dict | str:
+    """What the ledger recorded: the compiled plan's total (reserved before any noise).  The
+    finalised plan's total above can be smaller (scales fitted to DP-estimated bounds)."""
+    if not result.ledger_recorded:
+        return "nothing (not recorded in any ledger)"
+    total = result.recorded_total
+    return total.to_json() if total is not None else "unknown"
 
 
 class _FinalAfterCommit:
@@ -282,7 +299,7 @@ class _FinalAfterCommit:
     def _commit(self) -> None:
         self._committed = True
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         if self._old is not None:
             import signal
             signal.signal(signal.SIGINT, self._old)
@@ -303,9 +320,9 @@ def cmd_audit(args) -> int:
 
 
 def cmd_risk(args) -> int:
-    from dpstudio.engine.leakage.risk import risk_for_recipe
+    from dpstudio.pipeline import load_input
     from dpstudio.recipe.model import load_recipe
-    from dpstudio.recipe.run import load_input
+    from dpstudio.risk import risk_for_recipe
 
     recipe = load_recipe(args.recipe)
     frame = load_input(recipe, args.input).frame
@@ -397,8 +414,8 @@ def run_headless_demo(out_dir: Path) -> int:
     from dataclasses import replace
 
     from dpstudio.engine.data.loader import fingerprint
+    from dpstudio.pipeline import execute_release
     from dpstudio.recipe.model import InputSpec, load_recipe
-    from dpstudio.recipe.run import execute_release
 
     out_dir.mkdir(parents=True, exist_ok=True)
     recipe = load_recipe(demo_recipe_path())
@@ -433,6 +450,15 @@ def _add_ledger_option(p) -> None:
                                     "application-data directory)")
 
 
+def _show_help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """The command of a group run without a subcommand: print the group's help, exit 2.
+    (A ``lambda`` reading the variable ``p`` printed the help of the last parser bound to it: "demo".)"""
+    def show(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return EXIT_USER
+    return show
+
+
 def build_parser() -> argparse.ArgumentParser:
     from dpstudio.recipe.model import OUTPUT_FORMATS, RELEASE_TYPES
 
@@ -447,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("recipe", help="create or check a release recipe")
     rsub = p.add_subparsers(dest="recipe_command", metavar="SUBCOMMAND", parser_class=_Parser)
-    p.set_defaults(func=lambda a: (p.print_help(), EXIT_USER)[1])
+    p.set_defaults(func=_show_help(p))
     pi = rsub.add_parser("init", help="a recipe from the inferred schema plus overrides")
     pi.add_argument("file")
     pi.add_argument("-o", "--output", required=True, help="recipe JSON to write")
@@ -526,7 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ledger", help="the per-dataset privacy budget ledger")
     lsub = p.add_subparsers(dest="ledger_command", metavar="SUBCOMMAND", parser_class=_Parser)
-    p.set_defaults(func=lambda a: (p.print_help(), EXIT_USER)[1])
+    p.set_defaults(func=_show_help(p))
     pl = lsub.add_parser("list", help="datasets, their spend and caps")
     _add_ledger_option(pl)
     pl.set_defaults(func=cmd_ledger_list)

@@ -3,6 +3,9 @@
 The CLI maps :class:`UserError` to exit code 2 with its one-line message and no
 traceback; anything else is an internal error (exit 1).
 """
+from __future__ import annotations
+
+from collections.abc import Iterable
 
 
 class UserError(Exception):
@@ -16,8 +19,8 @@ class BudgetError(UserError):
 class RecipeError(UserError):
     """A recipe that cannot be read or validated; ``problems`` lists every issue found."""
 
-    def __init__(self, problems):
-        self.problems = list(problems)
+    def __init__(self, problems: Iterable[str]) -> None:
+        self.problems: list[str] = list(problems)
         head = self.problems[0] if self.problems else "invalid recipe"
         more = f" (and {len(self.problems) - 1} more problem(s))" if len(self.problems) > 1 else ""
         super().__init__(f"{head}{more}")

@@ -34,12 +34,18 @@ def format_for(path, default: str | None = None) -> str:
     return fmt
 
 
+def name_max(directory) -> int:
+    """The longest file name (in bytes) the file system of ``directory`` accepts."""
+    try:
+        return int(os.pathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows) or no answer
+        return 255
+
+
 def temp_stem(name: str, directory, *, room: int) -> str:
     """``name`` for use inside a temporary file name that adds ``room`` bytes to it: unchanged when
     that fits the file system's name limit, else its start and a hash of the whole name (a
     250-character output name must not fail only because its temporary name is longer)."""
-    from dpstudio.targets import name_max
-
     limit = name_max(directory) - room
     raw = os.fsencode(name)
     if len(raw) <= limit:
@@ -127,7 +133,7 @@ def protect_formulas(frame: pd.DataFrame) -> pd.DataFrame:
         s = frame.iloc[:, i]
         safe = _protect_column(s)
         if safe is not s:
-            out.isetitem(i, safe)
+            out.isetitem(i, safe)  # type: ignore[arg-type]  # pandas documents "array-like"; the stubs omit Series
     out.columns = [protect_name(c) for c in frame.columns]
     return out
 
@@ -151,9 +157,9 @@ def _check_xlsx_text(frame: pd.DataFrame) -> None:
             bad = s.str.contains(ILLEGAL_CHARACTERS_RE.pattern, regex=True)
         except AttributeError:  # no text in the column
             continue
-        bad = bad.astype("boolean").fillna(False).to_numpy(dtype=bool)
-        if bad.any():
-            where = "a category" if categorical else f"data row {int(np.flatnonzero(bad)[0]) + 1}"
+        flagged = bad.astype("boolean").fillna(False).to_numpy(dtype=bool)
+        if flagged.any():
+            where = "a category" if categorical else f"data row {int(np.flatnonzero(flagged)[0]) + 1}"
             raise UserError(f"{where} of column {name!r} contains a control character that XLSX cannot "
                             f"store; write CSV or Parquet instead")
 
@@ -173,8 +179,8 @@ def _write_xlsx(frame: pd.DataFrame, path: Path) -> None:
 
     ws.append([text(str(c)) for c in frame.columns])
     columns = [frame.iloc[:, i].to_numpy(dtype=object) for i in range(frame.shape[1])]
-    for row in zip(*columns):
-        cells = []
+    for row in zip(*columns, strict=True):
+        cells: list[object] = []
         for v in row:
             if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT:
                 cells.append(None)

@@ -1,4 +1,4 @@
-"""The per-dataset privacy budget ledger (BRIEF 3.9).
+"""The per-dataset privacy budget ledger (docs/architecture.md §A release, step by step).
 
 One SQLite database (WAL journal) records every release of every dataset.  Every change runs in
 a ``BEGIN IMMEDIATE`` transaction, so concurrent processes serialise: two releases cannot both
@@ -57,7 +57,6 @@ otherwise the row is deleted).  No Qt here.
 """
 from __future__ import annotations
 
-import base64
 import contextlib
 import datetime as _dt
 import glob
@@ -215,6 +214,8 @@ def _posix_alive(pid: int) -> bool:
 
 
 def _win_start_time(pid: int) -> str | None:  # pragma: no cover - Windows only
+    if sys.platform != "win32":  # called only there; mypy checks the Windows API below for Windows only
+        raise NotImplementedError("Windows only")
     import ctypes
     from ctypes import wintypes
 
@@ -315,7 +316,7 @@ def _remove_tmp(tmp_path: str | None) -> None:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _fmt(x: float | None) -> str:
@@ -437,6 +438,8 @@ def _siphash24(key: bytes, m):
     def rounds(n):
         nonlocal v0, v1, v2, v3
         for _ in range(n):  # a fixed number of whole-array rounds, not a loop over rows
+            # one SipRound, laid out line for line as in the reference implementation (Aumasson &
+            # Bernstein 2012) so it can be checked against it: hence the semicolons and their noqa markers
             v0 += v1; v1 = _rotl(v1, 13); v1 ^= v0; v0 = _rotl(v0, 32)  # noqa: E702
             v2 += v3; v3 = _rotl(v3, 16); v3 ^= v2  # noqa: E702
             v0 += v3; v3 = _rotl(v3, 21); v3 ^= v0  # noqa: E702
@@ -643,7 +646,7 @@ class Ledger:
             self.recover()
 
     @classmethod
-    def open_existing(cls, path=None) -> "Ledger | None":
+    def open_existing(cls, path=None) -> Ledger | None:
         """The ledger at ``path`` (default location) if there is one (its database or its head
         file exists), else None; never creates one from nothing."""
         p = Path(path).expanduser() if path else default_ledger_path()
@@ -1013,7 +1016,7 @@ class Ledger:
         except UserError:
             if not p.exists():
                 raise
-            stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+            stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
             for suffix in ("", "-wal", "-shm"):
                 src = Path(str(p) + suffix)
                 if src.exists():
@@ -1032,7 +1035,7 @@ class Ledger:
             restored = self._restore(con, rep)
             key = self._load_key()
             new_key = key is None or (rep.key_id is not None and _key_id(key) != rep.key_id)
-            if new_key:  # the old sketches cannot be compared with new ones
+            if key is None or new_key:  # the old sketches cannot be compared with new ones
                 key = self._new_key()
                 con.execute("UPDATE files SET sketch=NULL, rows=NULL")
             con.execute("DELETE FROM log")
@@ -1271,10 +1274,11 @@ class Ledger:
 
     def _file_rows(self, path) -> Fingerprint | None:
         """The row sketch of a data file (so later edited copies are recognised), if it loads."""
+        from dpstudio.engine.data.loader import load_table
+
         try:
-            from dpstudio.engine.data.loader import load_table
             return self.fingerprint_rows(load_table(path).frame)
-        except (UserError, ImportError, OSError, ValueError):
+        except (UserError, OSError, ValueError):
             return None
 
     def show(self, dataset: str) -> dict:
@@ -1524,8 +1528,6 @@ class Ledger:
 
 
 def _fingerprint(path) -> str:
-    try:
-        from dpstudio.engine.data.loader import fingerprint
-    except ImportError:  # pragma: no cover - the loader is always shipped
-        return _sha256_file(path)
+    from dpstudio.engine.data.loader import fingerprint
+
     return fingerprint(path)

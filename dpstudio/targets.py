@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpstudio.errors import UserError
+from dpstudio.export import name_max
+from dpstudio.report import REPORT_KINDS
 
 #: table formats a release can write (``dpstudio.export.write_table``)
 TABLE_FORMATS = ("csv", "tsv", "parquet", "xlsx", "json")
-REPORT_KINDS = {".html": "html", ".htm": "html", ".pdf": "pdf"}
 
 
 @dataclass(frozen=True)
@@ -50,14 +51,6 @@ def artifact_beside(recipe) -> bool:
 def artifact_path(output) -> Path:
     output = Path(output)
     return output.with_name(output.stem + ".artifact.json")
-
-
-def name_max(directory) -> int:
-    """The longest file name (in bytes) the file system of ``directory`` accepts."""
-    try:
-        return int(os.pathconf(directory, "PC_NAME_MAX"))
-    except (OSError, ValueError, AttributeError):  # no pathconf (Windows) or no answer
-        return 255
 
 
 def _absolute(path) -> Path:

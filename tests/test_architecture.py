@@ -6,8 +6,9 @@ from pathlib import Path
 
 import dpstudio
 
-QT_FREE_PACKAGES = ["dpstudio.engine", "dpstudio.recipe"]
-QT_FREE_MODULES = ["dpstudio.cli", "dpstudio.ledger", "dpstudio.export", "dpstudio.errors",
+QT_FREE_PACKAGES = ["dpstudio.engine", "dpstudio.recipe", "dpstudio.plan"]
+QT_FREE_MODULES = ["dpstudio.cli", "dpstudio.ledger", "dpstudio.export", "dpstudio.errors", "dpstudio.pipeline",
+                   "dpstudio.risk", "dpstudio.targets",
                    "dpstudio.resources", "dpstudio.report.html", "dpstudio.report.model"]
 
 

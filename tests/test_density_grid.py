@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 
 from dpstudio.engine import density as kde
-from dpstudio.engine.release import density as release_density
 from dpstudio.engine.rng import RandomSource
+from dpstudio.plan import density as release_density
 from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Params, Recipe, ReleaseSpec
 
 
@@ -16,8 +16,8 @@ def test_density_output_is_on_a_lattice_in_whitened_coordinates():
     recipe = Recipe(input=InputSpec("x.csv"), release=ReleaseSpec("density", Params.of({"grid_size": 64})),
                     columns=(Column("x", "float", "sensitive", Domain("numeric", low=0, high=100)),),
                     budget=Budget(1.0, 1e-6))
-    plan = release_density.plan(recipe)
-    out = release_density.run(recipe, frame, plan, RandomSource(3))
+    plan = release_density.compile(recipe)
+    out = release_density.execute(plan, frame, RandomSource(3))
     art = out.artifact
     f_dp = np.asarray(art["density"]) * 100.0  # back to the scaled [0, 1] units
     h = art["guarantee"]["bandwidth_scaled"]

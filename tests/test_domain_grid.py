@@ -11,9 +11,16 @@ import numpy as np
 import pandas as pd
 
 from dpstudio.engine.domains import (
-    GRID_MAX_STEPS, dp_bounds, dp_quantile, grid_step, next_grid_point, public_grid, quantile_utility)
-from dpstudio.engine.release.domains import resolve_dp_domains
+    GRID_MAX_STEPS,
+    dp_bounds,
+    dp_quantile,
+    grid_step,
+    next_grid_point,
+    public_grid,
+    quantile_utility,
+)
 from dpstudio.engine.rng import RandomSource
+from dpstudio.plan.domains import resolve_dp_domains
 from dpstudio.recipe.model import Budget, Column, Cost, Domain, InputSpec, Params, Randomness, Recipe, ReleaseSpec
 
 
@@ -126,10 +133,10 @@ def test_mironov_reproduction_d_vs_neighbour_cannot_be_told_apart():
 
 
 def test_density_release_publishes_grid_bounds():
-    from dpstudio.engine.release import density
+    from dpstudio.plan import density
     gen = np.random.default_rng(9)
     frame = pd.DataFrame({"x": gen.normal(4.2, 1.3, size=300)})
     rec = _dp_recipe(0, 10, options={"grid_size": 16})
-    out = density.run(rec, frame, density.plan(rec), RandomSource(4))
+    out = density.execute(density.compile(rec), frame, RandomSource(4))
     xs = out.artifact["grid"]["x"]
     assert xs[0] in public_grid(0, 10) and xs[-1] in public_grid(0, 10) and xs[0] < xs[-1]

@@ -11,12 +11,11 @@ import pytest
 from scipy import optimize, special, stats
 
 from dpstudio.engine.models import gibbs_logistic as gl
-from dpstudio.engine.release import density as release_density
 from dpstudio.engine.rng import RandomSource
-from dpstudio.engine.synth import SYNTHESIZERS
-from dpstudio.engine.synth import privacy
+from dpstudio.engine.synth import SYNTHESIZERS, privacy
 from dpstudio.engine.synth.encoding import ColumnSpec, Encoder, TableSpec
 from dpstudio.engine.synth.pearl import EmbeddingSynthesizer
+from dpstudio.plan import density as release_density
 from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Params, Recipe, ReleaseSpec
 
 
@@ -65,7 +64,7 @@ def test_density_noise_has_the_sqrt2_constant():
     x = np.random.default_rng(0).normal(50, 10, n).clip(0, 100)
     frame = pd.DataFrame({"x": x})
     recipe = _density_recipe(eps, delta, grid)
-    plan = release_density.plan(recipe)
+    plan = release_density.compile(recipe)
     h = n ** (-1.0 / 5.0) / math.sqrt(12.0)     # Scott's rule on the public range
     sens = math.sqrt(2.0) / (n * math.sqrt(2.0 * math.pi * h * h))
     sigma_min = optimize.brentq(lambda s: _gaussian_delta(eps, sens, s) - delta, 1e-6 * sens, 1e3 * sens)
@@ -76,7 +75,7 @@ def test_density_noise_has_the_sqrt2_constant():
     c_true = noise.whiten(f)
     zs = []
     for seed in range(4):
-        out = release_density.run(recipe, frame, plan, RandomSource(seed))
+        out = release_density.execute(plan, frame, RandomSource(seed))
         gtee = out.artifact["guarantee"]
         assert gtee["bandwidth_scaled"] == pytest.approx(h, rel=1e-12)
         assert gtee["sensitivity"] == pytest.approx(sens, rel=1e-9)
@@ -248,7 +247,7 @@ def test_density_proven_figures_within_target(eps, delta, grid):
         cols = (Column("x", "float", "sensitive", Domain("numeric", low=0, high=100)),)
     recipe = Recipe(input=InputSpec("x.csv"), release=ReleaseSpec("density", Params.of({"grid_size": grid})),
                     columns=cols, budget=Budget(eps, delta))
-    gtee = release_density.run(recipe, frame, release_density.plan(recipe), RandomSource(0)).artifact["guarantee"]
+    gtee = release_density.execute(release_density.compile(recipe), frame, RandomSource(0)).artifact["guarantee"]
     dim = grid ** len(cols)
     s = gtee["noise_multiplier"] / gtee["noise_grid"]
     # snapped sensitivity as the release computes it: Delta (1 + 1e-6) + grid sqrt(dim)

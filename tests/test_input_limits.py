@@ -16,10 +16,9 @@ import pandas as pd
 import pytest
 
 from dpstudio.errors import UserError
-from dpstudio.recipe.model import (Budget, Column, Cost, Domain, InputSpec, Mechanism, Outputs, Recipe,
-                                   ReleaseSpec)
-from dpstudio.recipe.validate import (MAX_DISCOVERY_DELTA, MAX_GAUSSIAN_SIGMA_STEPS, MIN_UNIT_EPSILON,
-                                      limit_problems, validate)
+from dpstudio.plan import plan_problems
+from dpstudio.recipe.model import Budget, Column, Cost, Domain, InputSpec, Mechanism, Outputs, Recipe, ReleaseSpec
+from dpstudio.recipe.validate import MAX_DISCOVERY_DELTA, MAX_GAUSSIAN_SIGMA_STEPS, MIN_UNIT_EPSILON, limit_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,20 +43,21 @@ def _run(code: str) -> subprocess.CompletedProcess:
 def test_unit_epsilon_share_has_a_floor():
     """epsilon x weight / total weight per perturbed unit: at the floor fine, below it refused."""
     at = _recipe(_num("a"), _num("b"), epsilon=2 * MIN_UNIT_EPSILON)
-    assert validate(at) == []
+    assert plan_problems(at) == []
     below = _recipe(_num("a", weight=1.0), _num("b", weight=3.0), epsilon=2 * MIN_UNIT_EPSILON)
-    problems = validate(below)
+    problems = plan_problems(below)
     assert len(problems) == 1 and "column 'a'" in problems[0] and "share of epsilon" in problems[0]
+    assert (problems[0].field, problems[0].page) == ("column:a", "budget")  # typed where found
 
 
 @pytest.mark.parametrize("weight", [1e300, 1e-300, 1e7, 1e-7])
 def test_weights_outside_the_range_are_refused(weight):
-    assert any("weight" in p for p in validate(_recipe(_num("a", weight=weight), _num("b"))))
+    assert any("weight" in p for p in plan_problems(_recipe(_num("a", weight=weight), _num("b"))))
 
 
 @pytest.mark.parametrize("epsilon", [1e-300, 1e-18, 1e-7])
 def test_tiny_budget_is_refused(epsilon):
-    assert any("below 1e-06" in p for p in validate(_recipe(_num(), epsilon=epsilon)))
+    assert any("below 1e-06" in p for p in plan_problems(_recipe(_num(), epsilon=epsilon)))
 
 
 def test_laplace_at_the_epsilon_floor_draws_exact_integers():
@@ -82,25 +82,25 @@ def test_gaussian_grid_coarsens_so_small_shares_still_run():
     refused."""
     from dpstudio.engine.mechanisms.gaussian import SIGMA_STEPS_TARGET, GaussianMechanism
 
-    assert validate(_recipe(_num("a", "gaussian"), epsilon=1.0, delta=1e-6)) == []
+    assert plan_problems(_recipe(_num("a", "gaussian"), epsilon=1.0, delta=1e-6)) == []
     # eps 0.01 needed ~1e6 steps on the fixed 2**10 grid (refused before); now a coarser grid
-    assert validate(_recipe(_num("a", "gaussian"), epsilon=0.01, delta=1e-6)) == []
+    assert plan_problems(_recipe(_num("a", "gaussian"), epsilon=0.01, delta=1e-6)) == []
     mech = GaussianMechanism(epsilon=0.01, delta=1e-6, low=0.0, high=100.0)
     assert mech.sigma_steps < 2 * SIGMA_STEPS_TARGET and mech.diam_steps >= 1
     assert 0.5 * mech.step < mech.sigma / SIGMA_STEPS_TARGET  # rounding to the coarser grid: negligible
     fine = GaussianMechanism(epsilon=1.0, delta=1e-6, low=0.0, high=100.0)
     assert fine.diam_steps >= 2 ** 10  # wide enough noise budgets keep the usual grid
     joint = _recipe(_num("a", "gaussian", weight=1.0), _num("b", "gaussian", weight=1e4), epsilon=1.0, delta=1e-6)
-    assert validate(joint) == []
+    assert plan_problems(joint) == []
     # a share so small that even one grid step across the bounds needs sigma above the cap
     tiny = _recipe(_num("a", "gaussian", low=0, high=10, type_="integer"), epsilon=5e-6, delta=1e-6)
-    problems = validate(tiny)
+    problems = plan_problems(tiny)
     assert len(problems) == 1 and "Gaussian noise" in problems[0] and f"{MAX_GAUSSIAN_SIGMA_STEPS:g}" in problems[0]
 
 
 def test_deltas():
-    assert any("below 1e-50" in p for p in validate(_recipe(_num("a", "gaussian"), delta=1e-300)))
-    assert validate(_recipe(_num("a", "gaussian"), delta=1e-40)) == []
+    assert any("below 1e-50" in p for p in plan_problems(_recipe(_num("a", "gaussian"), delta=1e-300)))
+    assert plan_problems(_recipe(_num("a", "gaussian"), delta=1e-40)) == []
 
 
 # ---- domains --------------------------------------------------------------------------------------
@@ -108,7 +108,7 @@ def test_deltas():
 @pytest.mark.parametrize("low, high, words", [(-1e308, 1e308, "overflows"), (0.0, 1e-300, "below"),
                                               (1e15, 1e15 + 1, "too far from zero")])
 def test_bounds_must_give_an_exact_grid(low, high, words):
-    problems = validate(_recipe(_num(low=low, high=high)))
+    problems = plan_problems(_recipe(_num(low=low, high=high)))
     assert len(problems) == 1 and words in problems[0]
 
 
@@ -126,20 +126,20 @@ def _discovery(epsilon=0.1, delta=1e-7, candidates=None):
 
 
 def test_category_discovery_delta_is_small_and_below_one_over_n():
-    assert validate(_recipe(_discovery(delta=MAX_DISCOVERY_DELTA))) == []
-    assert any("cost delta 0.5" in p for p in validate(_recipe(_discovery(delta=0.5))))
-    assert any("cost delta" in p for p in validate(_recipe(_discovery(delta=2 * MAX_DISCOVERY_DELTA))))
+    assert plan_problems(_recipe(_discovery(delta=MAX_DISCOVERY_DELTA))) == []
+    assert any("cost delta 0.5" in p for p in plan_problems(_recipe(_discovery(delta=0.5))))
+    assert any("cost delta" in p for p in plan_problems(_recipe(_discovery(delta=2 * MAX_DISCOVERY_DELTA))))
 
     class Schema:  # n = 5000: 1e-3 is not below 1/n
         rows = 5000
         columns = [type("C", (), {"name": "c"})()]
 
-    assert any("1/n" in p for p in validate(_recipe(_discovery(delta=MAX_DISCOVERY_DELTA)), Schema()))
+    assert any("1/n" in p for p in plan_problems(_recipe(_discovery(delta=MAX_DISCOVERY_DELTA)), Schema()))
 
 
 @pytest.mark.parametrize("epsilon", [1e-300, 1e-7, 51.0])
 def test_domain_estimate_epsilon_is_bounded(epsilon):
-    assert any("cost epsilon" in p for p in validate(_recipe(_discovery(epsilon=epsilon))))
+    assert any("cost epsilon" in p for p in plan_problems(_recipe(_discovery(epsilon=epsilon))))
 
 
 def test_partition_threshold_at_the_floor_is_finite():

@@ -6,10 +6,16 @@ import pandas as pd
 import pytest
 
 from dpstudio.engine.leakage.label import (
-    LabelLeakageModel, effective_label_epsilon, flip_probability, informed_accuracy_binary,
-    iue_adv_bound, k_ratio, label_guarantee, posterior_gain_flipped, rr_keep_probability)
-from dpstudio.engine.leakage.logistic import (
-    crossfit_posteriors, encode_features, fit_logistic)
+    LabelLeakageModel,
+    effective_label_epsilon,
+    flip_probability,
+    informed_accuracy_binary,
+    iue_adv_bound,
+    k_ratio,
+    posterior_gain_flipped,
+    rr_keep_probability,
+)
+from dpstudio.engine.leakage.logistic import crossfit_posteriors, encode_features, fit_logistic
 
 
 def _random_posteriors(g, n, K):
@@ -199,16 +205,21 @@ def test_effective_label_epsilon_from_posteriors():
 
 
 def test_label_guarantee_from_recipe():
-    from dpstudio.recipe.model import (
-        Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec)
+    from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
     cols = (Column("age", "integer", "public"),
             Column("income", "float", "sensitive", Domain("numeric", low=0, high=1e5),
                    Mechanism("laplace", weight=1.0)),
             Column("sick", "categorical", "label", Domain("categorical", categories=("no", "yes")),
                    Mechanism("rr", weight=3.0)))
     r = Recipe(InputSpec("x.csv"), ReleaseSpec("semi-sensitive"), cols, Budget(2.0))
-    out = label_guarantee(r)
-    assert out["epsilon_label_rr"] == pytest.approx(1.5)
-    assert out["label_epsilon"] == pytest.approx(2.0)
-    r2 = Recipe(InputSpec("x.csv"), ReleaseSpec("label"), cols, Budget(2.0))
-    assert label_guarantee(r2)["label_epsilon"] == pytest.approx(2.0)
+    from dpstudio.plan import compile_plan
+
+    out = compile_plan(r).label
+    assert out.label_unit_epsilon == pytest.approx(1.5)
+    assert out.epsilon == pytest.approx(2.0)
+    assert out.to_json()["epsilon_label_rr"] == pytest.approx(1.5)
+    from dataclasses import replace
+
+    label_cols = (cols[0], replace(cols[1], mechanism=None), cols[2])  # 'label' perturbs the label only
+    r2 = Recipe(InputSpec("x.csv"), ReleaseSpec("label"), label_cols, Budget(2.0))
+    assert compile_plan(r2).label.epsilon == pytest.approx(2.0)

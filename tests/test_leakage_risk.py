@@ -86,8 +86,7 @@ def test_dcr_and_membership_inference():
 
 
 def _label_recipe(rtype="label"):
-    from dpstudio.recipe.model import (
-        Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec)
+    from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
     cols = [Column("x1", "float", "public"), Column("x2", "categorical", "public"),
             Column("y", "categorical", "label", Domain("categorical", categories=("0", "1")),
                    Mechanism("rr"))]
@@ -107,7 +106,7 @@ def _label_frame(n=3000, seed=0):
 
 @pytest.mark.parametrize("rtype", ["label", "semi-sensitive"])
 def test_risk_for_recipe_label(rtype):
-    from dpstudio.engine.leakage.risk import risk_for_recipe
+    from dpstudio.risk import risk_for_recipe
     out = risk_for_recipe(_label_recipe(rtype), _label_frame(), seed=0)
     json.dumps(out, allow_nan=False)
     assert out["computed_on"] == "raw data - internal use only"
@@ -122,9 +121,8 @@ def test_risk_for_recipe_label(rtype):
 
 
 def test_risk_for_recipe_record_linkage():
-    from dpstudio.engine.leakage.risk import risk_for_recipe
-    from dpstudio.recipe.model import (
-        Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec)
+    from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
+    from dpstudio.risk import risk_for_recipe
     g = np.random.default_rng(1)
     n = 500
     frame = pd.DataFrame({"zip": g.choice(["10", "20", "30"], n), "age": g.integers(18, 90, n),

@@ -3,10 +3,6 @@ set at every eps in {0.5, 1, 2, 4} (simulated Gaussians and Breast Cancer top/bo
 import importlib.util
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("sklearn")
-
 _PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "seed002_experiment.py"
 
 

@@ -133,8 +133,8 @@ def test_a_device_or_fifo_is_never_replaced(setup, capsys, special):
 
 def test_dev_null_is_not_a_target(setup):
     """Checked without running a release (see _null_device)."""
-    from dpstudio.recipe.model import load_recipe
     from dpstudio.errors import UserError
+    from dpstudio.recipe.model import load_recipe
     from dpstudio.targets import validate_targets
 
     if not Path("/dev/null").exists():
@@ -162,7 +162,7 @@ def test_a_wrong_report_extension_is_refused_before_anything_is_spent(setup, cap
 
 
 def test_a_wrong_output_extension_is_refused_before_the_input_is_read(setup, capsys, monkeypatch):
-    import dpstudio.recipe.run as run
+    import dpstudio.pipeline as run
 
     monkeypatch.setattr(run, "load_input", lambda *a, **k: pytest.fail("the input was read"))
     _refused(capsys, ["--output", "o.html"], says="output format", setup=setup)
@@ -237,8 +237,7 @@ def test_a_250_character_output_name_succeeds(setup, capsys):
 
 
 def test_temporary_names_stay_within_the_name_limit(tmp_path):
-    from dpstudio.export import temp_stem
-    from dpstudio.targets import name_max
+    from dpstudio.export import name_max, temp_stem
 
     limit = name_max(tmp_path)
     long = "é" * 127  # 254 bytes

@@ -112,7 +112,7 @@ def test_a_real_sigint_after_the_commit_is_ignored(record, capsys, monkeypatch):
 
 
 def test_sigint_before_the_commit_still_aborts(record, capsys, monkeypatch):
-    import dpstudio.recipe.run as run
+    import dpstudio.pipeline as run
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
@@ -127,8 +127,8 @@ def test_a_cancel_after_the_commit_is_ignored(record, monkeypatch):
     import dpstudio.report as report
     from dpstudio.engine.progress import CancelToken
     from dpstudio.ledger import Ledger
+    from dpstudio.pipeline import execute_release
     from dpstudio.recipe.model import load_recipe
-    from dpstudio.recipe.run import execute_release
 
     d, ledger = record
     token = CancelToken()

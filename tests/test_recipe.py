@@ -3,8 +3,18 @@ import json
 import pytest
 
 from dpstudio.errors import RecipeError
-from dpstudio.recipe.model import (SCHEMA_VERSION, Budget, Column, Domain, InputSpec, Mechanism, Params,
-                                   Recipe, ReleaseSpec, recipe_from_json)
+from dpstudio.recipe.model import (
+    SCHEMA_VERSION,
+    Budget,
+    Column,
+    Domain,
+    InputSpec,
+    Mechanism,
+    Params,
+    Recipe,
+    ReleaseSpec,
+    recipe_from_json,
+)
 from dpstudio.recipe.validate import ACK_DATASET_POOL, ACK_DOMAIN_FROM_DATA, validate
 
 
@@ -111,3 +121,6 @@ def test_schema_mismatch_is_reported():
     assert "column 'y': not found in the data" in text
     assert "column 'extra': in the data but not in the recipe" in text
     assert "not below 1/n" in text
+    # typed records: where each problem lies and the page that fixes it
+    where = {(p.field, p.page) for p in problems}
+    assert ("column:y", "columns") in where and ("column:extra", "columns") in where and ("budget", "budget") in where

@@ -10,13 +10,16 @@ import pytest
 from scipy import integrate, stats
 
 from dpstudio.engine.accounting import (
-    RDP_ORDERS, gdp_delta, rdp_to_dp, zcdp_epsilon, zcdp_rho_for,
+    RDP_ORDERS,
+    gdp_delta,
+    rdp_to_dp,
+    zcdp_epsilon,
+    zcdp_rho_for,
 )
 from dpstudio.engine.mechanisms.gaussian import GaussianMechanism
 from dpstudio.engine.mechanisms.laplace import LaplaceMechanism
-from dpstudio.engine.release import record
-from dpstudio.recipe.model import (Budget, Column, Cost, Domain, InputSpec, Mechanism, Randomness, Recipe,
-                                   ReleaseSpec)
+from dpstudio.plan import record
+from dpstudio.recipe.model import Budget, Column, Cost, Domain, InputSpec, Mechanism, Randomness, Recipe, ReleaseSpec
 
 
 def _num(name, low=0.0, high=100.0, mech="gaussian", weight=1.0):
@@ -34,7 +37,7 @@ def _recipe(columns, eps=1.0, delta=1e-6, path="data.csv", seed=None):
 @pytest.fixture(scope="module")
 def four_gaussians():
     r = _recipe([_num(c) for c in "abcd"])
-    return r, record.plan(r)
+    return r, record.compile(r)
 
 
 def test_four_gaussian_columns_get_less_noise_for_the_same_budget(four_gaussians):
@@ -60,8 +63,11 @@ def test_joint_total_holds_by_independent_methods(four_gaussians):
     #    integration of the privacy-loss distribution L ~ N(mu^2/2, mu^2)
     mu = math.sqrt(2 * rho)
     assert gdp_delta(mu, 1.0) <= 1e-6
-    f = lambda l: -math.expm1(1.0 - l) * stats.norm.pdf(l, mu * mu / 2, mu)
-    num, _ = integrate.quad(f, 1.0, mu * mu / 2 + 40 * mu, epsabs=1e-14, limit=200)
+
+    def delta_integrand(loss):
+        return -math.expm1(1.0 - loss) * stats.norm.pdf(loss, mu * mu / 2, mu)
+
+    num, _ = integrate.quad(delta_integrand, 1.0, mu * mu / 2 + 40 * mu, epsabs=1e-14, limit=200)
     assert num == pytest.approx(gdp_delta(mu, 1.0), rel=1e-6)
     assert num <= 1e-6
 
@@ -105,7 +111,7 @@ def test_weights_share_rho_and_mixed_units_stay_within_budget():
             Column("k", "categorical", "sensitive", domain=Domain("categorical", categories=("x", "y", "z")),
                    mechanism=Mechanism("rr"), type_source="confirmed", role_source="confirmed")]
     r = _recipe(cols, eps=2.0, delta=1e-7)
-    p = record.plan(r)
+    p = record.compile(r)
     by = {m["unit"]: m for m in p.mechanisms}
     assert by["a"]["zcdp_rho"] == pytest.approx(3 * by["b"]["zcdp_rho"], rel=1e-9)
     assert by["b"]["sigma"] / by["a"]["sigma"] == pytest.approx(math.sqrt(3), rel=1e-6)
@@ -118,7 +124,7 @@ def test_weights_share_rho_and_mixed_units_stay_within_budget():
 
 def test_a_single_gaussian_keeps_its_exact_calibration():
     r = _recipe([_num("a"), _num("c", mech="laplace")])
-    p = record.plan(r)
+    p = record.compile(r)
     g = next(m for m in p.mechanisms if m["mechanism"] == "gaussian")
     assert "zcdp_rho" not in g
     assert g["sigma"] == GaussianMechanism(epsilon=0.5, delta=1e-6, low=0, high=100).sigma
@@ -134,23 +140,24 @@ def _dp_income(mech="laplace"):
 
 
 def test_plan_with_dp_bounds_gives_only_the_worst_case_scale():
-    from dpstudio.recipe.run import check_recipe
+    from dpstudio.pipeline import check_recipe
 
     r = _recipe([_dp_income()], eps=1.0, delta=0.0)
-    m = record.plan(r).mechanisms[0]
+    m = record.compile(r).mechanisms[0]
     worst = LaplaceMechanism(epsilon=1.0, low=0.0, high=1_000_000.0)
     assert m["scale_depends_on_estimate"] is True
     assert "scale" not in m and "expected_error" not in m
     assert m["worst_case_scale"] == worst.scale
     assert "worst case" in m["note"]
     out = check_recipe(r)
-    assert out["mechanisms"][0]["worst_case_scale"] == worst.scale and "scale" not in out["mechanisms"][0]
+    unit = next(u for u in out["units"] if u["kind"] == "perturbation")
+    assert unit["worst_case_scale"] == worst.scale and "scale" not in unit
     assert any("worst case" in n for n in out["notes"])
 
 
 @pytest.fixture(scope="module")
 def dp_bounds_release(tmp_path_factory):
-    from dpstudio.recipe.run import execute_release
+    from dpstudio.pipeline import execute_release
 
     tmp = tmp_path_factory.mktemp("dpb")
     n = 40_000
@@ -201,7 +208,7 @@ def test_report_of_a_provisional_plan_says_worst_case(dp_bounds_release):
     from dpstudio.report.model import build_model, fmt
 
     res, _, _ = dp_bounds_release
-    provisional = record.plan(res.recipe)
+    provisional = record.compile(res.recipe)
     model = build_model(replace(res, plan=provisional), "internal", None, charts=False)
     sec = next(s for s in model.sections if s.title == "Mechanisms and parameters")
     row = next(b for b in sec.blocks if b.kind == "table").content["rows"][0]
@@ -213,40 +220,44 @@ def test_report_of_a_provisional_plan_says_worst_case(dp_bounds_release):
 # ---------------------------------------------------------------- the GUI preview (numpy only)
 
 def test_preview_errors_match_the_joint_calibration(four_gaussians):
-    from dpstudio.gui.charts.preview import error_curves, preview_units
+    from dpstudio.gui.charts.preview import plan_curves, preview_units
 
     r, p = four_gaussians
-    units, _ = preview_units(r)
-    err, floor = error_curves(units, np.array([0.5, 1.0, 2.0]))
-    planned = [m["expected_error"] for m in p.mechanisms]
-    # the preview's continuous closed form vs the discrete Gaussian that runs (sigma = 14,500 steps)
-    assert err[:, 1] == pytest.approx(planned, rel=1e-4)
+    units, _ = preview_units(p)
+    curves = plan_curves(p, np.array([0.5, 1.0, 2.0]))
+    err = np.array([curves.errors[u.name] for u in units])
+    floor = np.array([curves.floors[u.name] for u in units])
+    # the curves are the plan's own figures (the discrete Gaussians jointly calibrated), not a closed form
+    assert list(err[:, 1]) == [u.expected_error for u in p.perturbation_units]
+    assert list(floor[:, 1]) == [u.floor for u in p.perturbation_units]
     assert np.all(np.diff(err, axis=1) < 0) and np.all(floor < err)
 
 
 def test_preview_marks_dp_bounds_as_worst_case():
     from dpstudio.gui.charts.preview import preview_units
 
-    units, notes = preview_units(_recipe([_dp_income(), _num("a", mech="laplace")], delta=0.0))
+    units, notes = preview_units(record.compile(_recipe([_dp_income(), _num("a", mech="laplace")], delta=0.0)))
     by = {u.name: u for u in units}
     assert by["income"].worst_case and not by["a"].worst_case
     assert any("income" in n and "worst case" in n for n in notes)
 
 
-def test_run_never_spends_more_than_the_plan_reserved(four_gaussians):
+def test_run_never_spends_more_than_the_plan_reserved(four_gaussians, monkeypatch):
     from dataclasses import replace
 
     from dpstudio.engine.rng import RandomSource
 
     r, p = four_gaussians
     frame = pd.DataFrame({c: np.linspace(0, 100, 50) for c in "abcd"})
-    out = record.run(r, frame, p, RandomSource(1))
+    out = record.execute(p, frame, RandomSource(1))
     assert out.final_plan.total.epsilon <= p.total.epsilon
     assert [m["sigma"] for m in out.final_plan.mechanisms] == [m["sigma"] for m in p.mechanisms]
-    # a plan (ledger reservation) for less than the mechanisms spend is refused before any noise
-    cheaper = record.plan(replace(r, budget=Budget(0.5, 1e-6)))
+    # a finalised plan that would spend more than the compiled one (the ledger's reservation) is
+    # refused before any noise is drawn
+    dearer = record.compile(replace(r, budget=Budget(2.0, 1e-6)))
+    monkeypatch.setattr(record, "finalise", lambda plan, recipe, frame: dearer)
     with pytest.raises(RuntimeError, match="more than planned"):
-        record.run(r, frame, cheaper, RandomSource(1))
+        record.execute(p, frame, RandomSource(1))
 
 
 def test_gaussian_from_a_rho_share_states_what_it_samples():
@@ -275,6 +286,6 @@ def test_joint_group_total_stays_within_budget_next_to_a_large_discovery_delta(b
                  domain=Domain("categorical", source="dp", cost=Cost(epsilon=0.3, delta=1e-4)),
                  type_source="confirmed", role_source="confirmed")
     r = _recipe([_num("a"), _num("b"), _num("d"), cat], eps=1.0, delta=budget_delta)
-    p = record.plan(r)
+    p = record.compile(r)
     assert p.total.epsilon <= (1.0 + 0.3) * (1 + 1e-9)
     assert p.total.delta <= (budget_delta + 1e-4) * (1 + 1e-9)

@@ -9,10 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpstudio.engine.progress import CancelToken, Cancelled
+from dpstudio.engine.progress import Cancelled, CancelToken
 from dpstudio.engine.rng import RandomSource
-from dpstudio.recipe.model import (Budget, Column, Domain, InputSpec, Params, Randomness, Recipe,
-                                   ReleaseSpec)
+from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Params, Randomness, Recipe, ReleaseSpec
 
 
 def _cli(*args, cwd):
@@ -65,31 +64,31 @@ def _recipe(rtype, cols, options=None, eps=1.0):
 
 
 def test_density_2d_with_samples_direct():
-    from dpstudio.engine.release import density
+    from dpstudio.plan import density
 
     cols = [Column("x1", "float", "sensitive", Domain("numeric", low=0, high=1)),
             Column("x2", "float", "sensitive", Domain("numeric", low=0, high=1)),
             Column("y", "integer", "ignore")]
     rec = _recipe("density", cols, {"sample_rows": 300, "grid_size": 32})
-    pl = density.plan(rec)
+    pl = density.compile(rec)
     assert pl.total.epsilon == 1.0 and pl.total.delta == 1e-5
-    out = density.run(rec, _frame(), pl, RandomSource(2))
+    out = density.execute(pl, _frame(), RandomSource(2))
     assert np.asarray(out.artifact["density"]).shape == (32, 32)
     assert out.data.shape == (300, 2) and out.data["x1"].between(0, 1).all()
 
 
 def test_model_plan_and_cancel_direct():
-    from dpstudio.engine.release import model
+    from dpstudio.plan import model
 
     cols = [Column("x1", "float", "sensitive", Domain("numeric", low=0, high=1)),
             Column("x2", "float", "public", Domain("numeric", low=0, high=1)),
             Column("y", "integer", "label", Domain("categorical", categories=("0", "1")))]
     rec = _recipe("model", cols, {"norm_bound": 1.0}, eps=2.0)
-    pl = model.plan(rec)
+    pl = model.compile(rec)
     assert pl.total.epsilon == 2.0 and pl.total.delta == 1e-5 and pl.guarantee == "central"
     tok = CancelToken()
     tok.cancel()
     with pytest.raises(Cancelled):
-        model.run(rec, _frame(), pl, RandomSource(1), cancel=tok)
-    out = model.run(rec, _frame(), pl, RandomSource(1))
+        model.execute(pl, _frame(), RandomSource(1), cancel=tok)
+    out = model.execute(pl, _frame(), RandomSource(1))
     assert "mode" not in json.dumps(out.artifact)  # nothing non-private leaks into the artifact

@@ -142,8 +142,8 @@ def test_output_type_does_not_reveal_a_missing_value(tmp_path):
 
 def test_public_columns_make_a_record_release_semi_sensitive(tmp_path):
     """Review finding A2: a column copied verbatim is not covered by record-level DP."""
+    from dpstudio.pipeline import compile_recipe
     from dpstudio.recipe.model import load_recipe
-    from dpstudio.recipe.run import compile_recipe
     recipe = _tiny_recipe(tmp_path, "zip,hiv\n" + "".join(f"{10000 + k},{'yn'[k % 2]}\n" for k in range(30)),
                           "--role", "zip=public", "--role", "hiv=sensitive", "--categories", "hiv=n,y")
     plan = compile_recipe(load_recipe(recipe))
@@ -157,8 +157,7 @@ def test_public_columns_make_a_record_release_semi_sensitive(tmp_path):
 
 def test_validation_catches_degenerate_domains():
     """Review finding C: these used to pass validation and crash later."""
-    from dpstudio.recipe.model import (Budget, Column, Cost, Domain, InputSpec, Mechanism, Recipe,
-                                       ReleaseSpec)
+    from dpstudio.recipe.model import Budget, Column, Cost, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
     from dpstudio.recipe.validate import validate
 
     def one(col):

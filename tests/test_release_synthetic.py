@@ -67,7 +67,7 @@ def test_recommended_method_follows_public_domain_sizes(tmp_path):
     says why; a declared domain with too many categories tips it to an embedding method."""
     from dataclasses import replace
 
-    from dpstudio.engine.release.synthetic import MST_MAX_CATEGORIES, recommend_method
+    from dpstudio.plan.synthetic import MST_MAX_CATEGORIES, recommend_method
     from dpstudio.recipe.model import load_recipe
     train = shared_dataset("adult", "train.csv")
     recipe = tmp_path / "r.json"

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpstudio.engine.leakage.risk import MAX_ROWS, risk_for_recipe, row_sample, share_se
 from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
+from dpstudio.risk import MAX_ROWS, risk_for_recipe, row_sample, share_se
 
 BIG = 300_000
 

@@ -16,8 +16,8 @@ import pytest
 
 from dpstudio.cli import main
 from dpstudio.errors import RecipeError, UserError
+from dpstudio.pipeline import execute_release
 from dpstudio.recipe.model import Column, load_recipe, recipe_from_json
-from dpstudio.recipe.run import execute_release
 from dpstudio.recipe.validate import inferred_facts
 
 ROWS = 300

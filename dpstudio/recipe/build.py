@@ -14,8 +14,21 @@ import math
 from dataclasses import replace
 
 from dpstudio.errors import UserError
-from dpstudio.recipe.model import (Budget, Column, Cost, Domain, InputSpec, Mechanism, Outputs, Params,
-                                   Randomness, Recipe, ReleaseSpec, RELEASE_TYPES, ROLES)
+from dpstudio.recipe.model import (
+    RELEASE_TYPES,
+    ROLES,
+    Budget,
+    Column,
+    Cost,
+    Domain,
+    InputSpec,
+    Mechanism,
+    Outputs,
+    Params,
+    Randomness,
+    Recipe,
+    ReleaseSpec,
+)
 from dpstudio.recipe.validate import ACK_DOMAIN_FROM_DATA, NUMERIC_TYPES, default_mechanism, perturbed_roles
 
 # share of the budget spent on each DP domain estimate when the user asks for one without a cost
@@ -210,9 +223,10 @@ def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
                 except (TypeError, ValueError):  # numpy's message would quote the cell
                     raise UserError(f"column {c.name!r}: bounds copied from the data need numbers, but "
                                     f"{_text_rows(s)}; give public bounds") from None
-                d = Domain(kind="numeric", source="data", low=float(np.nanmin(vals)), high=float(np.nanmax(vals)))
-                if d.low == d.high:
-                    d = Domain(kind="numeric", source="data", low=d.low, high=d.low + 1.0)
+                low, high = float(np.nanmin(vals)), float(np.nanmax(vals))
+                if low == high:
+                    high = low + 1.0
+                d = Domain(kind="numeric", source="data", low=low, high=high)
             else:
                 cats = tuple(sorted(str(v) for v in s.dropna().unique()))
                 d = Domain(kind="categorical", source="data", categories=cats, other=d.other)

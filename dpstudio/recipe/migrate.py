@@ -6,7 +6,8 @@ Version 0 is the pre-release layout of the first prototypes: budget and seed at 
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dpstudio.errors import RecipeError
 

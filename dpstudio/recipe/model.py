@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Set
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -50,7 +51,7 @@ class Params:
     items: tuple = ()
 
     @classmethod
-    def of(cls, mapping: dict | None) -> "Params":
+    def of(cls, mapping: dict | None) -> Params:
         mapping = mapping or {}
         return cls(tuple(sorted((str(k), _to_tuple(v)) for k, v in mapping.items())))
 
@@ -63,7 +64,7 @@ class Params:
     def to_dict(self) -> dict:
         return {k: _to_list(v) for k, v in self.items}
 
-    def with_(self, **changes) -> "Params":
+    def with_(self, **changes) -> Params:
         d = self.to_dict()
         d.update(changes)
         return Params.of(d)
@@ -125,6 +126,7 @@ class Domain:
 
     @property
     def diameter(self) -> float:
+        assert self.low is not None and self.high is not None, "the diameter of a domain without bounds"
         return float(self.high) - float(self.low)
 
 
@@ -208,7 +210,7 @@ class Recipe:
     def columns_with_role(self, *roles: str) -> tuple[Column, ...]:
         return tuple(c for c in self.columns if c.role in roles)
 
-    def with_column(self, name: str, **changes) -> "Recipe":
+    def with_column(self, name: str, **changes) -> Recipe:
         cols = tuple(replace(c, **changes) if c.name == name else c for c in self.columns)
         return replace(self, columns=cols)
 
@@ -249,8 +251,8 @@ def domain_to_json(d: Domain) -> dict:
 def recipe_to_json(r: Recipe) -> dict:
     cols = []
     for c in r.columns:
-        col = {"name": c.name, "type": c.type, "role": c.role,
-               "type_source": c.type_source, "role_source": c.role_source}
+        col: dict[str, Any] = {"name": c.name, "type": c.type, "role": c.role,
+                               "type_source": c.type_source, "role_source": c.role_source}
         if c.domain is not None:
             col["domain"] = domain_to_json(c.domain)
         if c.mechanism is not None:
@@ -296,10 +298,10 @@ def _brief(v: Any, limit: int = 60) -> str:
 class _Reader:
     """Reads a JSON dict into dataclasses, collecting every problem instead of stopping."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.problems: list[str] = []
 
-    def keys(self, d: Any, where: str, allowed: set[str], required: set[str] = frozenset()) -> dict:
+    def keys(self, d: Any, where: str, allowed: Set[str], required: Set[str] = frozenset()) -> dict:
         if not isinstance(d, dict):
             self.problems.append(f"{where}: expected an object, got {d!r}")
             return {}
@@ -421,7 +423,8 @@ def recipe_from_json(data: Any) -> Recipe:
                             delta=rd.number(cd.get("delta", 0.0), f"{where} domain cost delta") or 0.0)
             domain = Domain(
                 kind=rd.string(dd.get("kind"), f"{where} domain kind", choices=("numeric", "categorical")) or "numeric",
-                source=rd.string(dd.get("source", "public"), f"{where} domain source", choices=DOMAIN_SOURCES) or "public",
+                source=rd.string(dd.get("source", "public"), f"{where} domain source",
+                                 choices=DOMAIN_SOURCES) or "public",
                 low=rd.number(dd.get("low"), f"{where} domain low", allow_none=True),
                 high=rd.number(dd.get("high"), f"{where} domain high", allow_none=True),
                 categories=rd.strings(dd.get("categories"), f"{where} domain categories"),
@@ -472,8 +475,14 @@ class _JSONObject(dict):
 def _object_pairs(pairs) -> _JSONObject:
     obj = _JSONObject(pairs)
     if len(obj) != len(pairs):
-        seen: set = set()
-        obj.duplicates = tuple(k for k, _ in pairs if k in seen or seen.add(k))
+        seen: set[Any] = set()
+        repeated = []
+        for k, _ in pairs:
+            if k in seen:
+                repeated.append(k)
+            else:
+                seen.add(k)
+        obj.duplicates = tuple(repeated)
     return obj
 
 

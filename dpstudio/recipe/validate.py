@@ -13,6 +13,43 @@ NUMERIC_MECHANISMS = ("laplace", "gaussian")
 ACK_DATASET_POOL = "embedding-pool-is-dataset"
 ACK_DOMAIN_FROM_DATA = "domain-copied-from-data"
 
+#: the wizard pages a problem can send the user to (the GUI pages' ``key``)
+PAGES = ("data", "columns", "release", "budget")
+#: where a problem lies: a part of the recipe, the table of columns, or one column ("column:<name>")
+FIELDS = ("budget", "input", "release", "outputs", "columns")
+
+
+class Problem(str):
+    """One problem with a recipe: its English text (it *is* that string, so messages compare,
+    join and dump to JSON as before) plus where it lies and who can fix it.
+
+    ``field``: "budget", "input", "release", "outputs", "columns" (the table of columns) or
+    "column:<name>" (one column).  ``page``: the wizard page whose controls fix it ("data",
+    "columns", "release", "budget").  Both are chosen where the problem is found; the GUI routes
+    by them, never by the wording."""
+
+    field: str
+    page: str
+
+    def __new__(cls, text: str, field: str, page: str) -> Problem:
+        if page not in PAGES:
+            raise ValueError(f"unknown page {page!r} (one of {', '.join(PAGES)})")
+        if field not in FIELDS and not field.startswith("column:"):  # a recipe may name a column ""
+            raise ValueError(f"unknown field {field!r} (one of {', '.join(FIELDS)} or 'column:<name>')")
+        self = super().__new__(cls, text)
+        self.field = field
+        self.page = page
+        return self
+
+    def __reduce__(self):
+        # pickling/copying keeps the record (a str subclass would otherwise lose field and page)
+        return (type(self), (str(self), self.field, self.page))
+
+
+def _col(name: str) -> str:
+    """The field of a problem about column ``name``."""
+    return f"column:{name}"
+
 
 def perturbed_roles(release_type: str) -> tuple[str, ...]:
     """Roles whose columns a release type perturbs (the others pass through or are dropped)."""
@@ -48,7 +85,7 @@ def inferred_facts(recipe: Recipe) -> list[dict]:
     return out
 
 
-def declared_type_problems(recipe: Recipe, frame) -> list[str]:
+def declared_type_problems(recipe: Recipe, frame) -> list[Problem]:
     """Rows the declared types cannot hold, counted (never quoted) per column.
 
     The release's output form follows the recipe only: an integer column is released on an
@@ -57,7 +94,7 @@ def declared_type_problems(recipe: Recipe, frame) -> list[str]:
     import numpy as np
     import pandas as pd
 
-    p: list[str] = []
+    p: list[Problem] = []
     for c in recipe.columns:
         if c.type != "integer" or c.role in DROPPED_ROLES + ("embedding",) or c.name not in frame.columns:
             continue
@@ -70,8 +107,10 @@ def declared_type_problems(recipe: Recipe, frame) -> list[str]:
             continue  # not numbers at all: the release's own reading of the column says so
         n = int(np.count_nonzero(np.isfinite(x) & (x != np.round(x))))
         if n:
-            p.append(f"column {c.name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
-                     f"declare it float (--type {c.name}=float) or fix the data")
+            # the type is chosen on the columns page
+            p.append(Problem(f"column {c.name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
+                             f"declare it float (--type {c.name}=float) or fix the data",
+                             field=_col(c.name), page="columns"))
     return p
 
 
@@ -83,45 +122,51 @@ def default_mechanism(column_type: str, role: str) -> str:
     return "rr"
 
 
-def _domain_problems(col, where: str) -> list[str]:
-    p: list[str] = []
+def _domain_problems(col, where: str) -> list[Problem]:
+    """The column's domain (and its DP estimate's cost): all edited on the columns page."""
+    p: list[Problem] = []
+    field = _col(col.name)
+
+    def problem(text: str) -> Problem:
+        return Problem(text, field=field, page="columns")
+
     d = col.domain
     numeric = col.type in NUMERIC_TYPES
     if d is None:
         kind = "bounds (--bounds COL=LOW:HIGH)" if numeric else "a category list (--categories COL=A,B,...)"
-        return [f"{where}: needs a public domain: {kind}, a DP estimate, or an explicit copy from the data"]
+        return [problem(f"{where}: needs a public domain: {kind}, a DP estimate, or an explicit copy from the data")]
     if numeric and d.kind != "numeric":
-        p.append(f"{where}: numeric column has a {d.kind!r} domain; give bounds")
+        p.append(problem(f"{where}: numeric column has a {d.kind!r} domain; give bounds"))
     if not numeric and col.type in DISCRETE_TYPES and d.kind != "categorical":
-        p.append(f"{where}: categorical column has a {d.kind!r} domain; give a category list")
+        p.append(problem(f"{where}: categorical column has a {d.kind!r} domain; give a category list"))
     if d.source == "dp":
         if d.cost is None or not (d.cost.epsilon > 0):
-            p.append(f"{where}: a DP-estimated domain needs a positive cost epsilon, got "
-                     f"{None if d.cost is None else d.cost.epsilon!r}")
+            p.append(problem(f"{where}: a DP-estimated domain needs a positive cost epsilon, got "
+                             f"{None if d.cost is None else d.cost.epsilon!r}"))
         if d.kind == "numeric" and not d.known:
             if d.search_low is None or d.search_high is None or not d.search_low < d.search_high:
-                p.append(f"{where}: DP bounds need a public search range search_low < search_high, got "
-                         f"[{d.search_low!r}, {d.search_high!r}]")
+                p.append(problem(f"{where}: DP bounds need a public search range search_low < search_high, got "
+                                 f"[{d.search_low!r}, {d.search_high!r}]"))
         if d.kind == "categorical" and not d.known and not d.candidates and d.cost is not None \
                 and not (0 < d.cost.delta):
-            p.append(f"{where}: discovering categories without a public candidate list needs a cost "
-                     f"delta in (0, {MAX_DISCOVERY_DELTA:g}], got {d.cost.delta!r}")
+            p.append(problem(f"{where}: discovering categories without a public candidate list needs a cost "
+                             f"delta in (0, {MAX_DISCOVERY_DELTA:g}], got {d.cost.delta!r}"))
         if not d.known:
             return p
     # bounds copied from the data are its minimum and maximum: private, never quoted
     got = "" if d.source == "data" else f", got [{d.low!r}, {d.high!r}]"
     if d.kind == "numeric":
         if d.low is None or d.high is None:
-            p.append(f"{where}: bounds need both low and high{got}")
+            p.append(problem(f"{where}: bounds need both low and high{got}"))
         elif not d.low < d.high:
-            p.append(f"{where}: bounds must satisfy low < high{got}")
+            p.append(problem(f"{where}: bounds must satisfy low < high{got}"))
     else:
         # a list copied from the data is private (and can be megabytes long): named by position
         # and count only; a declared list is quoted, a few entries at most
         cats = d.categories
         private = d.source == "data"
         if not cats:
-            p.append(f"{where}: category list is empty")
+            p.append(problem(f"{where}: category list is empty"))
         else:
             if len(set(cats)) != len(cats):
                 first: dict = {}
@@ -130,13 +175,13 @@ def _domain_problems(col, where: str) -> list[str]:
                     shown = f"{len(repeats)} entr(ies), at position(s) " + _few([i + 1 for i in repeats])
                 else:
                     shown = _few(sorted({cats[i] for i in repeats}), quote=True)
-                p.append(f"{where}: category list repeats {shown}")
+                p.append(problem(f"{where}: category list repeats {shown}"))
             if len(set(cats)) < 2:
-                got = len(set(cats)) if private else _few(list(cats), quote=True)
-                p.append(f"{where}: a category list needs at least 2 categories, got {got}")
+                got = str(len(set(cats))) if private else _few(list(cats), quote=True)
+                p.append(problem(f"{where}: a category list needs at least 2 categories, got {got}"))
             if d.other is not None and d.other not in cats:
                 named = "" if private else f" {d.other!r}"
-                p.append(f"{where}: 'other' category{named} is not in the category list")
+                p.append(problem(f"{where}: 'other' category{named} is not in the category list"))
     return p
 
 
@@ -179,233 +224,231 @@ MAX_SYNTHETIC_ROWS = 10_000_000
 MIN_SYNTHETIC_EPSILON = 1e-2
 
 
-def _range_problems(low: float, high: float, where: str, what: str, private: bool) -> list[str]:
-    """Finite, non-degenerate ranges whose grid arithmetic is exact (never quotes private bounds)."""
+def _range_problems(low: float, high: float, where: str, what: str, private: bool,
+                    field: str) -> list[Problem]:
+    """Finite, non-degenerate ranges whose grid arithmetic is exact (never quotes private bounds).
+
+    A column's bounds or search range: edited in its domain, on the columns page."""
     got = "" if private else f" [{low!r}, {high!r}]"
     diam = high - low
     if not math.isfinite(diam):
-        return [f"{where}: {what}{got}: high - low overflows; narrow the range"]
+        return [Problem(f"{where}: {what}{got}: high - low overflows; narrow the range",
+                        field=field, page="columns")]
     if low < high and diam < MIN_DIAMETER:
-        return [f"{where}: {what}{got}: high - low is below {MIN_DIAMETER:g}; widen the range"]
+        return [Problem(f"{where}: {what}{got}: high - low is below {MIN_DIAMETER:g}; widen the range",
+                        field=field, page="columns")]
     if low < high and max(abs(low), abs(high)) > MAX_BOUND_RATIO * diam:
-        return [f"{where}: {what}{got}: too far from zero for the width (|bound| > 2^40 x "
-                f"(high - low)); shift the column (e.g. subtract a public offset) or widen the range"]
+        return [Problem(f"{where}: {what}{got}: too far from zero for the width (|bound| > 2^40 x "
+                        f"(high - low)); shift the column (e.g. subtract a public offset) or widen the range",
+                        field=field, page="columns")]
     return []
 
 
-def _delta_problem(delta: float, where: str) -> list[str]:
+def _delta_problem(delta: float, where: str, field: str, page: str) -> list[Problem]:
     if delta != 0 and delta < MIN_DELTA:
-        return [f"{where}: delta {delta!r} is below {MIN_DELTA:g}; use 0 or at least {MIN_DELTA:g}"]
+        return [Problem(f"{where}: delta {delta!r} is below {MIN_DELTA:g}; use 0 or at least {MIN_DELTA:g}",
+                        field=field, page=page)]
     return []
 
 
-def limit_problems(recipe: Recipe, rows: int | None = None) -> list[str]:
+def limit_problems(recipe: Recipe, rows: int | None = None) -> list[Problem]:
     """Parameters outside the range where dpstudio's exact samplers are exact, fast and bounded.
 
-    Budgets, weights, deltas, bounds and DP-estimate costs; and, for record-level releases, each
-    unit's share of epsilon and each Gaussian unit's noise (in grid steps).  ``rows`` (n, when
-    the data is known) also bounds the discovery delta below 1/n."""
-    p: list[str] = []
+    Budgets, weights, deltas, bounds and DP-estimate costs (each unit's share of epsilon and each
+    Gaussian unit's noise are the plan's: :func:`dpstudio.plan.problems.plan_problems`).
+    ``rows`` (n, when the data is known) also bounds the discovery delta below 1/n."""
+    p: list[Problem] = []
     b = recipe.budget
     if 0 < b.epsilon < MIN_UNIT_EPSILON:
-        p.append(f"budget: epsilon {b.epsilon!r} is below {MIN_UNIT_EPSILON:g}; noise that large "
-                 f"carries no information and the exact samplers cannot draw it in bounded time")
+        p.append(Problem(f"budget: epsilon {b.epsilon!r} is below {MIN_UNIT_EPSILON:g}; noise that large "
+                         f"carries no information and the exact samplers cannot draw it in bounded time",
+                         field="budget", page="budget"))
     if recipe.release.type == "synthetic" and MIN_UNIT_EPSILON <= b.epsilon < MIN_SYNTHETIC_EPSILON:
-        p.append(f"budget: synthetic data needs epsilon >= {MIN_SYNTHETIC_EPSILON:g}, got {b.epsilon!r} "
-                 f"(its budget is split over many measurements)")
-    p += _delta_problem(b.delta, "budget")
+        p.append(Problem(f"budget: synthetic data needs epsilon >= {MIN_SYNTHETIC_EPSILON:g}, got {b.epsilon!r} "
+                         f"(its budget is split over many measurements)", field="budget", page="budget"))
+    p += _delta_problem(b.delta, "budget", field="budget", page="budget")
     if recipe.outputs.rows is not None and recipe.outputs.rows > MAX_SYNTHETIC_ROWS:
-        p.append(f"outputs.rows: at most {MAX_SYNTHETIC_ROWS:,} rows can be generated, got "
-                 f"{recipe.outputs.rows:,}")
-    weights_ok = True
+        # how many synthetic rows the release generates: a release setting (no page edits it yet)
+        p.append(Problem(f"outputs.rows: at most {MAX_SYNTHETIC_ROWS:,} rows can be generated, got "
+                         f"{recipe.outputs.rows:,}", field="outputs", page="release"))
     for c in recipe.columns:
-        where = f"column {c.name!r}"
+        where, field = f"column {c.name!r}", _col(c.name)
         if c.mechanism is not None and c.role not in DROPPED_ROLES:
             w = c.mechanism.weight
             if w > 0 and not (MIN_WEIGHT <= w <= MAX_WEIGHT):
-                p.append(f"{where}: mechanism weight {w!r} is outside [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}]")
-                weights_ok = False
-            elif not w > 0:
-                weights_ok = False
+                # weights ("budget share") are set beside the mechanisms
+                p.append(Problem(f"{where}: mechanism weight {w!r} is outside [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}]",
+                                 field=field, page="release"))
         d = c.domain
         if d is None or c.role in DROPPED_ROLES:
             continue
+        # the rest is the column's domain and its DP estimate's cost: the columns page's domain editor
         if d.kind == "numeric" and d.low is not None and d.high is not None:
-            p += _range_problems(d.low, d.high, where, "bounds", d.source == "data")
+            p += _range_problems(d.low, d.high, where, "bounds", d.source == "data", field)
         if d.source == "dp" and d.search_low is not None and d.search_high is not None:
-            p += _range_problems(d.search_low, d.search_high, where, "search range", False)
+            p += _range_problems(d.search_low, d.search_high, where, "search range", False, field)
         if d.categories is not None and len(d.categories) > MAX_CATEGORIES:
-            p.append(f"{where}: {len(d.categories):,} categories; randomized response takes at most "
-                     f"{MAX_CATEGORIES:,}")
+            p.append(Problem(f"{where}: {len(d.categories):,} categories; randomized response takes at most "
+                             f"{MAX_CATEGORIES:,}", field=field, page="columns"))
         if d.source == "dp" and d.cost is not None:
             ce, cd = d.cost.epsilon, d.cost.delta
             if 0 < ce < MIN_UNIT_EPSILON or ce > MAX_EPSILON:
-                p.append(f"{where}: the DP estimate's cost epsilon {ce!r} is outside "
-                         f"[{MIN_UNIT_EPSILON:g}, {MAX_EPSILON:g}]")
+                p.append(Problem(f"{where}: the DP estimate's cost epsilon {ce!r} is outside "
+                                 f"[{MIN_UNIT_EPSILON:g}, {MAX_EPSILON:g}]", field=field, page="columns"))
             if not 0 <= cd <= MAX_DISCOVERY_DELTA:
-                p.append(f"{where}: the DP estimate's cost delta {cd!r} is outside [0, {MAX_DISCOVERY_DELTA:g}]")
+                p.append(Problem(f"{where}: the DP estimate's cost delta {cd!r} is outside "
+                                 f"[0, {MAX_DISCOVERY_DELTA:g}]", field=field, page="columns"))
             elif cd != 0 and cd < MIN_DELTA:
-                p += _delta_problem(cd, f"{where} DP estimate cost")
+                p += _delta_problem(cd, f"{where} DP estimate cost", field=field, page="columns")
             elif rows and cd > 0 and cd >= 1.0 / rows:
-                p.append(f"{where}: the DP estimate's cost delta {cd!r} is not below 1/n = {1.0 / rows:.3g}; "
-                         f"a category held by one person would be published with that probability")
-    if weights_ok and MIN_UNIT_EPSILON <= b.epsilon <= MAX_EPSILON and 0 <= b.delta < 1 \
-            and recipe.release.type in ("record", "label", "semi-sensitive"):
-        p += _unit_problems(recipe)
+                p.append(Problem(f"{where}: the DP estimate's cost delta {cd!r} is not below 1/n = "
+                                 f"{1.0 / rows:.3g}; a category held by one person would be published with "
+                                 f"that probability", field=field, page="columns"))
     return p
 
 
-def _unit_problems(recipe: Recipe) -> list[str]:
-    """Each perturbed unit's epsilon share, and each Gaussian unit's sigma in grid steps."""
-    from dpstudio.engine.release.record import (_mechanism_name, budget_split, gaussian_group,
-                                                perturbed_units)
+def validate(recipe: Recipe, schema=None) -> list[Problem]:
+    """Every problem with ``recipe`` (and, given a TableSchema, its fit to the data).
 
-    p: list[str] = []
-    split = budget_split(recipe)
-    gaussians = [(n, cols) for n, cols in perturbed_units(recipe) if _mechanism_name(cols[0]) == "gaussian"]
-    group = gaussian_group(recipe) if len(gaussians) > 1 else None
-    for name, (eps, _) in split.items():
-        if eps < MIN_UNIT_EPSILON:
-            p.append(f"column {name!r}: its share of epsilon is {eps:.3g} (budget x weight / total weight), "
-                     f"below {MIN_UNIT_EPSILON:g}; raise its weight or the budget")
-    for name, cols in gaussians:
-        eps, delta = split[name]
-        if eps < MIN_UNIT_EPSILON or not 0 < delta < 1:
-            continue  # reported above, or by the delta checks
-        from dpstudio.engine.mechanisms.gaussian import analytic_gaussian_sigma, gaussian_grid
-        d = cols[0].domain
-        lo, hi = (d.low, d.high) if d is not None and d.known else \
-            ((d.search_low, d.search_high) if d is not None and d.source == "dp" else (None, None))
-        if lo is None or hi is None or not hi > lo:
-            continue  # no usable bounds: reported by the domain checks
-        try:
-            if group is not None:
-                rho = group["rho_share"][name]
-                steps = gaussian_grid(lo, hi, integer=cols[0].type == "integer", rho=rho).diam_steps
-                sigma = steps / math.sqrt(2.0 * rho)
-            else:
-                steps = gaussian_grid(lo, hi, integer=cols[0].type == "integer", epsilon=eps,
-                                      delta=delta).diam_steps
-                sigma = analytic_gaussian_sigma(eps, delta, steps) if steps else 0.0
-        except ValueError:
-            sigma = math.inf
-        if sigma > MAX_GAUSSIAN_SIGMA_STEPS:
-            p.append(f"column {name!r}: Gaussian noise at epsilon {eps:.3g}, delta {delta:.3g} needs sigma ~ "
-                     f"{sigma:.3g} grid steps; the exact discrete Gaussian is limited to "
-                     f"{MAX_GAUSSIAN_SIGMA_STEPS:g} - raise its epsilon share or use 'laplace'")
-    return p
-
-
-def validate(recipe: Recipe, schema=None) -> list[str]:
-    """Every problem with ``recipe`` (and, given a TableSchema, its fit to the data)."""
-    p: list[str] = []
+    Each is a :class:`Problem`: its page is the wizard page whose controls fix it - "budget"
+    (epsilon, delta), "columns" (roles, types, domains and their DP estimates), "release"
+    (release type, mechanisms, weights, embedding pools), "data" (the input file)."""
+    p: list[Problem] = []
     b = recipe.budget
     if not (b.epsilon > 0):
-        p.append(f"budget: epsilon must be > 0, got {b.epsilon!r}")
+        p.append(Problem(f"budget: epsilon must be > 0, got {b.epsilon!r}", field="budget", page="budget"))
     elif b.epsilon > MAX_EPSILON:
-        p.append(f"budget: epsilon {b.epsilon!r} is above 50 - such a release protects nobody; lower it")
+        p.append(Problem(f"budget: epsilon {b.epsilon!r} is above 50 - such a release protects nobody; lower it",
+                         field="budget", page="budget"))
     if not (0 <= b.delta < 1):
-        p.append(f"budget: delta must lie in [0, 1), got {b.delta!r}")
+        p.append(Problem(f"budget: delta must lie in [0, 1), got {b.delta!r}", field="budget", page="budget"))
     if not recipe.input.path:
-        p.append("input.path: empty")
+        p.append(Problem("input.path: empty", field="input", page="data"))
 
+    # which columns the recipe lists: no page edits that list (the fix is opening the matching
+    # table or recipe); shown on the columns page, which lists them, since the data page shows
+    # no problems and never blocks
     names = [c.name for c in recipe.columns]
     seen: set[str] = set()
     for n in names:
         if n in seen:
-            p.append(f"column {n!r}: listed more than once")
+            p.append(Problem(f"column {n!r}: listed more than once", field=_col(n), page="columns"))
         seen.add(n)
     if not recipe.columns:
-        p.append("columns: the recipe lists no columns")
+        p.append(Problem("columns: the recipe lists no columns", field="columns", page="columns"))
 
     rtype = recipe.release.type
     labels = recipe.columns_with_role("label")
     if len(labels) > 1:
-        p.append(f"columns: at most one label column, got {[c.name for c in labels]!r}")
+        p.append(Problem(f"columns: at most one label column, got {[c.name for c in labels]!r}",
+                         field="columns", page="columns"))
     if rtype in ("label", "semi-sensitive", "model") and not labels:
-        p.append(f"release {rtype!r}: needs a column with role 'label'")
+        # no one column to point at: shown where the release type was chosen (the role itself is
+        # set on the columns page, one step back)
+        p.append(Problem(f"release {rtype!r}: needs a column with role 'label'", field="release", page="release"))
     for lab in labels:
         if lab.type not in DISCRETE_TYPES + ("integer",):
-            p.append(f"column {lab.name!r}: a label must be categorical/boolean, got type {lab.type!r}")
+            p.append(Problem(f"column {lab.name!r}: a label must be categorical/boolean, got type {lab.type!r}",
+                             field=_col(lab.name), page="columns"))
 
     perturbed = perturbed_roles(rtype)
     gaussian_used = False
     for c in recipe.columns:
-        where = f"column {c.name!r}"
+        where, field = f"column {c.name!r}", _col(c.name)
         if c.role in ("identifier", "ignore"):
             if c.mechanism is not None and c.mechanism.name != "none":
-                p.append(f"{where}: role {c.role!r} is dropped, but mechanism {c.mechanism.name!r} was given")
+                p.append(Problem(f"{where}: role {c.role!r} is dropped, but mechanism {c.mechanism.name!r} "
+                                 f"was given", field=field, page="release"))
             continue
         if c.type in ("datetime", "text") and c.role in perturbed and rtype not in ("label",):
-            p.append(f"{where}: type {c.type!r} cannot be released by {rtype!r}; set its role to "
-                     f"'ignore' or 'identifier'")
+            # the fix the message asks for is the column's role
+            p.append(Problem(f"{where}: type {c.type!r} cannot be released by {rtype!r}; set its role to "
+                             f"'ignore' or 'identifier'", field=field, page="columns"))
             continue
         if c.mechanism is not None and not (c.mechanism.weight > 0):
-            p.append(f"{where}: mechanism weight must be > 0, got {c.mechanism.weight!r}")
+            p.append(Problem(f"{where}: mechanism weight must be > 0, got {c.mechanism.weight!r}",
+                             field=field, page="release"))
         if c.role not in perturbed:
             if rtype in ("record", "label", "semi-sensitive") and c.mechanism is not None \
                     and c.mechanism.name != "none":
-                p.append(f"{where}: role {c.role!r} is released unchanged by {rtype!r}, "
-                         f"but mechanism {c.mechanism.name!r} was given")
+                p.append(Problem(f"{where}: role {c.role!r} is released unchanged by {rtype!r}, "
+                                 f"but mechanism {c.mechanism.name!r} was given", field=field, page="release"))
             continue
         if c.role == "embedding":
+            # mechanisms and embedding pools are chosen on the release page
             if rtype != "record":
-                p.append(f"{where}: embeddings are released only by 'record' releases, not {rtype!r}")
+                p.append(Problem(f"{where}: embeddings are released only by 'record' releases, not {rtype!r}",
+                                 field=field, page="release"))
                 continue
             mech = c.mechanism.name if c.mechanism else "metric"
             if mech != "metric":
-                p.append(f"{where}: embedding columns use mechanism 'metric', got {mech!r}")
+                p.append(Problem(f"{where}: embedding columns use mechanism 'metric', got {mech!r}",
+                                 field=field, page="release"))
             pool = c.mechanism.params.get("pool") if c.mechanism else None
             if pool is None:
-                p.append(f"{where}: metric selection needs a public pool of vectors "
-                         f"(mechanism param 'pool': a file path, or 'dataset' with acknowledgement)")
+                p.append(Problem(f"{where}: metric selection needs a public pool of vectors "
+                                 f"(mechanism param 'pool': a file path, or 'dataset' with acknowledgement)",
+                                 field=field, page="release"))
             elif pool == "dataset" and ACK_DATASET_POOL not in recipe.acknowledgements:
-                p.append(f"{where}: drawing replacements from the dataset itself releases other people's "
-                         f"real vectors; add acknowledgement {ACK_DATASET_POOL!r} to allow it")
+                p.append(Problem(f"{where}: drawing replacements from the dataset itself releases other people's "
+                                 f"real vectors; add acknowledgement {ACK_DATASET_POOL!r} to allow it",
+                                 field=field, page="release"))
             continue
         p.extend(_domain_problems(c, where))
         if c.domain is not None and c.domain.source == "data" \
                 and ACK_DOMAIN_FROM_DATA not in recipe.acknowledgements:
-            p.append(f"{where}: domain copied from the private data needs acknowledgement "
-                     f"{ACK_DOMAIN_FROM_DATA!r} (the guarantee does not cover it)")
+            # the domain editor asks for this acknowledgement
+            p.append(Problem(f"{where}: domain copied from the private data needs acknowledgement "
+                             f"{ACK_DOMAIN_FROM_DATA!r} (the guarantee does not cover it)",
+                             field=field, page="columns"))
         if rtype in ("record", "label", "semi-sensitive"):
             mech = c.mechanism.name if c.mechanism else default_mechanism(c.type, c.role)
             if c.type in NUMERIC_TYPES and c.role != "label":
                 if mech not in NUMERIC_MECHANISMS:
-                    p.append(f"{where}: numeric columns use 'laplace' or 'gaussian', got {mech!r}")
+                    p.append(Problem(f"{where}: numeric columns use 'laplace' or 'gaussian', got {mech!r}",
+                                     field=field, page="release"))
                 gaussian_used |= mech == "gaussian"
             elif mech != "rr":
-                p.append(f"{where}: categorical columns and labels use 'rr', got {mech!r}")
+                p.append(Problem(f"{where}: categorical columns and labels use 'rr', got {mech!r}",
+                                 field=field, page="release"))
+        # a column type the release cannot take: fixed by the column's type or role
         if rtype == "density" and c.type not in NUMERIC_TYPES:
-            p.append(f"{where}: a density release takes numeric columns, got type {c.type!r}")
+            p.append(Problem(f"{where}: a density release takes numeric columns, got type {c.type!r}",
+                             field=field, page="columns"))
         if rtype == "model" and c.role != "label" and c.type not in NUMERIC_TYPES + ("boolean",):
-            p.append(f"{where}: the DP model takes numeric features, got type {c.type!r}")
+            p.append(Problem(f"{where}: the DP model takes numeric features, got type {c.type!r}",
+                             field=field, page="columns"))
 
     if gaussian_used and b.delta <= 0:
-        p.append("budget: the Gaussian mechanism needs delta > 0, got 0")
+        p.append(Problem("budget: the Gaussian mechanism needs delta > 0, got 0", field="budget", page="budget"))
     if rtype == "density":
-        n = len(recipe.columns_with_role("sensitive"))
-        if n not in (1, 2):
-            p.append(f"release 'density': mark 1 or 2 numeric columns 'sensitive', got {n}")
+        n_sensitive = len(recipe.columns_with_role("sensitive"))
+        if n_sensitive not in (1, 2):
+            p.append(Problem(f"release 'density': mark 1 or 2 numeric columns 'sensitive', got {n_sensitive}",
+                             field="release", page="release"))
         if b.delta <= 0:
-            p.append("budget: the density release adds Gaussian-process noise and needs delta > 0, got 0")
+            p.append(Problem("budget: the density release adds Gaussian-process noise and needs delta > 0, got 0",
+                             field="budget", page="budget"))
     if rtype in ("synthetic", "model") and b.delta <= 0:
-        p.append(f"budget: the {rtype!r} release needs delta > 0, got 0")
+        p.append(Problem(f"budget: the {rtype!r} release needs delta > 0, got 0", field="budget", page="budget"))
 
     p += limit_problems(recipe, getattr(schema, "rows", None) if schema is not None else None)
 
     if schema is not None:
+        # the recipe does not fit the table: on the columns page, like the list of columns above
         data_cols = {c.name: c for c in schema.columns}
         for c in recipe.columns:
             if c.name not in data_cols:
-                p.append(f"column {c.name!r}: not found in the data (columns: "
-                         f"{', '.join(list(data_cols)[:12])}{', ...' if len(data_cols) > 12 else ''})")
+                p.append(Problem(f"column {c.name!r}: not found in the data (columns: "
+                                 f"{', '.join(list(data_cols)[:12])}{', ...' if len(data_cols) > 12 else ''})",
+                                 field=_col(c.name), page="columns"))
         listed = set(names)
         for n in data_cols:
             if n not in listed:
-                p.append(f"column {n!r}: in the data but not in the recipe; give it a role ('ignore' drops it)")
+                p.append(Problem(f"column {n!r}: in the data but not in the recipe; give it a role "
+                                 f"('ignore' drops it)", field=_col(n), page="columns"))
         rows = getattr(schema, "rows", None)
         if rows and b.delta > 0 and b.delta >= 1.0 / rows:
-            p.append(f"budget: delta {b.delta!r} is not below 1/n = {1.0 / rows:.3g}; a release could "
-                     f"then expose a whole record - use delta << 1/n")
+            p.append(Problem(f"budget: delta {b.delta!r} is not below 1/n = {1.0 / rows:.3g}; a release could "
+                             f"then expose a whole record - use delta << 1/n", field="budget", page="budget"))
     return p

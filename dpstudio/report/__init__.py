@@ -14,10 +14,11 @@ from dpstudio.report.model import VARIANTS, ReportModel, build_model
 __all__ = ["write_report", "build_model", "render", "ReportModel", "VARIANTS"]
 
 
-def _kind(path) -> str:
-    # the same table dpstudio.targets checks before a release spends anything
-    from dpstudio.targets import REPORT_KINDS
+#: report formats by file suffix (dpstudio.targets checks them before a release spends anything)
+REPORT_KINDS = {".html": "html", ".htm": "html", ".pdf": "pdf"}
 
+
+def _kind(path) -> str:
     kind = REPORT_KINDS.get(Path(path).suffix.lower())
     if kind is None:
         raise UserError(f"cannot tell the report format of {path}: use a .html or .pdf file name")
@@ -27,8 +28,8 @@ def _kind(path) -> str:
 def render(result, kind: str, *, variant: str = "internal", frame=None) -> bytes:
     """The report as bytes (``kind``: "html" or "pdf")."""
     if kind == "html":
-        from dpstudio.report.pdf.charts import qt_available
         from dpstudio.report.html import render_html
+        from dpstudio.report.pdf.charts import qt_available
         model = build_model(result, variant, frame, charts=qt_available())
         return render_html(model).encode("utf-8")
     if kind == "pdf":

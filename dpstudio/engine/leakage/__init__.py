@@ -1,4 +1,4 @@
-"""Leakage and risk estimates (BRIEF section 4; Sekiguchi 2024).
+"""Leakage estimates: attacks on arrays and frames (docs/leakage.md; Sekiguchi 2024).
 
 Everything in this package reads the raw data and produces numbers for the data steward and
 the internal report only ("computed_on": "raw data - internal use only"), never for
@@ -10,7 +10,15 @@ publication.  Modules:
 * :mod:`.embedding` - NN re-identification and angular distortion of metric-DP selection;
 * :mod:`.synthetic` - distance to closest record and membership-inference advantage;
 * :mod:`.linkage` - linkage attack on record-level perturbation;
-* :mod:`.risk` - ``risk_for_recipe`` dispatching on the release type.
+
+The recipe-facing risk view that runs them on a compiled plan is :mod:`dpstudio.risk`.
 """
-from dpstudio.engine.leakage.label import (  # noqa: F401
-    COMPUTED_ON, LabelLeakageModel, effective_label_epsilon, iue_adv_bound, k_ratio, label_guarantee)
+from dpstudio.engine.leakage.label import (
+                                           COMPUTED_ON,
+                                           LabelLeakageModel,
+                                           effective_label_epsilon,
+                                           iue_adv_bound,
+                                           k_ratio,
+)
+
+__all__ = ["COMPUTED_ON", "LabelLeakageModel", "effective_label_epsilon", "iue_adv_bound", "k_ratio"]

@@ -1,8 +1,10 @@
-"""Risk view for embedding vectors released by metric-DP selection (BRIEF 3.5, VoicePrivacy 2020 note).
+"""Risk view for embedding vectors released by metric-DP selection (docs/leakage.md §Embeddings;
+VoicePrivacy 2020 note).
 
 Each person's vector x_i is replaced by a vector drawn from a *public pool* with
 ``P(p | x_i) ∝ exp(-(eps/2) d_chi(x_i, p))`` (the ``eps/2`` delivers the printed
-``eps * d_chi`` guarantee with the correct normaliser, BRIEF 3.5), ``d_chi`` the angular
+``eps * d_chi`` guarantee with the correct normaliser, docs/mechanisms.md §Metric-DP selection for
+embeddings), ``d_chi`` the angular
 distance ``arccos(cos)/pi``.  Two exact expectations over the mechanism, no sampling:
 
 * nearest-neighbour re-identification rate: the attacker maps the released vector to its
@@ -16,26 +18,34 @@ Raw-data numbers: internal use only.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 COMPUTED_ON = "raw data - internal use only"
 
 __all__ = ["speaker_like_embeddings", "angular_distance", "embedding_risk", "COMPUTED_ON"]
 
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    v = np.asarray(v, dtype=np.float64)
-    nrm = np.linalg.norm(v, axis=1, keepdims=True)
-    return v / np.where(nrm > 0, nrm, 1.0)
+FloatArray = npt.NDArray[np.float64]
 
 
-def angular_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _unit(v: npt.ArrayLike) -> FloatArray:
+    x = np.asarray(v, dtype=np.float64)
+    nrm = np.linalg.norm(x, axis=1, keepdims=True)
+    u: FloatArray = x / np.where(nrm > 0, nrm, 1.0)
+    return u
+
+
+def angular_distance(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
     """d_chi = arccos(<a,b>/(|a||b|)) / pi for all pairs (rows of a x rows of b)."""
-    return np.arccos(np.clip(_unit(a) @ _unit(b).T, -1.0, 1.0)) / np.pi
+    d: FloatArray = np.arccos(np.clip(_unit(a) @ _unit(b).T, -1.0, 1.0)) / np.pi
+    return d
 
 
 def speaker_like_embeddings(n_ids: int = 1000, dim: int = 256, *, pool_size: int = 5000,
-                            latent: int = 12, within: float = 0.35, seed: int = 0):
+                            latent: int = 12, within: float = 0.35,
+                            seed: int = 0) -> tuple[FloatArray, FloatArray]:
     """Generated speaker-like unit vectors: identity centres on a low-dimensional manifold
     (``latent`` Gaussian factors mapped linearly into ``dim``) plus within-speaker noise; the
     public pool is drawn from *other* identities of the same population.
@@ -45,15 +55,15 @@ def speaker_like_embeddings(n_ids: int = 1000, dim: int = 256, *, pool_size: int
     g = np.random.default_rng(seed)
     A = g.normal(size=(latent, dim)) / np.sqrt(latent)
 
-    def people(m):
+    def people(m: int) -> FloatArray:
         centres = _unit(g.normal(size=(m, latent)) @ A)
         return _unit(centres + within * g.normal(size=(m, dim)) / np.sqrt(dim))
 
     return people(n_ids), people(pool_size)
 
 
-def embedding_risk(vectors: np.ndarray, pool: np.ndarray, eps_grid, *, pool_is_dataset: bool = False,
-                   chunk: int = 256) -> dict:
+def embedding_risk(vectors: npt.ArrayLike, pool: npt.ArrayLike, eps_grid: npt.ArrayLike, *,
+                   pool_is_dataset: bool = False, chunk: int = 256) -> dict[str, Any]:
     """Exact expected NN re-identification rate and angular distortion for each eps."""
     X = _unit(vectors)
     Pl = _unit(pool)

@@ -1,9 +1,9 @@
-"""Label leakage through public features under label DP (Sekiguchi 2024; BRIEF section 4).
+"""Label leakage through public features under label DP (Sekiguchi 2024; docs/leakage.md).
 
 A label release perturbs the label with randomized response (RR) and publishes the public
 features as they are.  With K classes RR keeps the label with probability
 ``q = e^eps / (K - 1 + e^eps)`` and moves it to each other class with ``r = 1 / (K - 1 + e^eps)``
-(BRIEF 3.2; binary: flip probability ``pi = 1 / (1 + e^eps)``).
+(docs/mechanisms.md §Randomized response; binary: flip probability ``pi = 1 / (1 + e^eps)``).
 
 Three attackers guess each record's true label from the release (Sekiguchi 2024, §2.2):
 
@@ -51,12 +51,21 @@ Everything here reads raw data: internal, steward-only numbers (``computed_on``)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from dpstudio.engine.leakage.logistic import crossfit_posteriors, encode_features, encode_labels
-from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+from dpstudio.engine.leakage.logistic import (
+                                              FloatArray,
+                                              IntArray,
+                                              crossfit_posteriors,
+                                              encode_features,
+                                              encode_labels,
+)
+from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, no_progress
 
 COMPUTED_ON = "raw data - internal use only"
 DEFAULT_GRID = np.geomspace(0.05, 10.0, 60)
@@ -66,31 +75,34 @@ POSTERIOR_CLIP = 1e-6
 
 __all__ = ["rr_keep_probability", "flip_probability", "k_ratio", "iue_adv_bound",
            "informed_accuracy_binary", "LabelLeakageModel", "effective_label_epsilon",
-           "label_guarantee", "COMPUTED_ON", "DEFAULT_GRID"]
+           "COMPUTED_ON", "DEFAULT_GRID"]
 
 
 # ---- closed forms --------------------------------------------------------------------------
 
-def rr_keep_probability(eps, n_classes: int = 2):
-    """P(y~ = y) of K-ary randomized response: e^eps / (K - 1 + e^eps) (BRIEF 3.2)."""
+def rr_keep_probability(eps: npt.ArrayLike, n_classes: int = 2) -> FloatArray:
+    """P(y~ = y) of K-ary randomized response: e^eps / (K - 1 + e^eps) (docs/mechanisms.md §Randomized response)."""
     eps = np.asarray(eps, dtype=float)
-    return 1.0 / (1.0 + (n_classes - 1) * np.exp(-eps))
+    q: FloatArray = 1.0 / (1.0 + (n_classes - 1) * np.exp(-eps))
+    return q
 
 
-def flip_probability(eps):
+def flip_probability(eps: npt.ArrayLike) -> FloatArray:
     """Binary RR flip probability pi = 1 / (1 + e^eps)."""
-    return 1.0 / (1.0 + np.exp(np.asarray(eps, dtype=float)))
+    pi: FloatArray = 1.0 / (1.0 + np.exp(np.asarray(eps, dtype=float)))
+    return pi
 
 
-def k_ratio(p_y_given_x, p_y):
+def k_ratio(p_y_given_x: npt.ArrayLike, p_y: npt.ArrayLike) -> FloatArray:
     """Sekiguchi 2024, Cor. 3.0.3: k = [P(y|x)/P(y)] / [P(1-y|x)/P(1-y)] (binary)."""
     a = np.asarray(p_y_given_x, dtype=float)
     b = np.asarray(p_y, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (a / b) / ((1.0 - a) / (1.0 - b))
+        k: FloatArray = (a / b) / ((1.0 - a) / (1.0 - b))
+    return k
 
 
-def iue_adv_bound(p_y_given_x, p_y, eps):
+def iue_adv_bound(p_y_given_x: npt.ArrayLike, p_y: npt.ArrayLike, eps: npt.ArrayLike) -> FloatArray:
     """Sekiguchi 2024, Prop. 3.0.2 right-hand side (broadcasts over records x eps):
     1/(1 + e^-eps P(1-y|x)/P(y|x)) - 1/(1 + e^-eps P(1-y)/P(y)).
 
@@ -99,35 +111,37 @@ def iue_adv_bound(p_y_given_x, p_y, eps):
     a = np.clip(np.asarray(p_y_given_x, dtype=float), POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
     b = np.asarray(p_y, dtype=float)
     c = np.exp(-np.asarray(eps, dtype=float))
-    return 1.0 / (1.0 + c * (1.0 - a) / a) - 1.0 / (1.0 + c * (1.0 - b) / b)
+    bound: FloatArray = 1.0 / (1.0 + c * (1.0 - a) / a) - 1.0 / (1.0 + c * (1.0 - b) / b)
+    return bound
 
 
-def posterior_gain_flipped(p_y_given_x, p_y, eps):
+def posterior_gain_flipped(p_y_given_x: npt.ArrayLike, p_y: npt.ArrayLike, eps: npt.ArrayLike) -> FloatArray:
     """P(y|x, y~) - P(y|y~) on a record whose binary label RR *flipped* (y~ = 1 - y):
     1/(1 + e^eps P(1-y|x)/P(y|x)) - 1/(1 + e^eps P(1-y)/P(y))."""
     a = np.clip(np.asarray(p_y_given_x, dtype=float), POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
     b = np.asarray(p_y, dtype=float)
     c = np.exp(np.asarray(eps, dtype=float))
-    return 1.0 / (1.0 + c * (1.0 - a) / a) - 1.0 / (1.0 + c * (1.0 - b) / b)
+    gain: FloatArray = 1.0 / (1.0 + c * (1.0 - a) / a) - 1.0 / (1.0 + c * (1.0 - b) / b)
+    return gain
 
 
-def informed_accuracy_binary(p1, y, eps):
+def informed_accuracy_binary(p1: npt.ArrayLike, y: npt.ArrayLike, eps: npt.ArrayLike) -> FloatArray:
     """Per-record expected accuracy of the Bayes-optimal (informed) attacker, binary RR,
     given the true label y (expectation over RR's coin): 1 - pi if |logit p1| <= eps, else
     1{argmax = y}.  Broadcasts (records x eps).  Reference implementation for the tests."""
-    p1 = np.clip(np.asarray(p1, float), POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
-    y = np.asarray(y)
-    L = np.log(p1) - np.log1p(-p1)
-    Ly = np.where(y == 1, L, -L)
-    eps = np.asarray(eps, float)
-    pi = flip_probability(eps)
-    return (1 - pi) * (eps >= -Ly) + pi * (eps < Ly)
+    p = np.clip(np.asarray(p1, float), POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
+    L = np.log(p) - np.log1p(-p)
+    Ly = np.where(np.asarray(y) == 1, L, -L)
+    e = np.asarray(eps, float)
+    pi = flip_probability(e)
+    acc: FloatArray = (1 - pi) * (e >= -Ly) + pi * (e < Ly)
+    return acc
 
 
 class _Steps:
     """sum_j w_j 1{t_j <= eps} (or > eps) for many eps at once, by searchsorted + cumsum."""
 
-    def __init__(self, thresholds: np.ndarray, weights: np.ndarray | None = None):
+    def __init__(self, thresholds: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> None:
         t = np.asarray(thresholds, float).ravel()
         w = np.ones_like(t) if weights is None else np.asarray(weights, float).ravel()
         keep = np.isfinite(t) | (t == np.inf)
@@ -137,16 +151,18 @@ class _Steps:
         self.cw = np.concatenate([[0.0], np.cumsum(w[keep][order])])
         self.total_all = float(w.sum())
 
-    def le(self, eps) -> np.ndarray:
+    def le(self, eps: FloatArray) -> FloatArray:
         i = np.searchsorted(self.t, eps, side="right")
-        return self.cw[i]
+        s: FloatArray = self.cw[i]
+        return s
 
-    def gt(self, eps) -> np.ndarray:
+    def gt(self, eps: FloatArray) -> FloatArray:
         i = np.searchsorted(self.t, eps, side="right")
-        return self.cw[-1] - self.cw[i]
+        s: FloatArray = self.cw[-1] - self.cw[i]
+        return s
 
 
-def _attack_thresholds(P: np.ndarray, y: np.ndarray):
+def _attack_thresholds(P: FloatArray, y: IntArray) -> tuple[FloatArray, FloatArray]:
     """Thresholds a_i (right when kept iff eps >= a_i) and b_ic (right when moved to c iff
     eps < b_ic) for true labels y (n,) and posterior rows P (n, K)."""
     n, K = P.shape
@@ -183,8 +199,8 @@ class LabelLeakageModel:
     All numbers are computed on the raw data: for the data steward, never for publication.
     """
 
-    def __init__(self, posteriors: np.ndarray, labels: np.ndarray, classes: list, *,
-                 threshold: float = DEFAULT_THRESHOLD, info: dict | None = None):
+    def __init__(self, posteriors: npt.ArrayLike, labels: npt.ArrayLike, classes: Iterable[Any], *,
+                 threshold: float = DEFAULT_THRESHOLD, info: Mapping[str, Any] | None = None) -> None:
         P = np.asarray(posteriors, float)
         y = np.asarray(labels, np.int64)
         keep = y >= 0
@@ -193,7 +209,7 @@ class LabelLeakageModel:
         self.P, self.y, self.classes = P, y, list(classes)
         self.n, self.K = P.shape
         self.threshold = float(threshold)
-        self.info = dict(info or {})
+        self.info: dict[str, Any] = dict(info or {})
         counts = np.bincount(y, minlength=self.K).astype(float)
         self.prior = counts / max(self.n, 1)
         rows = np.arange(self.n)
@@ -205,7 +221,10 @@ class LabelLeakageModel:
         self._kept = _Steps(a)
         self._moved = _Steps(b)
         # model (y ~ P(y|x)): every hypothetical label weighted by its posterior
-        A, B, WA, WB = [], [], [], []
+        A: list[FloatArray] = []
+        B: list[FloatArray] = []
+        WA: list[FloatArray] = []
+        WB: list[FloatArray] = []
         for c in range(self.K):
             yc = np.full(self.n, c)
             ac, bc = _attack_thresholds(P, yc)
@@ -227,7 +246,7 @@ class LabelLeakageModel:
             py = np.clip(P[rows, y], POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
             self.p_true = py
             self.k = k_ratio(py, self.prior[y])
-            self._rx = []   # sorted P(1-y|x)/P(y|x) per group
+            self._rx: list[FloatArray] = []   # sorted P(1-y|x)/P(y|x) per group
             for g in (0, 1):
                 pg = py[y == g]
                 self._rx.append(np.sort((1.0 - pg) / pg))
@@ -236,9 +255,10 @@ class LabelLeakageModel:
 
     # ---- construction
     @classmethod
-    def fit(cls, frame: pd.DataFrame, public_cols, label_col: str, *, folds: int = 5,
+    def fit(cls, frame: pd.DataFrame, public_cols: Iterable[str], label_col: str, *, folds: int = 5,
             l2: float = 1e-3, seed: int = 0, threshold: float = DEFAULT_THRESHOLD,
-            progress=no_progress, cancel=NEVER_CANCELLED) -> "LabelLeakageModel":
+            progress: Callable[[float, str], None] = no_progress,
+            cancel: CancelToken = NEVER_CANCELLED) -> LabelLeakageModel:
         """Cross-fitted logistic posteriors of the label from the public columns."""
         y, classes = encode_labels(frame[label_col])
         keep = y >= 0
@@ -261,7 +281,7 @@ class LabelLeakageModel:
         return cls(P, y, classes, threshold=threshold, info=info)
 
     # ---- curves
-    def accuracies(self, eps) -> dict:
+    def accuracies(self, eps: npt.ArrayLike) -> dict[str, FloatArray]:
         """Expected accuracy of each attacker at each eps (arrays shaped like eps)."""
         eps = np.asarray(eps, float)
         K = self.K
@@ -277,7 +297,7 @@ class LabelLeakageModel:
                 "informed_model": inf_mod,
                 "uninformed_model": np.full(eps.shape, self.uninformed_model)}
 
-    def _count_bound_above(self, v, eps) -> np.ndarray:
+    def _count_bound_above(self, v: npt.ArrayLike, eps: npt.ArrayLike) -> FloatArray:
         """#records with IUEAdv bound > v (v, eps broadcast together)."""
         v, eps = np.broadcast_arrays(np.asarray(v, float), np.asarray(eps, float))
         total = np.zeros(v.shape)
@@ -294,12 +314,13 @@ class LabelLeakageModel:
             total += cnt
         return total
 
-    def _bound_sorted(self, g: int, idx, c):
+    def _bound_sorted(self, g: int, idx: npt.NDArray[np.int64], c: FloatArray) -> FloatArray:
         """The idx-th smallest bound in label group g (B increases as P(1-y|x)/P(y|x) falls)."""
         rx = self._rx[g]
-        return 1.0 / (1.0 + c * rx[rx.size - 1 - idx]) - 1.0 / (1.0 + c * self._r0[g])
+        b: FloatArray = 1.0 / (1.0 + c * rx[rx.size - 1 - idx]) - 1.0 / (1.0 + c * self._r0[g])
+        return b
 
-    def bound_quantiles(self, eps, quantiles=QUANTILES) -> np.ndarray:
+    def bound_quantiles(self, eps: npt.ArrayLike, quantiles: Sequence[float] = QUANTILES) -> FloatArray:
         """Quantiles (inverted CDF) over records of the Prop. 3.0.2 bound, shape
         (len(eps), len(quantiles)).  Exact: the k-th smallest of the union of the two label
         groups' sorted sequences, by a vectorised binary search (O(log n) per query)."""
@@ -333,11 +354,12 @@ class LabelLeakageModel:
             if n1 else np.full(shape, -np.inf)
         return np.maximum(v0, v1)
 
-    def curves(self, eps_grid=DEFAULT_GRID, *, quantiles=QUANTILES) -> dict:
+    def curves(self, eps_grid: npt.ArrayLike = DEFAULT_GRID, *,
+               quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
         """Every preview curve over the eps grid (plain lists, JSON-able)."""
         eps = np.asarray(eps_grid, float)
         acc = self.accuracies(eps)
-        out = {"epsilon": eps.tolist(), "n": self.n, "classes": [str(c) for c in self.classes],
+        out: dict[str, Any] = {"epsilon": eps.tolist(), "n": self.n, "classes": [str(c) for c in self.classes],
                "accuracy": {k: np.asarray(v).tolist() for k, v in acc.items()},
                "informed_minus_naive": (acc["informed"] - acc["naive"]).tolist(),
                "computed_on": COMPUTED_ON}
@@ -348,21 +370,21 @@ class LabelLeakageModel:
                 "count_above": cnt.astype(int).tolist(),
                 "share_above": (cnt / max(self.n, 1)).tolist(),
                 "quantiles": {str(q): col.tolist() for q, col in
-                              zip(quantiles, self.bound_quantiles(eps, quantiles).T)}}
+                              zip(quantiles, self.bound_quantiles(eps, quantiles).T, strict=True)}}
         return out
 
-    def iue_adv(self, eps) -> np.ndarray:
+    def iue_adv(self, eps: npt.ArrayLike) -> FloatArray:
         """Per-record Prop. 3.0.2 bound at one eps (for histograms); binary labels only."""
         if not self.binary:
             raise ValueError("IUEAdv (Sekiguchi 2024, Prop. 3.0.2) is defined for binary labels")
         return iue_adv_bound(self.p_true, self.prior[self.y], eps)
 
-    def at(self, eps: float, *, quantiles=QUANTILES) -> dict:
+    def at(self, eps: float, *, quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
         """Scalars at one eps: accuracies, IUEAdv bound distribution, count above threshold."""
         e = float(eps)
         acc = {k: float(v) for k, v in self.accuracies(np.array([e])).items()
                for v in [v[0]]}
-        out = {"epsilon": e, "n": self.n, "accuracy": acc,
+        out: dict[str, Any] = {"epsilon": e, "n": self.n, "accuracy": acc,
                "informed_minus_naive": acc["informed"] - acc["naive"],
                "computed_on": COMPUTED_ON}
         if self.binary:
@@ -371,18 +393,18 @@ class LabelLeakageModel:
                 "threshold": self.threshold, "count_above": above,
                 "share_above": above / max(self.n, 1),
                 "quantiles": {str(q): float(v) for q, v in
-                              zip(quantiles, self.bound_quantiles([e], quantiles)[0])}}
+                              zip(quantiles, self.bound_quantiles([e], quantiles)[0], strict=True)}}
         return out
 
-    def k_summary(self, quantiles=QUANTILES) -> dict:
+    def k_summary(self, quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
         """Distribution of k over records (eps-free) and the share with k > 1 (Cor. 3.0.3)."""
         if not self.binary:
             return {"available": False, "note": "k is defined for binary labels (Sekiguchi 2024)"}
         k = self.k
-        return {"quantiles": {str(q): float(v) for q, v in zip(quantiles, np.quantile(k, quantiles))},
+        return {"quantiles": {str(q): float(v) for q, v in zip(quantiles, np.quantile(k, quantiles), strict=True)},
                 "share_k_above_1": float(np.mean(k > 1.0)), "count_k_above_1": int(np.sum(k > 1.0))}
 
-    def posterior_gain(self, eps: float, quantiles=QUANTILES) -> dict:
+    def posterior_gain(self, eps: float, quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
         """Distribution over records of P(y|x,y~) - P(y|y~): on kept labels (the Prop.
         3.0.2 expression of Sekiguchi 2024), on flipped labels, and its expectation over RR."""
         e = float(eps)
@@ -391,22 +413,22 @@ class LabelLeakageModel:
         pi = 1.0 / (1.0 + math.exp(e))
         E = (1 - pi) * B + pi * F
 
-        def qd(v):
-            return {str(q): float(x) for q, x in zip(quantiles, np.quantile(v, quantiles))}
+        def qd(v: FloatArray) -> dict[str, float]:
+            return {str(q): float(x) for q, x in zip(quantiles, np.quantile(v, quantiles), strict=True)}
         return {"epsilon": e, "kept_label_prop_3_0_2": qd(B), "flipped_label": qd(F),
                 "expected_over_rr": qd(E),
                 "share_records_where_expected_gain_exceeds_prop_3_0_2": float(np.mean(E > B + 1e-12)),
                 "computed_on": COMPUTED_ON}
 
-    def summary(self, eps: float, eps_grid=DEFAULT_GRID) -> dict:
+    def summary(self, eps: float, eps_grid: npt.ArrayLike = DEFAULT_GRID) -> dict[str, Any]:
         return {"at_epsilon": self.at(eps), "curves": self.curves(eps_grid), "k": self.k_summary(),
-                "prior": {str(c): float(p) for c, p in zip(self.classes, self.prior)},
+                "prior": {str(c): float(p) for c, p in zip(self.classes, self.prior, strict=True)},
                 **({"posterior_gain": self.posterior_gain(eps)} if self.binary else {}),
                 "posterior_model": _jsonable_info(self.info), "computed_on": COMPUTED_ON}
 
 
-def _jsonable_info(info: dict) -> dict:
-    out = {}
+def _jsonable_info(info: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for k, v in info.items():
         if k == "fold_fits":
             out["fold_iterations"] = [f.get("iterations") for f in v]
@@ -418,7 +440,7 @@ def _jsonable_info(info: dict) -> dict:
 
 # ---- semi-sensitive: Sekiguchi 2024, Prop. 4.0.1 ----------------------------------------------
 
-def public_log_likelihood_ratio(posteriors: np.ndarray, labels: np.ndarray, *, quantile: float = 1.0,
+def public_log_likelihood_ratio(posteriors: npt.ArrayLike, labels: npt.ArrayLike, *, quantile: float = 1.0,
                                 clip: float = 1e-3) -> float:
     """Estimate lambda = max_x |ln P(x|y=1)/P(x|y=0)| over the public features (binary labels).
 
@@ -436,9 +458,10 @@ def public_log_likelihood_ratio(posteriors: np.ndarray, labels: np.ndarray, *, q
     return float(np.quantile(np.abs(llr), quantile)) if llr.size else 0.0
 
 
-def effective_label_epsilon(eps_label: float, eps_sensitive: float = 0.0, *, posteriors=None,
-                            labels=None, public_llr: float | None = None, quantile: float = 1.0,
-                            clip: float = 1e-3) -> dict:
+def effective_label_epsilon(eps_label: float, eps_sensitive: float = 0.0, *,
+                            posteriors: npt.ArrayLike | None = None, labels: npt.ArrayLike | None = None,
+                            public_llr: float | None = None, quantile: float = 1.0,
+                            clip: float = 1e-3) -> dict[str, Any]:
     """Effective epsilon for the label of a semi-sensitive release (Sekiguchi 2024, Prop. 4.0.1).
 
     Source: odds(y | x_pub, x~_priv, y~) <= e^{eps_1 + eps_2} odds(y | x_pub), with
@@ -478,48 +501,3 @@ def effective_label_epsilon(eps_label: float, eps_sensitive: float = 0.0, *, pos
                  "factor; both are shown."),
         "computed_on": COMPUTED_ON,
     }
-
-
-def label_guarantee(recipe, plan=None) -> dict:
-    """The label's formal guarantee for the record module / report (no data read).
-
-    ``label`` release: eps-label DP with eps = the label unit's budget.  ``semi-sensitive``:
-    relative to what the public columns already say, the label's posterior odds move by at most
-    e^(eps_label + sum eps_sensitive) (Sekiguchi 2024, Prop. 4.0.1, corrected: no max, see
-    :func:`effective_label_epsilon`); the public columns' own information is not bounded by any
-    epsilon and is estimated, internally, by ``dpstudio risk``.
-    """
-    rtype = recipe.release.type
-    if rtype not in ("label", "semi-sensitive", "record"):
-        return {"label_epsilon": None, "note": f"no label guarantee for a {rtype!r} release"}
-    labels = [c.name for c in recipe.columns if c.role == "label"]
-    sens = {c.name for c in recipe.columns if c.role == "sensitive"}
-    eps_of: dict = {}
-    if plan is not None and getattr(plan, "mechanisms", None):
-        for m in plan.mechanisms:
-            for c in m.get("columns", [m.get("unit")]):
-                eps_of[c] = float(m.get("epsilon", 0.0))
-    else:
-        from dpstudio.engine.release.record import budget_split, perturbed_units
-        split = budget_split(recipe)
-        for unit, cols in perturbed_units(recipe):
-            for c in cols:
-                eps_of[c.name] = split[unit][0]
-    if not labels:
-        return {"label_epsilon": None, "note": "no column has the role 'label'"}
-    eps_label = sum(eps_of.get(n, 0.0) for n in labels)
-    if rtype == "label":
-        return {"label_epsilon": eps_label, "relative_to": "public columns",
-                "note": (f"{eps_label:g}-label DP: randomized response on the label. Public columns "
-                         "are released unchanged; when they predict the label, an attacker who "
-                         "combines them with the released label learns more than eps suggests "
-                         "(Sekiguchi 2024, §3); the internal leakage estimate quantifies this.")}
-    eps_sens = sum(eps_of.get(n, 0.0) for n in sens)
-    total = eps_label + eps_sens if rtype == "semi-sensitive" else eps_label + eps_sens
-    return {"label_epsilon": total, "epsilon_label_rr": eps_label, "epsilon_sensitive": eps_sens,
-            "relative_to": "public columns",
-            "note": (f"the label's posterior odds given the release are at most e^{total:g} times its "
-                     "odds given the public columns alone (RR on the label plus the perturbed "
-                     "sensitive features, which may be correlated with it; Sekiguchi 2024, Prop. 4.0.1, with "
-                     "eps_1 = eps' - the public columns' own information is added separately, as an "
-                     "internal estimate)")}

@@ -1,4 +1,4 @@
-"""Linkage attack on record-level perturbation (BRIEF section 4 risk view).
+"""Linkage attack on record-level perturbation (the record risk view of dpstudio.risk).
 
 The attacker holds the original quasi-identifiers (public columns plus the columns the release
 perturbs) of everyone in the table and matches each released record back to the originals:
@@ -15,17 +15,25 @@ are few quasi-identifiers (log n per target), else a dense scan in chunks -- the
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 COMPUTED_ON = "raw data - internal use only"
 
 __all__ = ["linkage_rate", "linkage_risk", "COMPUTED_ON"]
 
+FloatArray = npt.NDArray[np.float64]
+CodeArray = npt.NDArray[np.integer[Any]]
 
-def _split(original: pd.DataFrame, released: pd.DataFrame, columns):
-    num, cat = [], []
+
+def _split(original: pd.DataFrame, released: pd.DataFrame, columns: Iterable[str]
+           ) -> tuple[FloatArray, FloatArray, CodeArray, CodeArray, list[str], list[str]]:
+    num: list[str] = []
+    cat: list[str] = []
     for c in columns:
         s = original[c]
         if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
@@ -33,30 +41,32 @@ def _split(original: pd.DataFrame, released: pd.DataFrame, columns):
         else:
             cat.append(c)
     if num:
-        O = original[num].to_numpy(np.float64, na_value=np.nan)
-        R = released[num].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64, na_value=np.nan)
-        mu = np.nanmean(O, axis=0)
-        sd = np.nanstd(O, axis=0)
+        orig = original[num].to_numpy(np.float64, na_value=np.nan)
+        rel = released[num].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        mu = np.nanmean(orig, axis=0)
+        sd = np.nanstd(orig, axis=0)
         sd = np.where(sd > 0, sd, 1.0)
-        O = np.nan_to_num((O - mu) / sd)
-        R = np.nan_to_num((R - mu) / sd)
+        orig = np.nan_to_num((orig - mu) / sd)
+        rel = np.nan_to_num((rel - mu) / sd)
     else:
-        O = np.zeros((len(original), 0))
-        R = np.zeros((len(released), 0))
-    Oc, Rc = [], []
+        orig = np.zeros((len(original), 0))
+        rel = np.zeros((len(released), 0))
+    orig_codes: list[CodeArray] = []
+    rel_codes: list[CodeArray] = []
     for c in cat:
         codes, uniq = pd.factorize(pd.concat([original[c].astype(str), released[c].astype(str)],
                                              ignore_index=True))
-        Oc.append(codes[:len(original)])
-        Rc.append(codes[len(original):])
-    Oc = np.column_stack(Oc) if Oc else np.zeros((len(original), 0), np.int64)
-    Rc = np.column_stack(Rc) if Rc else np.zeros((len(released), 0), np.int64)
-    return O, R, Oc, Rc, num, cat
+        orig_codes.append(codes[:len(original)])
+        rel_codes.append(codes[len(original):])
+    orig_cat = np.column_stack(orig_codes) if orig_codes else np.zeros((len(original), 0), np.int64)
+    rel_cat = np.column_stack(rel_codes) if rel_codes else np.zeros((len(released), 0), np.int64)
+    return orig, rel, orig_cat, rel_cat, num, cat
 
 
-def linkage_rate(O, R, Oc, Rc, targets: np.ndarray, *, cat_weight: float = 1e6,
+def linkage_rate(orig: FloatArray, rel: FloatArray, orig_cat: CodeArray, rel_cat: CodeArray,
+                 targets: CodeArray, *, cat_weight: float = 1e6,
                  chunk: int = 64, tol: float = 1e-9) -> float:
-    """Expected share of targets t whose released record R[t] is matched to original t.
+    """Expected share of targets t whose released record rel[t] is matched to original t.
 
     Distance: squared Euclidean on the numeric quasi-identifiers plus ``cat_weight`` per
     categorical mismatch; the originals within ``tol`` (relative) of the minimum tie.  With few
@@ -67,30 +77,31 @@ def linkage_rate(O, R, Oc, Rc, targets: np.ndarray, *, cat_weight: float = 1e6,
     if targets.size == 0:
         return 0.0
     total, rest = 0.0, targets
-    if O.shape[1] + Oc.shape[1] <= TREE_MAX_DIMS:
-        succ, done = _tree_successes(O, R, Oc, Rc, targets, cat_weight, tol)
+    if orig.shape[1] + orig_cat.shape[1] <= TREE_MAX_DIMS:
+        succ, done = _tree_successes(orig, rel, orig_cat, rel_cat, targets, cat_weight, tol)
         total, rest = float(succ[done].sum()), targets[~done]
-    return (total + _dense_successes(O, R, Oc, Rc, rest, cat_weight, chunk, tol)) / targets.size
+    return (total + _dense_successes(orig, rel, orig_cat, rel_cat, rest, cat_weight, chunk, tol)) / targets.size
 
 
 #: k-d trees beat the dense scan up to about this many quasi-identifiers (then they visit most leaves)
 TREE_MAX_DIMS = 12
 
 
-def _dense_successes(O, R, Oc, Rc, targets, cat_weight, chunk, tol) -> float:
+def _dense_successes(orig: FloatArray, rel: FloatArray, orig_cat: CodeArray, rel_cat: CodeArray,
+                     targets: CodeArray, cat_weight: float, chunk: int, tol: float) -> float:
     """Sum over ``targets`` of the expected success against all n originals, ``chunk`` at a time."""
     if targets.size == 0:
         return 0.0
-    o2 = np.einsum("ij,ij->i", O, O)
+    o2 = np.einsum("ij,ij->i", orig, orig)
     total = 0.0
     for s in range(0, targets.size, chunk):
         t = targets[s:s + chunk]
-        r = R[t]
-        d = np.einsum("ij,ij->i", r, r)[:, None] + o2[None, :] - 2.0 * (r @ O.T)
-        if Oc.shape[1]:
+        r = rel[t]
+        d = np.einsum("ij,ij->i", r, r)[:, None] + o2[None, :] - 2.0 * (r @ orig.T)
+        if orig_cat.shape[1]:
             mism = np.zeros(d.shape)
-            for j in range(Oc.shape[1]):
-                mism += Rc[t, j][:, None] != Oc[None, :, j]
+            for j in range(orig_cat.shape[1]):
+                mism += rel_cat[t, j][:, None] != orig_cat[None, :, j]
             d += cat_weight * mism
         dmin = d.min(axis=1, keepdims=True)
         near = d <= dmin + tol * (1.0 + np.abs(dmin))
@@ -100,7 +111,9 @@ def _dense_successes(O, R, Oc, Rc, targets, cat_weight, chunk, tol) -> float:
     return total
 
 
-def _tree_successes(O, R, Oc, Rc, targets, cat_weight, tol):
+def _tree_successes(orig: FloatArray, rel: FloatArray, orig_cat: CodeArray, rel_cat: CodeArray,
+                    targets: CodeArray, cat_weight: float,
+                    tol: float) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
     """``(success, done)`` per target from a k-d tree (Bentley 1975) over the originals.
 
     Each categorical code becomes a coordinate scaled by ``sqrt(cat_weight)``: records whose
@@ -112,8 +125,8 @@ def _tree_successes(O, R, Oc, Rc, targets, cat_weight, tol):
     from scipy.spatial import cKDTree
 
     scale = math.sqrt(cat_weight)
-    X = np.hstack([O, scale * Oc])
-    Y = np.hstack([R[targets], scale * Rc[targets]])
+    X = np.hstack([orig, scale * orig_cat])
+    Y = np.hstack([rel[targets], scale * rel_cat[targets]])
     tree = cKDTree(X)
     dist, _ = tree.query(Y, k=1)
     dmin = dist * dist
@@ -121,7 +134,9 @@ def _tree_successes(O, R, Oc, Rc, targets, cat_weight, tol):
     ties = tree.query_ball_point(Y, np.sqrt(lim), return_length=True)
     own = np.einsum("ij,ij->i", Y - X[targets], Y - X[targets]) <= lim
     # without categorical quasi-identifiers the tree's distance is the dense one at any range
-    return own / np.maximum(ties, 1), (dmin < 0.5 * cat_weight) | (Oc.shape[1] == 0)
+    success: FloatArray = own / np.maximum(ties, 1)
+    done: npt.NDArray[np.bool_] = (dmin < 0.5 * cat_weight) | (orig_cat.shape[1] == 0)
+    return success, done
 
 
 def _wilson95(p: float, m: int) -> list[float]:
@@ -133,8 +148,8 @@ def _wilson95(p: float, m: int) -> list[float]:
     return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
-def linkage_risk(original: pd.DataFrame, released: pd.DataFrame, columns, *, max_targets: int = 2000,
-                 seed: int = 0, cat_weight: float = 1e6) -> dict:
+def linkage_risk(original: pd.DataFrame, released: pd.DataFrame, columns: Iterable[str], *,
+                 max_targets: int = 2000, seed: int = 0, cat_weight: float = 1e6) -> dict[str, Any]:
     """Re-identification rate of the linkage attack, vs. unperturbed data and vs. 1/n."""
     columns = [c for c in columns if c in original.columns and c in released.columns]
     n = len(original)
@@ -142,10 +157,10 @@ def linkage_risk(original: pd.DataFrame, released: pd.DataFrame, columns, *, max
         return {"available": False, "note": "no quasi-identifier columns", "computed_on": COMPUTED_ON}
     g = np.random.default_rng(seed)
     targets = np.sort(g.choice(n, size=min(max_targets, n), replace=False))
-    O, R, Oc, Rc, num, cat = _split(original.reset_index(drop=True), released.reset_index(drop=True),
+    orig, rel, orig_cat, rel_cat, num, cat = _split(original.reset_index(drop=True), released.reset_index(drop=True),
                                     columns)
-    rate = linkage_rate(O, R, Oc, Rc, targets, cat_weight=cat_weight)
-    base = linkage_rate(O, O, Oc, Oc, targets, cat_weight=cat_weight)
+    rate = linkage_rate(orig, rel, orig_cat, rel_cat, targets, cat_weight=cat_weight)
+    base = linkage_rate(orig, orig, orig_cat, orig_cat, targets, cat_weight=cat_weight)
     m = targets.size
     # per-target successes lie in [0, 1]: the Bernoulli variance bounds theirs.  No finite-
     # population factor: the rate is random through the simulated noise too, not only the targets

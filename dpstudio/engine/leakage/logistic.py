@@ -1,6 +1,6 @@
 """L2-regularised logistic regression (binary or softmax) and K-fold cross-fitted posteriors.
 
-Used only to *estimate* ``P(y | x_public)`` for the leakage views of BRIEF section 4 (Sekiguchi 2024).
+Used only to *estimate* ``P(y | x_public)`` for the leakage views (Sekiguchi 2024; docs/leakage.md).
 These estimates read the raw data and are for the data steward / internal report only, never
 released; that is why the features may be standardised with the data's own mean and standard
 deviation here (elsewhere in dpstudio that would be a leak).
@@ -19,27 +19,34 @@ No scikit-learn at run time.
 """
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, no_progress
 
 __all__ = ["Design", "encode_features", "encode_labels", "LogisticModel", "fit_logistic",
            "crossfit_posteriors"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 
 @dataclass
 class Design:
     """Features in a compact form: a dense numeric block and integer codes of one-hot blocks."""
 
-    dense: np.ndarray                      # (n, d) float64, standardised
-    codes: list = field(default_factory=list)   # list of (n,) int64 arrays, values in [0, L_j)
-    levels: list = field(default_factory=list)  # list of L_j
-    names: list = field(default_factory=list)   # column names (dense first, then categorical)
+    dense: FloatArray                      # (n, d) float64, standardised
+    codes: list[IntArray] = field(default_factory=list)   # (n,) int64 arrays, values in [0, L_j)
+    levels: list[int] = field(default_factory=list)       # L_j
+    names: list[str] = field(default_factory=list)        # column names (dense first, then categorical)
 
     @property
     def n(self) -> int:
@@ -49,13 +56,16 @@ class Design:
     def n_params(self) -> int:
         return int(self.dense.shape[1] + sum(self.levels))
 
-    def rows(self, idx: np.ndarray) -> "Design":
+    def rows(self, idx: npt.NDArray[np.intp] | IntArray) -> Design:
         return Design(self.dense[idx], [c[idx] for c in self.codes], list(self.levels), self.names)
 
 
-def encode_features(frame: pd.DataFrame, columns) -> Design:
+def encode_features(frame: pd.DataFrame, columns: Iterable[str]) -> Design:
     """Numeric columns standardised (data mean/sd: internal use only), others as category codes."""
-    dense_cols, codes, levels, names = [], [], [], []
+    dense_cols: list[FloatArray] = []
+    codes: list[IntArray] = []
+    levels: list[int] = []
+    names: list[str] = []
     n = len(frame)
     for name in columns:
         s = frame[name]
@@ -88,7 +98,7 @@ def encode_features(frame: pd.DataFrame, columns) -> Design:
     return Design(np.ascontiguousarray(dense, dtype=np.float64), codes, levels, names)
 
 
-def encode_labels(series: pd.Series) -> tuple[np.ndarray, list]:
+def encode_labels(series: pd.Series[Any]) -> tuple[IntArray, list[Any]]:
     """Integer label codes 0..K-1 (sorted classes) and the class values; missing -> -1."""
     codes, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
     return codes.astype(np.int64), list(uniques)
@@ -99,33 +109,35 @@ def encode_labels(series: pd.Series) -> tuple[np.ndarray, list]:
 class LogisticModel:
     """Fitted coefficients.  Binary (K=2): one logit; K>2: softmax with K logits."""
 
-    def __init__(self, n_classes: int, dense_w: np.ndarray, cat_w: list, bias: np.ndarray,
-                 info: dict):
+    def __init__(self, n_classes: int, dense_w: FloatArray, cat_w: list[FloatArray], bias: FloatArray,
+                 info: dict[str, Any]):
         self.n_classes = n_classes
         self.dense_w = dense_w   # (d, m) with m = 1 (binary) or K
         self.cat_w = cat_w       # list of (L_j, m)
         self.bias = bias         # (m,)
         self.info = info
 
-    def logits(self, X: Design) -> np.ndarray:
+    def logits(self, X: Design) -> FloatArray:
         z = X.dense @ self.dense_w + self.bias
-        for c, w in zip(X.codes, self.cat_w):
+        for c, w in zip(X.codes, self.cat_w, strict=True):
             # levels unseen at training time (code >= rows of w) contribute 0
             ok = c < w.shape[0]
             z[ok] += w[c[ok]]
         return z
 
-    def predict_proba(self, X: Design) -> np.ndarray:
+    def predict_proba(self, X: Design) -> FloatArray:
         z = self.logits(X)
         if self.n_classes == 2:
             p1 = expit(z[:, 0])
             return np.column_stack([1.0 - p1, p1])
         z = z - z.max(axis=1, keepdims=True)
         e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)
+        p: FloatArray = e / e.sum(axis=1, keepdims=True)
+        return p
 
 
-def _unpack(theta, d, levels, m):
+def _unpack(theta: FloatArray, d: int, levels: Sequence[int],
+            m: int) -> tuple[FloatArray, list[FloatArray], FloatArray]:
     pos = 0
     dw = theta[pos:pos + d * m].reshape(d, m)
     pos += d * m
@@ -137,18 +149,18 @@ def _unpack(theta, d, levels, m):
     return dw, cw, b
 
 
-def _one_blas_thread():
+def _one_blas_thread() -> contextlib.AbstractContextManager[object]:
     """Tall-skinny products are memory-bound: BLAS threads only add contention.  Use
     threadpoolctl when it is installed (optional); otherwise leave BLAS alone."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - optional
-        import contextlib
         return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    limits: contextlib.AbstractContextManager[object] = threadpool_limits(limits=1, user_api="blas")
+    return limits
 
 
-def fit_logistic(X: Design, y: np.ndarray, n_classes: int, *, l2: float = 1e-3,
+def fit_logistic(X: Design, y: IntArray, n_classes: int, *, l2: float = 1e-3,
                  maxiter: int = 500, tol: float = 1e-7) -> LogisticModel:
     """Minimise mean log-loss + l2/2 ||W||^2 (intercept unpenalised) by L-BFGS, exact gradient."""
     y = np.asarray(y, dtype=np.int64)
@@ -171,10 +183,10 @@ def fit_logistic(X: Design, y: np.ndarray, n_classes: int, *, l2: float = 1e-3,
     inv_n = 1.0 / n
     n_pen = d * m + sum(levels) * m
 
-    def fun(theta):
+    def fun(theta: FloatArray) -> tuple[float, FloatArray]:
         dw, cw, b = _unpack(theta, d, levels, m)
         z = Xd @ dw + b
-        for c, w in zip(codes, cw):
+        for c, w in zip(codes, cw, strict=True):
             z += w[c]
         if m == 1:
             z1 = z[:, 0]
@@ -195,7 +207,7 @@ def fit_logistic(X: Design, y: np.ndarray, n_classes: int, *, l2: float = 1e-3,
         grad = np.empty_like(theta)
         grad[:d * m] = (Xd.T @ g).ravel()
         pos = d * m
-        for c, L in zip(codes, levels):
+        for c, L in zip(codes, levels, strict=True):
             if m == 1:
                 gb = np.bincount(c, weights=g[:, 0], minlength=L)[:, None]
             else:
@@ -215,9 +227,10 @@ def fit_logistic(X: Design, y: np.ndarray, n_classes: int, *, l2: float = 1e-3,
     return LogisticModel(n_classes, dw.copy(), [w.copy() for w in cw], b.copy(), info)
 
 
-def crossfit_posteriors(X: Design, y: np.ndarray, n_classes: int, *, folds: int = 5,
-                        l2: float = 1e-3, seed: int = 0, progress=no_progress,
-                        cancel=NEVER_CANCELLED) -> tuple[np.ndarray, dict]:
+def crossfit_posteriors(X: Design, y: IntArray, n_classes: int, *, folds: int = 5,
+                        l2: float = 1e-3, seed: int = 0,
+                        progress: Callable[[float, str], None] = no_progress,
+                        cancel: CancelToken = NEVER_CANCELLED) -> tuple[FloatArray, dict[str, Any]]:
     """K-fold cross-fitted posteriors ``P(y | x_i)`` (n, K): row i from a model not trained on i.
 
     Folds are a seeded random partition.  Levels of a categorical column that occur only in the

@@ -18,19 +18,40 @@ Nearest neighbours are computed exactly in chunks (|a|^2 + |b|^2 - 2ab).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 COMPUTED_ON = "raw data - internal use only"
 
 __all__ = ["encode_mixed", "nearest_distance", "dcr_risk", "membership_advantage", "COMPUTED_ON"]
 
+FloatArray = npt.NDArray[np.float64]
 
-def encode_mixed(frames, columns, domains: dict | None = None) -> list[np.ndarray]:
+
+class PublicDomain(Protocol):
+    """What :func:`encode_mixed` reads of a column's public domain (a recipe ``Domain``)."""
+
+    @property
+    def kind(self) -> str: ...          # "numeric" | "categorical"
+    @property
+    def known(self) -> bool: ...
+    @property
+    def low(self) -> float | None: ...
+    @property
+    def high(self) -> float | None: ...
+    @property
+    def categories(self) -> Sequence[str] | None: ...
+
+
+def encode_mixed(frames: Sequence[pd.DataFrame], columns: Iterable[str],
+                 domains: Mapping[str, PublicDomain] | None = None) -> list[FloatArray]:
     """Encode several frames on a common scale (public domains preferred)."""
     domains = domains or {}
-    blocks = [[] for _ in frames]
+    blocks: list[list[FloatArray]] = [[] for _ in frames]
     for col in columns:
         dom = domains.get(col)
         series = [f[col] for f in frames]
@@ -41,29 +62,32 @@ def encode_mixed(frames, columns, domains: dict | None = None) -> list[np.ndarra
         if numeric:
             vals = [s.to_numpy(dtype=np.float64, na_value=np.nan) for s in series]
             if dom is not None and getattr(dom, "known", False) and dom.kind == "numeric":
+                assert dom.low is not None and dom.high is not None  # a known numeric domain has both
                 lo, hi = float(dom.low), float(dom.high)
             else:
                 allv = np.concatenate([v[np.isfinite(v)] for v in vals]) if vals else np.array([0.0])
                 lo, hi = (float(allv.min()), float(allv.max())) if allv.size else (0.0, 1.0)
             span = hi - lo if hi > lo else 1.0
-            for b, v in zip(blocks, vals):
+            for b, v in zip(blocks, vals, strict=True):
                 b.append(np.nan_to_num((np.clip(v, lo, hi) - lo) / span, nan=0.5)[:, None])
         else:
-            if dom is not None and getattr(dom, "categories", None):
-                cats = list(dom.categories)
+            public_cats = getattr(dom, "categories", None) if dom is not None else None
+            if public_cats:
+                cats = list(public_cats)
             else:
                 cats = sorted(set().union(*[set(s.astype(str).unique()) for s in series]))
             index = pd.Index(cats)
-            for b, s in zip(blocks, series):
-                codes = index.get_indexer(s.astype(str))
+            for b, s in zip(blocks, series, strict=True):
+                codes = index.get_indexer(pd.Index(s.astype(str)))  # documented target type: Index
                 oh = np.zeros((len(s), len(cats)))
                 ok = codes >= 0
                 oh[np.flatnonzero(ok), codes[ok]] = 1.0 / np.sqrt(2.0)
                 b.append(oh)
-    return [np.hstack(b) if b else np.zeros((len(f), 0)) for b, f in zip(blocks, frames)]
+    return [np.hstack(b) if b else np.zeros((len(f), 0)) for b, f in zip(blocks, frames, strict=True)]
 
 
-def nearest_distance(A: np.ndarray, B: np.ndarray, *, chunk: int = 1024, exclude_self=False) -> np.ndarray:
+def nearest_distance(A: npt.NDArray[np.floating[Any]], B: npt.NDArray[np.floating[Any]], *, chunk: int = 1024,
+                     exclude_self: bool = False) -> FloatArray:
     """Euclidean distance of every row of A to its nearest row of B (exact, chunked)."""
     A = np.asarray(A, np.float64)
     B = np.asarray(B, np.float64)
@@ -78,7 +102,7 @@ def nearest_distance(A: np.ndarray, B: np.ndarray, *, chunk: int = 1024, exclude
     return out
 
 
-def membership_advantage(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> dict:
+def membership_advantage(member_scores: npt.ArrayLike, nonmember_scores: npt.ArrayLike) -> dict[str, Any]:
     """max_t TPR(t) - FPR(t) for the rule 'member iff score <= t' (exact over all thresholds)."""
     m = np.sort(np.asarray(member_scores, float))
     h = np.sort(np.asarray(nonmember_scores, float))
@@ -96,13 +120,14 @@ def membership_advantage(member_scores: np.ndarray, nonmember_scores: np.ndarray
             "auc": float(auc)}
 
 
-def dcr_risk(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame, columns=None, *,
-             domains: dict | None = None, max_rows: int = 5000, seed: int = 0) -> dict:
+def dcr_risk(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame,
+             columns: Iterable[str] | None = None, *, domains: Mapping[str, PublicDomain] | None = None,
+             max_rows: int = 5000, seed: int = 0) -> dict[str, Any]:
     """DCR ratio and distance-based membership-inference advantage (see module docstring)."""
     columns = list(columns) if columns is not None else [c for c in train.columns if c in synthetic.columns]
     g = np.random.default_rng(seed)
 
-    def sample(f, k):
+    def sample(f: pd.DataFrame, k: int) -> pd.DataFrame:
         return f.iloc[np.sort(g.choice(len(f), size=min(k, len(f)), replace=False))] if len(f) > k else f
 
     m = min(len(train), len(holdout), max_rows)

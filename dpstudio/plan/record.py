@@ -7,8 +7,8 @@ split across the perturbed columns by weight and recombined by basic composition
 pure-DP components), except that two or more Gaussian columns share one zCDP budget (their rho's
 add: :func:`gaussian_group`), which gives them much less noise for the same (eps, delta).  The
 plan is made before any data is read; a column whose bounds are estimated with DP is planned on
-its public search range and marked provisional (worst case), and ``run`` returns the plan of the
-mechanisms that actually drew the noise (``ReleaseOutcome.final_plan``).
+its public search range and marked provisional (worst case), and :func:`execute` returns the
+finalised plan, whose mechanism objects drew the noise (``ReleaseOutcome.final_plan``).
 
 ``label`` perturbs only the label (a label-DP guarantee); ``semi-sensitive`` perturbs the
 sensitive features and the label and leaves public columns untouched (a
@@ -17,29 +17,38 @@ semi-sensitive-DP guarantee whose label protection is eroded by public features:
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TypedDict
+
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from dpstudio.engine.accounting import PrivacyLoss, compose
-from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
-from dpstudio.engine.release.base import ReleaseOutcome, ReleasePlan
+from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.recipe.model import Recipe
-from dpstudio.recipe.validate import NUMERIC_TYPES, default_mechanism, perturbed_roles
+from dpstudio.plan.units import LabelGuarantee, NoiseParameters, PlanUnit, ReleaseOutcome, ReleasePlan, UnitMechanism
+from dpstudio.recipe.model import Column, Recipe
+from dpstudio.recipe.validate import default_mechanism, perturbed_roles
 
 GUARANTEE = {"record": "record-level", "label": "label", "semi-sensitive": "semi-sensitive"}
 LOSS_KIND = {"record": "dp", "label": "label", "semi-sensitive": "semi-sensitive"}
 
+if TYPE_CHECKING:
+    from dpstudio.engine.mechanisms import Mechanism
 
-def _mechanism_name(col) -> str:
+
+def _mechanism_name(col: Column) -> str:
     return col.mechanism.name if col.mechanism is not None else default_mechanism(col.type, col.role)
 
 
-def perturbed_units(recipe: Recipe) -> list[tuple[str, list]]:
+def perturbed_units(recipe: Recipe) -> list[tuple[str, list[Column]]]:
     """Units of perturbation: one per column, one per embedding group (its columns together)."""
     roles = perturbed_roles(recipe.release.type)
-    units: list[tuple[str, list]] = []
-    groups: dict[str, list] = {}
+    units: list[tuple[str, list[Column]]] = []
+    groups: dict[str, list[Column]] = {}
     for c in recipe.columns:
         if c.role not in roles:
             continue
@@ -72,14 +81,33 @@ def budget_split(recipe: Recipe) -> dict[str, tuple[float, float]]:
     if recipe.budget.delta > 0:
         share = weights * gauss if gauss.any() else weights
         delta = recipe.budget.delta * share / share.sum()
-    return {u[0]: (float(e), float(d)) for u, e, d in zip(units, eps, delta)}
+    return {u[0]: (float(e), float(d)) for u, e, d in zip(units, eps, delta, strict=True)}
 
 
 # relative margin kept off the group's rho so float rounding of the sigma's never exceeds it
 _RHO_MARGIN = 1e-9
 
 
-def gaussian_group(recipe: Recipe) -> dict | None:
+class GaussianGroup(TypedDict):
+    """The joint zCDP calibration of a record's Gaussian units (:func:`gaussian_group`)."""
+
+    epsilon: float
+    delta: float
+    rho: float
+    units: list[str]
+    rho_share: dict[str, float]
+
+
+@functools.lru_cache(maxsize=1024)
+def _rho_for(epsilon: float, delta: float) -> float:
+    """zCDP budget of a Gaussian group (a pure function of two floats, asked for by every
+    compile: the previews compile a recipe at many budgets)."""
+    from dpstudio.engine.accounting import zcdp_rho_for
+
+    return float(zcdp_rho_for(epsilon, delta))
+
+
+def gaussian_group(recipe: Recipe) -> GaussianGroup | None:
     """Joint calibration of the record's Gaussian units (None when there are fewer than two).
 
     The group gets the sum of its units' epsilon shares and the whole delta, and one zCDP budget
@@ -98,16 +126,15 @@ def gaussian_group(recipe: Recipe) -> dict | None:
     delta_g = float(sum(split[n][1] for n, _ in gauss))
     if not (eps_g > 0 and 0 < delta_g < 1):
         return None  # validation reports the missing delta; nothing to calibrate
-    from dpstudio.engine.accounting import zcdp_rho_for
-
-    rho = zcdp_rho_for(eps_g, delta_g) * (1.0 - _RHO_MARGIN)
+    rho = _rho_for(eps_g, delta_g) * (1.0 - _RHO_MARGIN)
     w = np.array([cols[0].mechanism.weight if cols[0].mechanism else 1.0 for _, cols in gauss], float)
     shares = rho * w / w.sum()
     return {"epsilon": eps_g, "delta": delta_g, "rho": rho, "units": [n for n, _ in gauss],
-            "rho_share": {n: float(r) for (n, _), r in zip(gauss, shares)}}
+            "rho_share": {n: float(r) for (n, _), r in zip(gauss, shares, strict=True)}}
 
 
-def build_mechanism(col, epsilon: float, delta: float, pool=None, rho: float | None = None):
+def build_mechanism(col: Column, epsilon: float, delta: float, pool: npt.ArrayLike | None = None,
+                    rho: float | None = None) -> Mechanism:
     """The engine mechanism object for one unit (columns share one for an embedding group).
 
     ``rho``: the unit's share of a jointly calibrated zCDP budget (Gaussian units only)."""
@@ -117,28 +144,34 @@ def build_mechanism(col, epsilon: float, delta: float, pool=None, rho: float | N
     if name == "metric":
         if pool is None:
             raise UserError(f"column {col.name!r}: metric selection needs its public pool loaded")
-        return MECHANISMS["metric"](epsilon=epsilon, pool=pool)
+        mech: Mechanism = MECHANISMS["metric"](epsilon=epsilon, pool=pool)
+        return mech
     d = col.domain
+    kwargs: dict[str, Any]
     if name in ("laplace", "gaussian"):
+        assert d is not None and d.low is not None and d.high is not None, col.name
         kwargs = dict(epsilon=epsilon, low=float(d.low), high=float(d.high), integer=col.type == "integer")
         if name == "gaussian" or delta > 0:
             kwargs["delta"] = delta
         if name == "gaussian" and rho is not None:
             del kwargs["epsilon"]
             kwargs["rho"] = rho
-        return MECHANISMS[name](**kwargs)
+        mech = MECHANISMS[name](**kwargs)
+        return mech
     cats = _categories(col)
     kwargs = dict(epsilon=epsilon, n_categories=len(cats))
     if delta > 0:
         kwargs["delta"] = delta
-    return MECHANISMS["rr"](**kwargs)
+    mech = MECHANISMS["rr"](**kwargs)
+    return mech
 
 
-def _categories(col) -> tuple[str, ...]:
+def _categories(col: Column) -> tuple[str, ...]:
+    assert col.domain is not None and col.domain.categories is not None, col.name
     return tuple(col.domain.categories)
 
 
-def _unit_loss(name: str, col, mech, kind: str) -> PrivacyLoss:
+def _unit_loss(name: str, col: Column, mech: UnitMechanism, kind: str) -> PrivacyLoss:
     loss = mech.privacy_loss()
     # metric selection is eps*d_chi-private with d_chi <= 1, hence eps-DP for the replaced vector
     label = f"{_mechanism_name(col)} on {name}"
@@ -146,151 +179,185 @@ def _unit_loss(name: str, col, mech, kind: str) -> PrivacyLoss:
                        gdp_mu=loss.gdp_mu, kind=kind, details=dict(loss.details), zcdp_rho=loss.zcdp_rho)
 
 
-# parameters that depend on the domain: provisional while the domain is still to be estimated
-_SCALE_KEYS = ("scale", "sigma", "grid_step", "expected_error", "p_each_other_category", "p_keep",
-               "categories_count")
-
-
-def _mechanism_summary(name: str, cols, mech, share: tuple[float, float], provisional: bool = False) -> dict:
-    """What the report and ``recipe check`` print about one unit: the parameters of ``mech``.
-
-    ``provisional``: the unit's domain is estimated with DP at release time, so ``mech`` was
-    built on the public search range; its scale is then only the worst case and is reported
-    under ``worst_case_*`` keys, never as the scale."""
-    col = cols[0]
-    loss = mech.privacy_loss()
-    info = {"unit": name, "columns": [c.name for c in cols], "mechanism": _mechanism_name(col),
-            "epsilon": float(loss.epsilon), "delta": float(loss.delta)}
-    if loss.zcdp_rho is not None:
-        # calibrated jointly: the unit's own (eps, delta) is for information; the total is composed
-        # in zCDP from its rho together with the other Gaussian columns
-        info.update(zcdp_rho=float(loss.zcdp_rho), budget_share_epsilon=share[0], budget_share_delta=share[1],
-                    calibration="joint zCDP with the other Gaussian columns")
-    for attr, key in (("scale", "scale"), ("sigma", "sigma"), ("step", "grid_step"),
-                      ("p", "p_each_other_category"), ("keep", "p_keep")):
-        v = getattr(mech, attr, None)
-        if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool):
-            info[key] = float(v)
-    for attr, key in (("sigma_steps", "sigma_steps"), ("diam_steps", "diam_steps")):
-        v = getattr(mech, attr, None)
-        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-            info[key] = float(v)
-    if hasattr(mech, "n_categories"):
-        info["categories_count"] = int(mech.n_categories)
-    err = mech.expected_error() if hasattr(mech, "expected_error") else None
-    if err is not None:
-        info["expected_error"] = float(err)
-    if col.domain is not None:
-        if col.domain.kind == "numeric":
-            info["domain"] = [col.domain.low, col.domain.high]
-        else:
-            info["categories"] = len(col.domain.categories or ())
-        info["domain_source"] = col.domain.source
-    if provisional:
-        info["scale_depends_on_estimate"] = True
-        info.pop("sigma_steps", None)
-        info.pop("diam_steps", None)
-        numeric = col.domain.kind == "numeric"
-        for key in _SCALE_KEYS:
-            v = info.pop(key, None)
-            if v is not None and numeric:
-                info[f"worst_case_{key}"] = v
-        if numeric:
-            info["search_range"] = [col.domain.search_low, col.domain.search_high]
-            shown = [f"{k} = {info['worst_case_' + k]:.6g}" for k in ("scale", "sigma")
-                     if f"worst_case_{k}" in info]
-            info["note"] = ("scale depends on the DP estimate of the bounds; worst case (whole search range "
-                            f"[{col.domain.search_low:g}, {col.domain.search_high:g}]): " + ", ".join(shown)
-                            + "; the release report gives the scale that ran")
-        else:
-            info["note"] = ("parameters depend on the DP-selected category list; the release report gives "
-                            "the ones that ran")
-    return info
-
-
 class _PlaceholderPool:
-    """Stands in for an embedding pool during planning (accounting does not depend on it)."""
+    """Stands in for an embedding pool while compiling (the accounting does not depend on it)."""
 
-    def __init__(self, dim: int):
+    def __init__(self, dim: int) -> None:
         self.array = np.eye(max(dim, 2), dtype=np.float32)
 
 
-def _with_search_range(col):
+def _with_search_range(col: Column) -> Column:
     """The column with its DP-estimated domain replaced by the public search range (worst case)."""
     from dataclasses import replace
     d = col.domain
+    assert d is not None, col.name
     if d.kind == "numeric":
         return replace(col, domain=replace(d, low=d.search_low, high=d.search_high))
     return replace(col, domain=replace(d, categories=d.candidates or ("?", "??")))
 
 
-def _build_units(recipe: Recipe, pool_for) -> list[dict]:
+def _post_processing(col: Column, clamp: bool) -> tuple[str, ...]:
+    """What is done to a unit's values besides the noise: public rules only."""
+    name = _mechanism_name(col)
+    if name in ("laplace", "gaussian"):
+        steps = ["values outside the public bounds are clipped to them before the noise",
+                 "missing values take the middle of the bounds (missingness is not released)"]
+        if col.type == "integer":
+            steps.append("integer column: the grid step is a whole number, so the noisy values are integers")
+        if clamp:
+            steps.append("noisy values are clamped to the bounds (post-processing; biased near the bounds)")
+        return tuple(steps)
+    if name == "rr":
+        return ("values outside the category list (and missing values) are reported as the 'other' category",)
+    return ()
+
+
+def _floor(name: str, domain: tuple[float, float] | None, categories: int | None, loss: PrivacyLoss) -> float | None:
+    """The smallest worst-case error any mechanism with the unit's own (eps, delta) can achieve
+    (Jazbec 2018, Thm 5.3 for an interval, Thm 5.5 for m + 1 categories)."""
+    from dpstudio.engine.bounds import floor_continuous, floor_finite
+
+    if name in ("laplace", "gaussian") and domain is not None:
+        return float(floor_continuous(domain[1] - domain[0], loss.epsilon, loss.delta))
+    if name == "rr" and categories:
+        return float(floor_finite(categories - 1, 1.0, loss.epsilon, loss.delta))
+    return None
+
+
+def _compile_unit(recipe: Recipe, name: str, cols: list[Column], col: Column, share: tuple[float, float],
+                  rho: float | None, kind: str, provisional: bool, pool: npt.ArrayLike | None = None) -> PlanUnit:
+    """One perturbation unit: its mechanism object calibrated on ``col``'s domain, and what the
+    product prints about it, read off that object."""
+    mech_name = _mechanism_name(col)
+    metric = mech_name == "metric"
+    mech = build_mechanism(col, share[0], share[1], pool=pool if pool is not None else
+                           (_PlaceholderPool(len(cols)).array if metric else None), rho=rho)
+    loss = _unit_loss(name, col, mech, kind)
+    d = col.domain
+    domain = (float(d.low), float(d.high)) if d is not None and d.kind == "numeric" and not metric \
+        and d.low is not None and d.high is not None else None
+    cats = len(d.categories or ()) if d is not None and d.kind == "categorical" and not metric else None
+    err = mech.expected_error() if not metric else None
+    orig = next(c for c in recipe.columns if c.name == col.name).domain
+    search: tuple[float, float] | None = None
+    if provisional:
+        assert orig is not None, col.name  # provisional: its domain is estimated with DP
+        if orig.kind == "numeric":
+            assert orig.search_low is not None and orig.search_high is not None, col.name
+            search = (float(orig.search_low), float(orig.search_high))
+    clamp = bool(recipe.release.options.get("clamp_to_bounds", False))
+    facts: dict[str, Any] = {}
+    if metric:
+        facts["pool"] = "loaded at release time (the accounting does not depend on it)"
+    if rho is not None:
+        facts["calibration"] = "joint zCDP with the other Gaussian columns"
+    return PlanUnit(name=name, kind="perturbation", columns=tuple(c.name for c in cols), mechanism_name=mech_name,
+                    loss=loss, mechanism=None if metric and pool is None else mech,
+                    budget_share=(float(share[0]), float(share[1])),
+                    noise=NoiseParameters.of(mech) if not metric else NoiseParameters(),
+                    expected_error=None if err is None else float(err),
+                    floor=_floor(mech_name, domain, cats, loss), domain=domain, categories_count=cats,
+                    domain_source=None if d is None else d.source, provisional=provisional, search_range=search,
+                    post_processing=_post_processing(col, clamp), facts=facts)
+
+
+def _perturbation_units(recipe: Recipe, pools: dict[str, npt.NDArray[np.float32]] | None = None) -> list[PlanUnit]:
     """Every perturbation unit with the mechanism object that will draw its noise.
 
-    Units whose domain is still to be estimated with DP are built on the public search range and
-    marked provisional.  ``pool_for(col, cols)`` returns a metric unit's pool."""
+    A unit whose domain is still to be estimated with DP is built on the public search range and
+    marked provisional; a metric unit gets its mechanism once its public pool is loaded
+    (``pools``: unit name -> pool array)."""
     split = budget_split(recipe)
     group = gaussian_group(recipe)
-    built = []
+    kind = _loss_kind(recipe)
+    units: list[PlanUnit] = []
     for name, cols in perturbed_units(recipe):
-        eps, delta = split[name]
         col = cols[0]
-        metric = _mechanism_name(col) == "metric"
         provisional = False
-        if not metric and (col.domain is None or not col.domain.known):
+        if _mechanism_name(col) != "metric" and (col.domain is None or not col.domain.known):
             if col.domain is not None and col.domain.source == "dp":
                 col, provisional = _with_search_range(col), True
             else:
                 raise UserError(f"column {col.name!r}: no domain")
         rho = group["rho_share"].get(name) if group is not None else None
-        mech = build_mechanism(col, eps, delta, pool=pool_for(col, cols) if metric else None, rho=rho)
-        built.append({"name": name, "cols": cols, "col": col, "mech": mech, "share": (eps, delta),
-                      "provisional": provisional})
-    return built
+        units.append(_compile_unit(recipe, name, cols, col, split[name], rho, kind, provisional,
+                                   pool=(pools or {}).get(name)))
+    return units
 
 
-def _plan_of(recipe: Recipe, built: list[dict], domain_losses) -> ReleasePlan:
-    """The plan (accounting + summaries) of mechanisms already built."""
-    rtype = recipe.release.type
-    kind = LOSS_KIND[rtype]
-    guarantee = GUARANTEE[rtype]
+def _passthrough(recipe: Recipe) -> list[str]:
     perturbed_names = {c.name for _, cols in perturbed_units(recipe) for c in cols}
-    passthrough = [c.name for c in recipe.columns
-                   if c.role not in ("identifier", "ignore") and c.name not in perturbed_names]
-    if rtype == "record" and passthrough:
+    return [c.name for c in recipe.columns if c.role not in ("identifier", "ignore") and c.name not in perturbed_names]
+
+
+def _loss_kind(recipe: Recipe) -> str:
+    rtype = recipe.release.type
+    if rtype == "record" and _passthrough(recipe):
         # replace-one neighbours change whole records: a column copied verbatim has no
         # protection, so what is delivered is semi-sensitive DP (public columns assumed known)
-        kind, guarantee = LOSS_KIND["semi-sensitive"], GUARANTEE["semi-sensitive"]
-    components = list(domain_losses)
-    summaries = []
-    notes = []
-    for u in built:
-        components.append(_unit_loss(u["name"], u["col"], u["mech"], kind))
-        summaries.append(_mechanism_summary(u["name"], u["cols"], u["mech"], u["share"], u["provisional"]))
+        return LOSS_KIND["semi-sensitive"]
+    return LOSS_KIND[rtype]
+
+
+def _label_guarantee(recipe: Recipe, units: list[PlanUnit]) -> LabelGuarantee | None:
+    """The label's formal guarantee, from the units' own losses (no data read)."""
+    rtype = recipe.release.type
+    labels = recipe.columns_with_role("label")
+    if rtype not in ("label", "semi-sensitive") or not labels:
+        return None
+    lab = labels[0].name
+    eps_of = {c: u.epsilon for u in units for c in u.columns}
+    eps_label = float(eps_of.get(lab, 0.0))
+    if rtype == "label":
+        note = (f"{eps_label:g}-label DP: randomized response on the label. Public columns are released "
+                "unchanged; when they predict the label, an attacker who combines them with the released "
+                "label learns more than eps suggests (Sekiguchi 2024, §3); the internal leakage estimate "
+                "quantifies this.")
+        return LabelGuarantee(lab, eps_label, eps_label, 0.0, rtype, note)
+    eps_sens = float(sum(eps_of.get(c.name, 0.0) for c in recipe.columns if c.role == "sensitive"))
+    total = eps_label + eps_sens
+    note = (f"the label's posterior odds given the release are at most e^{total:g} times its odds given "
+            "the public columns alone (RR on the label plus the perturbed sensitive features, which may be "
+            "correlated with it; Sekiguchi 2024, Prop. 4.0.1, with eps_1 = eps' - the public columns' own "
+            "information is added separately, as an internal estimate)")
+    return LabelGuarantee(lab, total, eps_label, eps_sens, rtype, note)
+
+
+def assemble(recipe: Recipe, units: list[PlanUnit]) -> ReleasePlan:
+    """The plan of compiled units (domain estimates first): the accountant's total, the checks
+    that it is what the user asked for, and the notes."""
+    rtype = recipe.release.type
+    guarantee = GUARANTEE[rtype]
+    passthrough = _passthrough(recipe)
+    if rtype == "record" and passthrough:
+        guarantee = GUARANTEE["semi-sensitive"]
+    components = [u.loss for u in units]
+    domain_losses = [u.loss for u in units if u.kind == "domain"]
     # the jointly calibrated Gaussian group is converted at the recipe's delta and everything else
     # (Laplace, RR, DP domain estimates) adds by basic composition.  Deliberately not "auto": an
     # RDP total of all units can be a little tighter, but it depends on the grids, which change
     # when DP-estimated bounds arrive, and the run must never spend more than the plan reserved;
     # zcdp+basic depends only on the budget shares, so plan and run agree
-    rest_delta = sum(l.delta for l in components if l.zcdp_rho is None)
+    rest_delta = sum(loss.delta for loss in components if loss.zcdp_rho is None)
     target = (recipe.budget.delta or 0.0) + rest_delta
     group = gaussian_group(recipe)
-    if any(l.zcdp_rho is not None for l in components) and group is not None and 0 < target < 1:
+    if any(loss.zcdp_rho is not None for loss in components) and group is not None and 0 < target < 1:
         # the group is converted at the delta it was calibrated for, passed as such
         composition = compose(components, delta=target, method="zcdp+basic", zcdp_delta=group["delta"])
     else:
         composition = compose(components, delta=recipe.budget.delta or None, method="basic")
     # the total is computed, never typed: it must still be what the user asked for (the budget
     # plus the stated costs of DP domain estimates), or the plan is refused before anything runs
-    allowed_eps = recipe.budget.epsilon + sum(l.epsilon for l in domain_losses)
-    allowed_delta = (recipe.budget.delta or 0.0) + sum(l.delta for l in domain_losses)
+    allowed_eps = recipe.budget.epsilon + sum(loss.epsilon for loss in domain_losses)
+    allowed_delta = (recipe.budget.delta or 0.0) + sum(loss.delta for loss in domain_losses)
     if composition.total.epsilon > allowed_eps * (1 + 1e-9) or \
             composition.total.delta > allowed_delta * (1 + 1e-9) + 1e-300:
         raise UserError(f"the planned release would spend eps={composition.total.epsilon:.6g}, "
                         f"delta={composition.total.delta:.3g}, more than the budget plus the domain "
                         f"estimates allow (eps={allowed_eps:.6g}, delta={allowed_delta:.3g}); "
                         f"adjust the budget or the estimates' costs")
-    provisional = [u["name"] for u in built if u["provisional"]]
+    notes: list[str] = []
+    provisional = [u.name for u in units if u.provisional]
     if provisional:
         notes.append(f"{', '.join(provisional)}: the noise scale depends on the DP estimate of the domain, "
                      f"made at release time; the scale shown here is the worst case (the whole public "
@@ -306,38 +373,51 @@ def _plan_of(recipe: Recipe, built: list[dict], domain_losses) -> ReleasePlan:
                          f"the released vectors ARE other people's real vectors; epsilon protects the "
                          f"person whose vector is replaced, NOT the people whose vectors are emitted")
             break
-    return ReleasePlan(components=tuple(components), composition=composition, guarantee=guarantee,
-                       mechanisms=tuple(summaries), notes=tuple(notes))
+    return ReleasePlan(release_type=rtype, guarantee=guarantee, units=tuple(units), composition=composition,
+                       notes=tuple(notes), label=_label_guarantee(recipe, units), recipe=recipe)
 
 
-def plan(recipe: Recipe) -> ReleasePlan:
-    from dpstudio.engine.release.domains import domain_components
+def compile(recipe: Recipe) -> ReleasePlan:
+    """The record, label or semi-sensitive release of ``recipe``, compiled (no data read)."""
+    from dpstudio.plan.domains import domain_units
 
     rtype = recipe.release.type
     if not budget_split(recipe):
         raise UserError(f"release {rtype!r}: no column would be perturbed - mark columns "
                         f"{' / '.join(perturbed_roles(rtype))}")
-    built = _build_units(recipe, pool_for=lambda col, cols: _PlaceholderPool(len(cols)).array)
-    return _plan_of(recipe, built, domain_components(recipe))
+    return assemble(recipe, domain_units(recipe) + _perturbation_units(recipe))
 
 
-def label_guarantee(recipe: Recipe, plan_: ReleasePlan | None = None) -> dict | None:
-    """The label's formal guarantee (no data read); None when the release has no label."""
-    if recipe.release.type not in ("label", "semi-sensitive") or not recipe.columns_with_role("label"):
-        return None
-    from dpstudio.engine.leakage.label import label_guarantee as _label_guarantee
-    return _label_guarantee(recipe, plan_)
+def finalise(plan: ReleasePlan, recipe: Recipe, frame: pd.DataFrame) -> ReleasePlan:
+    """The plan whose mechanisms draw the noise: ``recipe`` has the DP-estimated domains; units
+    that depend on them (and metric units, on their pools) are rebuilt, every other unit is the
+    compiled one, mechanism object included."""
+    pools: dict[str, npt.NDArray[np.float32]] = {}
+    for name, cols in perturbed_units(recipe):
+        if _mechanism_name(cols[0]) == "metric":
+            pools[name] = load_pool(cols[0], frame, [c.name for c in cols], recipe)
+    rebuilt = {u.name: u for u in _perturbation_units(recipe, pools)}
+    units: list[PlanUnit] = []
+    for u in plan.units:
+        if u.kind == "perturbation" and (u.provisional or u.mechanism is None):
+            units.append(rebuilt[u.name])
+        else:
+            units.append(u)
+    if all(a is b for a, b in zip(units, plan.units, strict=True)):
+        return plan
+    return assemble(recipe, units)
 
 
 # ---- running ----------------------------------------------------------------------------
 
-def _numeric_values(series: pd.Series, col, stats: dict) -> np.ndarray:
+def _numeric_values(series: pd.Series, col: Column, stats: dict[str, Any]) -> npt.NDArray[np.float64]:
     try:
         x = np.array(pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan),
                      dtype=np.float64)
     except (ValueError, TypeError):
         raise UserError(f"column {col.name!r}: expected numbers, found text values") from None
     d = col.domain
+    assert d is not None and d.low is not None and d.high is not None, col.name
     missing = np.isnan(x)
     n_missing = int(missing.sum())
     if n_missing:
@@ -349,14 +429,14 @@ def _numeric_values(series: pd.Series, col, stats: dict) -> np.ndarray:
     return x
 
 
-def _int_categories(cats) -> np.ndarray | None:
+def _int_categories(cats: Iterable[str]) -> npt.NDArray[np.int64] | None:
     try:
         return np.array([int(c) for c in cats], dtype=np.int64)
     except (ValueError, OverflowError):
         return None
 
 
-def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> np.ndarray:
+def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> npt.NDArray[np.int64]:
     """Position of each value in ``cats`` (-1 when absent or missing), vectorised.
 
     Integer/boolean columns with integer-like categories are matched as numbers (no string
@@ -370,6 +450,7 @@ def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> np.ndarray:
             missing = series.isna().to_numpy()
             values = series.to_numpy(dtype=np.int64, na_value=0) if missing.any() else \
                 series.to_numpy(dtype=np.int64)
+            codes: npt.NDArray[np.int64]
             if as_int.min() >= 0 and as_int.max() < 1 << 16:
                 # small non-negative codes: one table lookup per cell
                 lut = np.full(int(as_int.max()) + 2, -1, dtype=np.int64)
@@ -392,18 +473,22 @@ def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    arr = pa.array(series.astype("string").to_numpy(dtype=object, na_value=None), type=pa.string())
+    # pandas accepts na_value=None (missing cells as None); pandas-stubs do not list it
+    arr = pa.array(series.astype("string").to_numpy(dtype=object, na_value=None),  # type: ignore[call-overload]
+                   type=pa.string())
     idx = pc.index_in(arr, value_set=pa.array(list(cats), type=pa.string()))
-    return idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    found: npt.NDArray[np.int64] = idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return found
 
 
-def category_codes(series: pd.Series, col, stats: dict | None = None) -> np.ndarray:
+def category_codes(series: pd.Series, col: Column, stats: dict[str, Any] | None = None) -> npt.NDArray[np.int64]:
     """Codes into the declared category list; out-of-list values go to ``other`` or are refused."""
     cats = _categories(col)
     codes = _lookup_codes(series, cats)
     bad = codes < 0
     n_bad = int(bad.sum())
     if n_bad:
+        assert col.domain is not None, col.name
         other = col.domain.other
         if other is None:
             raise UserError(f"column {col.name!r}: {n_bad} value(s) are missing or not in the declared "
@@ -414,27 +499,31 @@ def category_codes(series: pd.Series, col, stats: dict | None = None) -> np.ndar
     return codes
 
 
-def decode_categories(codes: np.ndarray, col):
+def decode_categories(codes: npt.NDArray[np.int64], col: Column) -> npt.NDArray[Any] | pd.Categorical:
     """Released values from codes.  The output type depends on the recipe only (declared type
     and category list), never on the raw column's dtype: one missing value turns a pandas
     int column into float, and letting that change the output would reveal it."""
     cats = _categories(col)
     as_int = _int_categories(cats)
     if as_int is not None:  # integer-coded categories come back as integers
-        return as_int[codes]
+        values: npt.NDArray[np.int64] = as_int[codes]
+        return values
     if col.type == "boolean" and {c.lower() for c in cats} <= {"true", "false"}:
         return np.array([c.lower() == "true" for c in cats])[codes]
     # categorical dtype: compact in memory and written as dictionary-encoded Parquet
-    return pd.Categorical.from_codes(codes, categories=list(cats))
+    # pandas accepts any list-like of categories; pandas-stubs want an Index
+    decoded: pd.Categorical = pd.Categorical.from_codes(codes, categories=list(cats))  # type: ignore[call-overload]
+    return decoded
 
 
-def load_pool(col, frame: pd.DataFrame, group_cols: list[str], recipe: Recipe) -> np.ndarray:
+def load_pool(col: Column, frame: pd.DataFrame, group_cols: list[str], recipe: Recipe) -> npt.NDArray[np.float32]:
     """The public pool of replacement vectors (or the dataset itself, when acknowledged)."""
     from dpstudio.engine.data.loader import load_table
 
-    pool = col.mechanism.params.get("pool") if col.mechanism else None
+    pool: str | None = col.mechanism.params.get("pool") if col.mechanism else None
     if pool == "dataset":
         return _vectors(frame, group_cols)
+    assert pool is not None, col.name  # validation requires a pool for metric selection
     table = load_table(pool).frame
     missing = [c for c in group_cols if c not in table.columns] if len(group_cols) > 1 else []
     if missing:
@@ -443,38 +532,30 @@ def load_pool(col, frame: pd.DataFrame, group_cols: list[str], recipe: Recipe) -
                     else list(table.columns))
 
 
-def _vectors(frame: pd.DataFrame, cols: list[str]) -> np.ndarray:
+def _vectors(frame: pd.DataFrame, cols: list[str]) -> npt.NDArray[np.float32]:
     if len(cols) == 1 and frame[cols[0]].dtype == object:
-        return np.stack(frame[cols[0]].to_numpy()).astype(np.float32)
+        return np.stack(list(frame[cols[0]].to_numpy())).astype(np.float32)
     return frame[cols].to_numpy(dtype=np.float32)
 
 
-def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progress=no_progress,
-        cancel=NEVER_CANCELLED) -> ReleaseOutcome:
-    """Estimate the DP domains, build every unit's mechanism once on the domains that will be
-    used, and perturb with exactly those objects.  ``final_plan`` summarises the same objects,
-    so the report prints the scales that drew the noise."""
-    from dpstudio.engine.release.domains import domain_components, resolve_dp_domains
+def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progress: ProgressCallback = no_progress,
+            cancel: CancelToken = NEVER_CANCELLED) -> ReleaseOutcome:
+    """Run the plan's domain estimates, finalise the plan from them, and perturb with exactly
+    the finalised plan's mechanism objects (``ReleaseOutcome.drawn_by`` names them)."""
+    from dpstudio.plan.domains import run_domain_units
 
-    # the costs of the domain estimates, as planned (labels included), before they are resolved
-    domain_losses = domain_components(recipe)
-    recipe, domain_stats = resolve_dp_domains(recipe, frame, rng)
-    pools: dict[str, np.ndarray] = {}
-
-    def pool_for(col, cols):
-        names = [c.name for c in cols]
-        pools[col.name] = load_pool(col, frame, names, recipe)
-        return pools[col.name]
-
-    built = _build_units(recipe, pool_for)
-    final = _plan_of(recipe, built, domain_losses)
-    planned, ran = plan_.total, final.total
+    if plan.recipe is None:
+        raise ValueError("this plan was not compiled from a recipe")
+    drawn_by: dict[str, UnitMechanism] = {}
+    recipe, domain_stats = run_domain_units(plan.recipe, plan.units, frame, rng, drawn_by)
+    final = finalise(plan, recipe, frame)
+    planned, ran = plan.total, final.total
     if ran.epsilon > planned.epsilon * (1 + 1e-12) + 1e-15 or ran.delta > planned.delta * (1 + 1e-12) + 1e-300:
         # the ledger reserved the plan's total: never draw noise that spends more
         raise RuntimeError(f"internal error: the mechanisms built for the release spend (eps={ran.epsilon!r}, "
                            f"delta={ran.delta!r}), more than planned ({planned.epsilon!r}, {planned.delta!r})")
-    unit_of = {c.name: u for u in built for c in u["cols"]}
-    stats: dict = {}
+    unit_of = {c: u for u in final.perturbation_units for c in u.columns}
+    stats: dict[str, Any] = {}
     out: dict[str, object] = {}
     done_units: set[str] = set()
     kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore")]
@@ -486,11 +567,13 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
             out[col.name] = frame[col.name]  # public column (or not perturbed by this release type)
             continue
         u = unit_of[col.name]
-        if u["name"] in done_units:
+        if u.name in done_units:
             continue
-        done_units.add(u["name"])
-        mech, cols = u["mech"], u["cols"]
-        mech_name = _mechanism_name(col)
+        done_units.add(u.name)
+        mech, cols = u.mechanism, [recipe.column(n) for n in u.columns]
+        assert mech is not None, u.name  # the finalised plan has every perturbation unit's object
+        drawn_by[u.name] = mech
+        mech_name = u.mechanism_name
         if mech_name == "metric":
             names = [c.name for c in cols]
             pool_param = col.mechanism.params.get("pool") if col.mechanism else None
@@ -509,6 +592,7 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
             y = mech.release(x, rng)
             if clamp:
                 # post-processing: plausible values at the price of bias near the bounds
+                assert col.domain is not None, col.name
                 np.clip(y, col.domain.low, col.domain.high, out=y)
             out[col.name] = y.astype(np.int64) if col.type == "integer" else y
         else:
@@ -516,4 +600,5 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
             out[col.name] = decode_categories(mech.release(codes, rng), col)
     progress(1.0, "perturbation done")
     data = pd.DataFrame({c.name: out[c.name] for c in kept if c.name in out})
-    return ReleaseOutcome(data=data, steward_stats={"columns": stats, **domain_stats}, final_plan=final)
+    return ReleaseOutcome(data=data, steward_stats={"columns": stats, **domain_stats}, final_plan=final,
+                          drawn_by=drawn_by)

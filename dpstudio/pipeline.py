@@ -1,8 +1,11 @@
-"""Compile and run a recipe: the one release pipeline behind the CLI and the GUI.
+"""The one release pipeline behind the CLI and the GUI: load -> compile -> reserve -> execute ->
+write -> commit -> report.
 
-Order matters and is the diffprivlib discipline: validate -> plan (total privacy loss) ->
-check and reserve budget in the ledger -> draw noise -> write atomically -> record the spend.
-Nothing random happens before the ledger has accepted the release.
+Order matters and is the diffprivlib discipline: every output target is checked, the recipe is
+compiled once into a :class:`~dpstudio.plan.ReleasePlan` (total privacy loss), the ledger
+checks and reserves that total, the plan's own mechanisms draw the noise, the output is written
+atomically and the spend recorded.  Nothing random happens before the ledger has accepted the
+release; nothing after the commit can undo it.
 """
 from __future__ import annotations
 
@@ -13,19 +16,15 @@ from pathlib import Path
 
 from dpstudio import __version__
 from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, no_progress, sub_progress
-from dpstudio.engine.release import release_module
-from dpstudio.engine.release.base import ReleaseOutcome, ReleasePlan
 from dpstudio.errors import RecipeError, UserError
+from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_plan, execute, plan_problems
 from dpstudio.recipe.model import Recipe
-from dpstudio.recipe.validate import declared_type_problems, validate
+from dpstudio.recipe.validate import declared_type_problems
 
 
 def compile_recipe(recipe: Recipe) -> ReleasePlan:
-    """The plan (privacy accounting) of a structurally valid recipe; no data is read."""
-    problems = validate(recipe)
-    if problems:
-        raise RecipeError(problems)
-    return release_module(recipe.release.type).plan(recipe)
+    """The compiled plan of a recipe; no data is read."""
+    return compile_plan(recipe)
 
 
 def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
@@ -34,23 +33,20 @@ def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
     With the data (``frame``), label and semi-sensitive releases also get the effective epsilon
     for the label, which depends on how well the public columns predict it (raw-data estimate).
     """
-    problems = validate(recipe, schema)
+    problems = plan_problems(recipe, schema)
     out: dict = {"valid": not problems, "problems": problems, "release": recipe.release.type,
                  "budget": {"epsilon": recipe.budget.epsilon, "delta": recipe.budget.delta}}
-    if not validate(recipe):
+    if not plan_problems(recipe):
         try:
-            plan = release_module(recipe.release.type).plan(recipe)
+            plan = compile_plan(recipe)
         except UserError as exc:
             out["valid"] = False
             out["problems"] = problems + [str(exc)]
         else:
             out.update(plan.to_json())
-            extra = getattr(release_module(recipe.release.type), "label_guarantee", None)
-            guarantee = extra(recipe, plan) if extra is not None else None
-            if guarantee is not None:
-                out["label_guarantee"] = guarantee
+            if plan.label is not None:
                 if frame is not None and not problems:
-                    from dpstudio.engine.leakage.risk import label_risk
+                    from dpstudio.risk import label_risk
                     views = label_risk(recipe, frame).get("label_views", {})
                     for name, view in views.items():
                         eff = view.get("effective_label_epsilon")
@@ -185,7 +181,7 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
     from dpstudio.recipe.build import fill_domains_from_data
     from dpstudio.targets import validate_targets
 
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     release_id = uuid.uuid4().hex[:16]
     targets = validate_targets(recipe, output_path, report_path=report_path, report_variant=report_variant,
                                input_path=input_path or recipe.input.path, recipe_path=recipe_path,
@@ -196,12 +192,11 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
     frame = loaded.frame
     schema = infer_schema(frame)
     # the declared types, not the file, fix the output grid: data they cannot hold is refused
-    problems = validate(recipe, schema) + declared_type_problems(recipe, frame)
+    problems = plan_problems(recipe, schema) + declared_type_problems(recipe, frame)
     if problems:
         raise RecipeError(problems)
     recipe = fill_domains_from_data(recipe, frame)
-    module = release_module(recipe.release.type)
-    plan = module.plan(recipe)
+    plan = compile_plan(recipe)
     cancel.check()
 
     reservation = None
@@ -223,8 +218,7 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
             ledger_before, ledger_identity = reservation.before, reservation.identity
     try:
         rng = make_random_source(recipe.randomness.seed)
-        outcome = module.run(recipe, frame, plan, rng, progress=sub_progress(progress, 0.15, 0.85),
-                             cancel=cancel)
+        outcome = execute(plan, frame, rng, progress=sub_progress(progress, 0.15, 0.85), cancel=cancel)
         cancel.check()
         progress(0.86, "writing output")
         if outcome.data is not None:
@@ -250,7 +244,7 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
             raise
         # interrupted (Ctrl-C, cancel, an I/O error) after the ledger marked the release as
         # committing: recovery rolled it forward, so it happened - report it as done, not failed
-        late_interrupt = exc
+        late_interrupt: BaseException | None = exc
         output_sha = ledger.output_sha256(reservation)
     else:
         late_interrupt = None
@@ -275,7 +269,8 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
         result.warnings.append(f"the ledger could not mark the release complete ({pending}); it is recorded "
                                f"as committing and completed when the ledger is next opened")
     if late_interrupt is not None:
-        result.warnings.append(f"{_failure_text(late_interrupt)} while the output was being put in place; the release had "
+        result.warnings.append(f"{_failure_text(late_interrupt)} while the output was being put in place; "
+                               f"the release had "
                                f"passed its point of no return, so it was completed and recorded")
     result.ledger_identity, result.ledger_recorded = ledger_identity, ledger is not None
     if ledger is not None:
@@ -299,7 +294,7 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
 
         def estimate():
             try:
-                from dpstudio.engine.leakage.risk import risk_for_recipe
+                from dpstudio.risk import risk_for_recipe
                 result.risk = risk_for_recipe(recipe, frame, seed=0)
             except Exception as exc:  # the release is done; a failed estimate must not lose it
                 # the type only: an arbitrary error's text can quote a cell, and warnings are

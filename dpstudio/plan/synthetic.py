@@ -5,15 +5,23 @@ estimates, if any, are added on top by basic composition.  Sampling rows is post
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
 
 from dpstudio.engine.accounting import PrivacyLoss, compose
-from dpstudio.engine.progress import NEVER_CANCELLED, no_progress, sub_progress
-from dpstudio.engine.release.base import ReleaseOutcome, ReleasePlan
+from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress, sub_progress
+from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
+from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan, UnitMechanism
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import NUMERIC_TYPES
+
+if TYPE_CHECKING:
+    from dpstudio.engine.synth.base import FittedSynth
+    from dpstudio.engine.synth.encoding import ColumnSpec, TableSpec
 
 DEFAULT_METHOD = "pearl"
 METHOD_TEXT = {
@@ -24,24 +32,28 @@ METHOD_TEXT = {
 
 
 def method_of(recipe: Recipe) -> str:
-    method = recipe.release.options.get("method", DEFAULT_METHOD)
+    method: str = recipe.release.options.get("method", DEFAULT_METHOD)
     if method not in METHOD_TEXT:
         raise UserError(f"release option method={method!r}: choose one of {', '.join(METHOD_TEXT)}")
     return method
 
 
-def table_spec(recipe: Recipe):
+def table_spec(recipe: Recipe) -> TableSpec:
     """The synthesizer's public schema, built only from the recipe's declared domains."""
     from dpstudio.engine.synth.encoding import ColumnSpec, TableSpec
 
-    features, label = [], None
+    features: list[ColumnSpec] = []
+    label: ColumnSpec | None = None
     for c in recipe.columns:
         if c.role in ("identifier", "ignore", "embedding"):
             continue
         d = c.domain
+        assert d is not None, c.name  # every kept column has a domain when this runs
         if c.type in NUMERIC_TYPES:
+            assert d.low is not None and d.high is not None, c.name
             spec = ColumnSpec.numeric(c.name, d.low, d.high, integer=c.type == "integer")
         else:
+            assert d.categories is not None, c.name
             spec = ColumnSpec.categorical(c.name, tuple(d.categories))
         if c.role == "label":
             label = spec
@@ -78,33 +90,61 @@ def recommend_method(recipe: Recipe) -> tuple[str, str]:
                    "and fits in about a second")
 
 
-def _options(recipe: Recipe) -> dict:
+def _options(recipe: Recipe) -> dict[str, Any]:
     opts = recipe.release.options.to_dict()
     opts.pop("method", None)
     return opts
 
 
-def plan(recipe: Recipe) -> ReleasePlan:
-    from dpstudio.engine.release.domains import domain_components
+@dataclass(frozen=True)
+class SynthesizerRelease:
+    """A synthesizer calibrated to the recipe's (epsilon, delta): its Gaussian releases are
+    composed exactly to that total (docs/synthesizers.md); sampling rows is post-processing."""
+
+    method: str
+    options: tuple[tuple[str, object], ...]
+    epsilon: float
+    delta: float
+
+    def privacy_loss(self) -> PrivacyLoss:
+        return PrivacyLoss(epsilon=self.epsilon, delta=self.delta, kind="dp",
+                           label=f"{self.method} synthesizer (its Gaussian releases composed exactly to this total)")
+
+    def release(self, data: pd.DataFrame, spec: TableSpec, rng: RandomSource, *,
+                progress: ProgressCallback = no_progress, cancel: CancelToken = NEVER_CANCELLED) -> FittedSynth:
+        """The fitted generator (its own ``privacy_loss()`` is checked against this one's)."""
+        from dpstudio.engine.synth import SYNTHESIZERS
+
+        synth = SYNTHESIZERS[self.method](**dict(self.options))
+        return synth.fit(data, spec, epsilon=self.epsilon, delta=self.delta, rng=rng, progress=progress,
+                         cancel=cancel)
+
+
+def compile(recipe: Recipe) -> ReleasePlan:
+    """The synthetic-data release of ``recipe``, compiled (no data read)."""
+    from dpstudio.plan.domains import domain_units
 
     method = method_of(recipe)
-    components = list(domain_components(recipe))
-    components.append(PrivacyLoss(epsilon=recipe.budget.epsilon, delta=recipe.budget.delta,
-                                  label=f"{method} synthesizer (its Gaussian releases composed exactly "
-                                        f"to this total)", kind="dp"))
-    composition = compose(components, delta=recipe.budget.delta or None, method="basic")
-    mech = {"unit": "whole table", "mechanism": method, "description": METHOD_TEXT[method],
-            "epsilon": recipe.budget.epsilon, "delta": recipe.budget.delta, **_options(recipe)}
-    return ReleasePlan(components=tuple(components), composition=composition, guarantee="central",
-                       mechanisms=(mech,),
+    opts = _options(recipe)
+    mech = SynthesizerRelease(method, tuple(sorted(opts.items())), float(recipe.budget.epsilon),
+                              float(recipe.budget.delta))
+    kept = tuple(c.name for c in recipe.columns if c.role not in ("identifier", "ignore", "embedding"))
+    unit = PlanUnit(name="whole table", kind="synthesizer", columns=kept, mechanism_name=method,
+                    loss=mech.privacy_loss(), mechanism=mech, budget_share=(mech.epsilon, mech.delta),
+                    description=METHOD_TEXT[method], facts=opts,
+                    post_processing=("rows are sampled from the fitted generator (post-processing)",
+                                     "output types follow the recipe's declared types"))
+    units = domain_units(recipe) + [unit]
+    composition = compose([u.loss for u in units], delta=recipe.budget.delta or None, method="basic")
+    return ReleasePlan(release_type="synthetic", guarantee="central", units=tuple(units), composition=composition,
                        notes=("synthetic rows are generated from noisy summaries; they are not real "
                               "records, but their statistics follow the data only as far as the budget "
-                              "allows",))
+                              "allows",), recipe=recipe)
 
 
-def _as_strings(frame: pd.DataFrame, spec) -> pd.DataFrame:
+def _as_strings(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
     """Categorical columns as strings so they match the recipe's (string) category lists."""
-    out = {}
+    out: dict[str, pd.Series] = {}
     for c in spec.all_columns:
         s = frame[c.name]
         if c.kind == "categorical" and not pd.api.types.is_string_dtype(s.dtype):
@@ -131,18 +171,24 @@ def _declared_dtypes(synth: pd.DataFrame, recipe: Recipe) -> pd.DataFrame:
     return synth
 
 
-def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progress=no_progress,
-        cancel=NEVER_CANCELLED) -> ReleaseOutcome:
-    from dpstudio.engine.release.domains import resolve_dp_domains
-    from dpstudio.engine.synth import SYNTHESIZERS
+def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progress: ProgressCallback = no_progress,
+            cancel: CancelToken = NEVER_CANCELLED) -> ReleaseOutcome:
+    """Run the domain estimates, then fit the plan's own synthesizer object and sample rows."""
+    from dpstudio.plan.domains import run_domain_units
 
-    recipe, domain_notes = resolve_dp_domains(recipe, frame, rng)
-    method = method_of(recipe)
+    if plan.recipe is None:
+        raise ValueError("this plan was not compiled from a recipe")
+    drawn_by: dict[str, UnitMechanism] = {}
+    recipe, domain_notes = run_domain_units(plan.recipe, plan.units, frame, rng, drawn_by)
+    final = plan if recipe is plan.recipe else replace(plan, recipe=recipe)
+    unit = next(u for u in final.units if u.kind == "synthesizer")
+    mech = unit.mechanism
+    assert isinstance(mech, SynthesizerRelease), unit.name
+    method = mech.method
     spec = table_spec(recipe)
     data = _as_strings(frame, spec)
-    synth = SYNTHESIZERS[method](**_options(recipe)) if _options(recipe) else SYNTHESIZERS[method]()
-    fitted = synth.fit(data, spec, epsilon=recipe.budget.epsilon, delta=recipe.budget.delta, rng=rng,
-                       progress=sub_progress(progress, 0.0, 0.9), cancel=cancel)
+    drawn_by[unit.name] = mech
+    fitted = mech.release(data, spec, rng, progress=sub_progress(progress, 0.0, 0.9), cancel=cancel)
     cancel.check()
     rows = recipe.outputs.rows or len(frame)
     progress(0.92, f"sampling {rows} rows")
@@ -153,7 +199,7 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
                            f"({recipe.budget.epsilon}, {recipe.budget.delta})")
     transcript = [f"{c.label}: epsilon={c.epsilon:.4g}, delta={c.delta:.3g}"
                   + (f", mu={c.gdp_mu:.4g}" if c.gdp_mu is not None else "") for c in fitted.components]
-    public = {"synthesizer": method, "rows": int(rows), "synthesizer_transcript": transcript}
+    public: dict[str, Any] = {"synthesizer": method, "rows": int(rows), "synthesizer_transcript": transcript}
     proven = proven_figure(loss)
     if proven is not None:
         if not (proven["epsilon"] <= recipe.budget.epsilon * (1 + 1e-9)
@@ -165,10 +211,11 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
     training = _training_note(getattr(fitted, "info", None) or {})
     if training:
         public["synthesizer_training"] = training
-    return ReleaseOutcome(data=out, steward_stats=dict(domain_notes), public_stats=public)
+    return ReleaseOutcome(data=out, steward_stats=dict(domain_notes), public_stats=public, final_plan=final,
+                          drawn_by=drawn_by)
 
 
-def proven_figure(loss) -> dict | None:
+def proven_figure(loss: PrivacyLoss) -> dict[str, Any] | None:
     """The (epsilon, delta) proven for the noise as sampled, from a synthesizer's total.
 
     The noise that runs is a discrete Gaussian on a lattice (and, for MST, an exactly sampled
@@ -180,14 +227,14 @@ def proven_figure(loss) -> dict | None:
     eps, delta = d.get("proven_epsilon"), d.get("proven_delta")
     if eps is None or delta is None or not (np.isfinite(eps) and np.isfinite(delta)):
         return None
-    out = {"epsilon": float(eps), "delta": float(delta), "basis": str(d.get("proven_by", ""))}
+    out: dict[str, Any] = {"epsilon": float(eps), "delta": float(delta), "basis": str(d.get("proven_by", ""))}
     for key in ("gdp_epsilon_continuous", "lattice_H"):
         if d.get(key) is not None and np.isfinite(d[key]):
             out[key] = float(d[key])
     return out
 
 
-def _training_note(info: dict) -> str:
+def _training_note(info: dict[str, Any]) -> str:
     """How a generator was trained (shards, worker processes): not a privacy fact, but it
     tells a reader why a re-run on another machine may differ in the last digits."""
     if "train_shards" not in info:

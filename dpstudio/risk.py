@@ -29,12 +29,12 @@ fewer look-alikes can only help the attacker, so on a sample they overstate the 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpstudio.engine.leakage.label import (
-    COMPUTED_ON, DEFAULT_GRID, LabelLeakageModel, effective_label_epsilon)
+from dpstudio.engine.leakage.label import COMPUTED_ON, DEFAULT_GRID, LabelLeakageModel, effective_label_epsilon
 from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
 
 __all__ = ["risk_for_recipe", "label_risk", "record_risk", "synthetic_risk", "row_sample",
@@ -46,14 +46,15 @@ MAX_ROWS = 50_000
 _SAMPLE_STREAM = 0x5A3D1E
 
 
-def row_sample(frame: pd.DataFrame, seed: int = 0, max_rows: int | None = MAX_ROWS):
+def row_sample(frame: pd.DataFrame, seed: int = 0,
+               max_rows: int | None = MAX_ROWS) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``(rows, info)``: ``frame`` itself when it has at most ``max_rows`` rows, else a uniform
     sample of ``max_rows`` rows without replacement (kept in table order), drawn by a numpy
     generator seeded with ``(seed, stream)`` -- the estimates' own, not the release's noise.
     ``info`` says how many rows of how many were used (``max_rows=None``: all rows)."""
     m = int(len(frame))
     n = m if max_rows is None else min(m, int(max_rows))
-    info = {"rows_used": n, "rows_total": m, "sampled": n < m, "max_rows": max_rows}
+    info: dict[str, Any] = {"rows_used": n, "rows_total": m, "sampled": n < m, "max_rows": max_rows}
     if n < m:
         info.update(method="uniform without replacement, numpy PCG64 seeded from the estimate's seed",
                     statement=f"estimated on a uniform sample of {n:,} of {m:,} rows; each rate's "
@@ -108,13 +109,10 @@ def _jsonable(v):
 
 
 def _eps_by_column(recipe) -> dict:
-    from dpstudio.engine.release.record import budget_split, perturbed_units
-    split = budget_split(recipe)
-    out = {}
-    for unit, cols in perturbed_units(recipe):
-        for c in cols:
-            out[c.name] = split[unit]
-    return out
+    """Column -> (epsilon, delta) of the compiled unit that perturbs it (the plan's own figures)."""
+    from dpstudio.plan import compile_plan
+
+    return {c: (u.epsilon, u.delta) for u in compile_plan(recipe).perturbation_units for c in u.columns}
 
 
 def risk_for_recipe(recipe, frame: pd.DataFrame, seed: int = 0, *, eps_grid=DEFAULT_GRID,
@@ -170,7 +168,8 @@ def label_risk(recipe, frame, *, seed=0, eps_grid=DEFAULT_GRID, threshold: float
             "naive": "trusts the released label (what label DP is designed against)",
             "informed": "Bayes-optimal on P(y|public columns) and the released label",
             "accuracy_kinds": "'informed'/'uninformed': expected over the mechanism on this table's "
-                              "true labels; '*_model': with y drawn from the fitted P(y|x) (IEAU, Sekiguchi 2024, Def. 2.2.1)"}
+                              "true labels; '*_model': with y drawn from the fitted P(y|x) (IEAU, "
+                              "Sekiguchi 2024, Def. 2.2.1)"}
         if recipe.release.type == "semi-sensitive":
             sens = [c.name for c in recipe.columns if c.role == "sensitive"]
             eps_sens = sum(eps_of.get(s, (0.0, 0.0))[0] for s in sens)
@@ -217,39 +216,13 @@ def _add_label_standard_errors(view: dict, n: int, fraction: float) -> None:
 # ---- record ----------------------------------------------------------------------------------
 
 def _simulate_record_release(recipe, frame, seed):
-    """A simulated release: the product's own record release if it runs, else closed-form noise."""
+    """A simulated release: the product's own compiled plan executed on ``frame`` (seeded)."""
     from dpstudio.engine.rng import RandomSource
-    try:
-        from dpstudio.engine.release import record as rec
-        plan = rec.plan(recipe)
-        outcome = rec.run(recipe, frame, plan, RandomSource(seed))
-        return outcome.data, plan, "dpstudio record release (seeded simulation)"
-    except Exception as exc:  # noqa: BLE001 - fall back to closed-form perturbation
-        reason = failure_text(exc)
-    g = np.random.default_rng(seed)
-    eps_of = _eps_by_column(recipe)
-    data = frame.copy()
-    for c in recipe.columns:
-        if c.name not in eps_of or c.role == "embedding" or c.name not in frame.columns:
-            continue
-        eps = eps_of[c.name][0]
-        d = c.domain
-        if d is None or not d.known:
-            continue
-        if d.kind == "numeric":
-            x = pd.to_numeric(frame[c.name], errors="coerce").to_numpy(float)
-            x = np.clip(np.nan_to_num(x, nan=0.5 * (d.low + d.high)), d.low, d.high)
-            data[c.name] = x + g.laplace(0.0, d.diameter / eps, size=x.size)
-        else:
-            cats = list(d.categories)
-            codes = pd.Index(cats).get_indexer(frame[c.name].astype(str))
-            m = len(cats) - 1
-            keep = math.exp(eps) / (m + math.exp(eps))
-            move = g.random(codes.size) >= keep
-            other = g.integers(0, max(m, 1), codes.size)
-            other = other + (other >= codes)
-            data[c.name] = np.asarray(cats, dtype=object)[np.where(move & (codes >= 0), other, codes)]
-    return data, None, f"closed-form Laplace/RR simulation (the record release failed: {reason})"
+    from dpstudio.plan import compile_plan, execute
+
+    plan = compile_plan(recipe)
+    outcome = execute(plan, frame, RandomSource(seed))
+    return outcome.data, outcome.final_plan, "dpstudio record release (seeded simulation)"
 
 
 def record_risk(recipe, frame, *, seed=0, max_targets=2000, max_rows: int | None = MAX_ROWS,
@@ -261,7 +234,12 @@ def record_risk(recipe, frame, *, seed=0, max_targets=2000, max_rows: int | None
     qi = [c.name for c in recipe.columns
           if c.role in ("public", "sensitive", "label") and c.name in frame.columns]
     progress(0.05, "simulating the release")
-    released, plan, how = _simulate_record_release(recipe, frame, seed)
+    try:
+        released, plan, how = _simulate_record_release(recipe, frame, seed)
+    except Exception as exc:  # noqa: BLE001 - the estimate is then unavailable, never made up
+        out["linkage"] = {"available": False, "computed_on": COMPUTED_ON,
+                          "note": f"the simulated release failed ({failure_text(exc)}): no linkage estimate"}
+        return out
     cancel.check()
     progress(0.4, "linkage attack")
     out["linkage"] = {**linkage_risk(frame, released, qi, max_targets=max_targets, seed=seed),
@@ -270,10 +248,9 @@ def record_risk(recipe, frame, *, seed=0, max_targets=2000, max_rows: int | None
         out["linkage"]["sample_note"] = (
             f"released and matched within a sample of {len(frame):,} rows: with fewer look-alikes to "
             f"confuse it the attack does at least as well as on the whole table (an overstatement)")
-    if plan is not None:
-        out["expected_error"] = [
-            {k: m.get(k) for k in ("unit", "columns", "mechanism", "epsilon", "expected_error")
-             if k in m} for m in plan.mechanisms]
+    out["expected_error"] = [
+        {"unit": u.name, "columns": list(u.columns), "mechanism": u.mechanism_name, "epsilon": u.epsilon,
+         "expected_error": u.expected_error} for u in plan.perturbation_units]
     emb = [c for c in recipe.columns if c.role == "embedding"]
     if emb:
         out["embedding"] = _embedding_views(recipe, frame, emb, fraction)
@@ -283,10 +260,13 @@ def record_risk(recipe, frame, *, seed=0, max_targets=2000, max_rows: int | None
 
 def _embedding_views(recipe, frame, emb_cols, fraction: float = 1.0) -> dict:
     from dpstudio.engine.leakage.embedding import embedding_risk
-    from dpstudio.engine.release.record import _vectors, budget_split, load_pool, perturbed_units
-    split = budget_split(recipe)
+    from dpstudio.plan import compile_plan
+    from dpstudio.plan.record import _vectors, load_pool
+
     views = {}
-    for unit, cols in perturbed_units(recipe):
+    for u in compile_plan(recipe).perturbation_units:
+        cols = [recipe.column(n) for n in u.columns]
+        unit = u.name
         if cols[0].role != "embedding":
             continue
         names = [c.name for c in cols]
@@ -298,7 +278,7 @@ def _embedding_views(recipe, frame, emb_cols, fraction: float = 1.0) -> dict:
                            "computed_on": COMPUTED_ON}
             continue
         is_ds = (cols[0].mechanism is not None and cols[0].mechanism.params.get("pool") == "dataset")
-        eps = split[unit][0]
+        eps = u.epsilon
         grid = sorted(set([eps] + np.geomspace(0.5, 200, 12).tolist()))
         r = embedding_risk(vecs, pool, grid, pool_is_dataset=is_ds)
         i = grid.index(eps)
@@ -316,57 +296,39 @@ def _embedding_views(recipe, frame, emb_cols, fraction: float = 1.0) -> dict:
 
 # ---- synthetic -------------------------------------------------------------------------------
 
-def _table_spec(recipe, frame):
-    from dpstudio.engine.synth.encoding import ColumnSpec, TableSpec
-    feats, label = [], None
-    for c in recipe.columns:
-        if c.role not in ("public", "sensitive", "label") or c.domain is None or not c.domain.known:
-            continue
-        if c.domain.kind == "numeric":
-            cs = ColumnSpec.numeric(c.name, c.domain.low, c.domain.high, integer=c.type == "integer")
-        else:
-            cs = ColumnSpec.categorical(c.name, c.domain.categories)
-        if c.role == "label" and label is None and cs.kind == "categorical":
-            label = cs
-        else:
-            feats.append(cs)
-    return TableSpec(tuple(feats), label)
-
-
 def synthetic_risk(recipe, frame, *, seed=0, holdout: float = 0.2, max_rows: int | None = MAX_ROWS,
                    rows_total: int | None = None, progress=no_progress, cancel=NEVER_CANCELLED) -> dict:
     """DCR and membership inference of the recipe's synthesizer fitted on a training split of
     (a sample of at most ``max_rows`` of) the rows."""
     from dpstudio.engine.leakage.synthetic import dcr_risk
-    frame, _fraction, sample = _prepare(frame, seed, max_rows, rows_total)
-    try:
-        import dpstudio.engine.synth as synth_mod
-    except ImportError as exc:  # pragma: no cover
-        return {"available": False, "note": f"synthesizers not importable: {failure_text(exc)}",
-                "computed_on": COMPUTED_ON}
-    registry = getattr(synth_mod, "SYNTHESIZERS", None)
-    method = recipe.release.options.get("method", "pearl")
-    if not registry or method not in registry:
-        return {"available": False, "computed_on": COMPUTED_ON,
-                "note": f"dpstudio.engine.synth exposes no synthesizer registry entry {method!r} "
-                        "(SYNTHESIZERS): the DCR / membership-inference view is unavailable"}
     from dpstudio.engine.rng import RandomSource
+    from dpstudio.plan import compile_plan
+    from dpstudio.plan.domains import run_domain_units
+    from dpstudio.plan.synthetic import _as_strings, table_spec
+
+    frame, _fraction, sample = _prepare(frame, seed, max_rows, rows_total)
+    # the release's own compiled synthesizer (method, options, budget), fitted on a training split
+    plan = compile_plan(recipe)
+    unit = next(u for u in plan.units if u.kind == "synthesizer")
+    method = unit.mechanism_name
     g = np.random.default_rng(seed)
     n = len(frame)
     perm = g.permutation(n)
     n_ho = max(1, int(round(holdout * n)))
     ho, tr = frame.iloc[np.sort(perm[:n_ho])], frame.iloc[np.sort(perm[n_ho:])]
-    spec_fn = getattr(synth_mod, "spec_from_recipe", None)
-    spec = spec_fn(recipe) if spec_fn is not None else _table_spec(recipe, frame)
     progress(0.05, "fitting the synthesizer on a training split")
+    assert plan.recipe is not None  # compile_plan always records the recipe it compiled
     try:
-        fitted = registry[method]().fit(tr, spec, epsilon=recipe.budget.epsilon,
-                                        delta=recipe.budget.delta, rng=RandomSource(seed),
-                                        cancel=cancel)
+        resolved, _ = run_domain_units(plan.recipe, plan.units, tr, RandomSource(seed), {})
+        spec = table_spec(resolved)
+        mech = unit.mechanism
+        assert mech is not None  # a compiled synthesizer unit always carries its release object
+        fitted = mech.release(_as_strings(tr, spec), spec, RandomSource(seed), cancel=cancel)
         syn = fitted.sample(len(tr), RandomSource(seed + 1))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - the estimate is then unavailable, never made up
         return {"available": False, "note": f"synthesizer failed: {failure_text(exc)}",
                 "computed_on": COMPUTED_ON}
+    recipe = resolved
     cols = [c.name for c in spec.all_columns if c.name in syn.columns]
     domains = {c.name: c.domain for c in recipe.columns if c.domain is not None}
     progress(0.9, "distance to closest record")

@@ -1,4 +1,5 @@
-"""Release type ``model``: DP logistic regression by exact Gibbs-posterior sampling (BRIEF 3.7).
+"""Release type ``model``: DP logistic regression by exact Gibbs-posterior sampling
+(docs/models.md §DP logistic regression by Gibbs posterior sampling).
 
 Features: the kept numeric/boolean non-label columns, scaled with their PUBLIC bounds to
 [-1, 1] and by R/sqrt(d) (option ``scaling`` = "ball", default: ||z|| <= R with no clipping
@@ -13,25 +14,29 @@ are in :mod:`dpstudio.engine.models.gibbs_logistic`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from dpstudio.engine.accounting import PrivacyLoss, compose
 from dpstudio.engine.models import gibbs_logistic as gl
-from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
-from dpstudio.engine.release.base import ReleaseOutcome, ReleasePlan
+from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.recipe.model import Recipe
+from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan, UnitMechanism
+from dpstudio.recipe.model import Column, Recipe
 from dpstudio.recipe.validate import NUMERIC_TYPES
 
 
-def _features(recipe: Recipe):
+def _features(recipe: Recipe) -> list[Column]:
     return [c for c in recipe.columns if c.role not in ("identifier", "ignore", "label")
             and (c.type in NUMERIC_TYPES or c.type == "boolean")]
 
 
-def _label(recipe: Recipe):
+def _label(recipe: Recipe) -> Column:
     labels = recipe.columns_with_role("label")
     if len(labels) != 1:
         raise UserError("release 'model': needs exactly one label column")
@@ -44,9 +49,9 @@ def _label(recipe: Recipe):
     return lab
 
 
-def _options(recipe: Recipe) -> dict:
+def _options(recipe: Recipe) -> dict[str, Any]:
     o = recipe.release.options
-    out = {"norm_bound": float(o.get("norm_bound", 1.0)),
+    out: dict[str, Any] = {"norm_bound": float(o.get("norm_bound", 1.0)),
            "lambda": o.get("lambda"), "prior_scale": o.get("prior_scale"),
            "sampler_delta_fraction": float(o.get("sampler_delta_fraction", gl.DEFAULT_SAMPLER_DELTA_FRACTION)),
            "sampler": str(o.get("sampler", "rejection")), "scaling": str(o.get("scaling", "ball")),
@@ -60,18 +65,44 @@ def _options(recipe: Recipe) -> dict:
     return out
 
 
-def _loss(recipe: Recipe) -> PrivacyLoss:
-    b = recipe.budget
-    return PrivacyLoss(epsilon=b.epsilon, delta=b.delta, kind="dp",
-                       label="Gibbs-posterior logistic regression (exact rejection sampler)",
-                       details={"delta_split": "delta_gibbs + (e^eps + 1) gamma"})
+@dataclass(frozen=True)
+class GibbsLogisticRelease:
+    """DP logistic regression: one exact draw from the Gibbs posterior (Minami 2015, Thm 8 and
+    Thm 12; docs/models.md).  Its inverse temperature needs the public row count, so the sampler
+    is calibrated by :meth:`release` from n and this object's (epsilon, delta) and options."""
+
+    epsilon: float
+    delta: float
+    options: tuple[tuple[str, Any], ...]
+
+    def privacy_loss(self) -> PrivacyLoss:
+        return PrivacyLoss(epsilon=self.epsilon, delta=self.delta, kind="dp",
+                           label="Gibbs-posterior logistic regression (exact rejection sampler)",
+                           details={"delta_split": "delta_gibbs + (e^eps + 1) gamma"})
+
+    def release(self, yz: npt.NDArray[np.float64], rng: RandomSource, *, progress: ProgressCallback = no_progress,
+                cancel: CancelToken = NEVER_CANCELLED) -> tuple[gl.GibbsCalibration, gl.SampleResult]:
+        """``(calibration, sample)`` for the signed, scaled design ``yz`` (n rows)."""
+        opts = dict(self.options)
+        n, d = yz.shape
+        cal = gl.calibrate(n, d, self.epsilon, self.delta, norm_bound=opts["norm_bound"],
+                           lam=None if opts["lambda"] is None else float(opts["lambda"]),
+                           prior_scale=None if opts["prior_scale"] is None else float(opts["prior_scale"]),
+                           sampler_delta_fraction=opts["sampler_delta_fraction"])
+        progress(0.05, "sampling the Gibbs posterior")
+        if opts["sampler"] == "rejection":
+            res = gl.sample_rejection(yz, cal, rng, progress=progress, cancel=cancel)
+        else:
+            res = gl.sample_ula(yz, cal, rng, max_steps=int(opts["max_steps"]), progress=progress, cancel=cancel)
+        return cal, res
 
 
-def plan(recipe: Recipe) -> ReleasePlan:
-    from dpstudio.engine.release.domains import domain_components
+def compile(recipe: Recipe) -> ReleasePlan:
+    """The DP model release of ``recipe``, compiled (no data read)."""
+    from dpstudio.plan.domains import domain_units
 
     opts = _options(recipe)
-    _label(recipe)
+    lab = _label(recipe)
     feats = _features(recipe)
     if not feats:
         raise UserError("release 'model': no numeric/boolean feature columns")
@@ -86,33 +117,45 @@ def plan(recipe: Recipe) -> ReleasePlan:
     gamma = d_sampler / (math.exp(b.epsilon) + 1.0)
     d_gibbs = b.delta - d_sampler
     L = gl.lipschitz_constant(opts["norm_bound"])
-    summary = {
-        "mechanism": "Gibbs posterior, logistic loss + N(0, I/(n lambda)) prior (Minami 2015, Thm 8, Thm 12)",
-        "features": [c.name for c in feats], "label": _label(recipe).name,
-        "epsilon": b.epsilon, "delta": b.delta, "delta_gibbs": d_gibbs, "delta_sampler": d_sampler,
+    facts = {
+        "features": [c.name for c in feats], "label": lab.name,
+        "delta_gibbs": d_gibbs, "delta_sampler": d_sampler,
         "gamma": gamma, "norm_bound": opts["norm_bound"], "lipschitz": L,
         "a_max": gl.exact_a_max(b.epsilon, d_gibbs),
         "beta": "sqrt(a_max * n * lambda / (2 L^2)), computed with the public n at release time",
         "sampler": opts["sampler"], "scaling": opts["scaling"],
     }
-    components = list(domain_components(recipe)) + [_loss(recipe)]
-    composition = compose(components, delta=b.delta or None, method="basic")
+    mech = GibbsLogisticRelease(float(b.epsilon), float(b.delta), tuple(sorted(opts.items(), key=lambda kv: kv[0])))
+    unit = PlanUnit(name="logistic regression", kind="model", columns=tuple(c.name for c in feats) + (lab.name,),
+                    mechanism_name="gibbs-logistic", loss=mech.privacy_loss(), mechanism=mech,
+                    budget_share=(mech.epsilon, mech.delta),
+                    description=("Gibbs posterior, logistic loss + N(0, I/(n lambda)) prior "
+                                 "(Minami 2015, Thm 8, Thm 12)"),
+                    facts=facts,
+                    post_processing=("features scaled with their public bounds; values outside are clipped, "
+                                     "missing values take the middle of the bounds",
+                                     "coefficients mapped back to the original units"))
+    units = domain_units(recipe) + [unit]
+    composition = compose([u.loss for u in units], delta=b.delta or None, method="basic")
     notes = ("the sampler is exact rejection sampling capped so that TV <= gamma (Thm 12 adds "
              "(e^eps + 1) gamma to delta); its running time depends on the data and is not released",)
-    return ReleasePlan(components=tuple(components), composition=composition, guarantee="central",
-                       mechanisms=(summary,), notes=notes)
+    return ReleasePlan(release_type="model", guarantee="central", units=tuple(units), composition=composition,
+                       notes=notes, recipe=recipe)
 
 
-def _scale(recipe: Recipe, frame: pd.DataFrame, opts: dict, stats: dict):
+def _scale(recipe: Recipe, frame: pd.DataFrame, opts: dict[str, Any], stats: dict[str, Any]
+           ) -> tuple[list[Column], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     feats = _features(recipe)
     d = len(feats)
     R = opts["norm_bound"]
-    cols = []
-    centers, halfw = [], []
+    cols: list[npt.NDArray[np.float64]] = []
+    centers: list[float] = []
+    halfw: list[float] = []
     for c in feats:
         if c.type == "boolean" and (c.domain is None or c.domain.kind != "numeric"):
             lo, hi = 0.0, 1.0
         else:
+            assert c.domain is not None and c.domain.low is not None and c.domain.high is not None, c.name
             lo, hi = float(c.domain.low), float(c.domain.high)
         x = pd.to_numeric(frame[c.name], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan).copy()
         miss = np.isnan(x)
@@ -138,15 +181,24 @@ def _scale(recipe: Recipe, frame: pd.DataFrame, opts: dict, stats: dict):
     return feats, Z, np.asarray(centers), scale
 
 
-def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progress=no_progress,
-        cancel=NEVER_CANCELLED) -> ReleaseOutcome:
-    from dpstudio.engine.release.domains import resolve_dp_domains
-    from dpstudio.engine.release.record import category_codes
+def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progress: ProgressCallback = no_progress,
+            cancel: CancelToken = NEVER_CANCELLED) -> ReleaseOutcome:
+    """Run the domain estimates, then draw the model with the plan's own sampler object."""
+    from dpstudio.plan.domains import run_domain_units
+    from dpstudio.plan.record import category_codes
 
-    recipe, domain_stats = resolve_dp_domains(recipe, frame, rng)
-    opts = _options(recipe)
+    if plan.recipe is None:
+        raise ValueError("this plan was not compiled from a recipe")
+    drawn_by: dict[str, UnitMechanism] = {}
+    recipe, domain_stats = run_domain_units(plan.recipe, plan.units, frame, rng, drawn_by)
+    final = plan if recipe is plan.recipe else replace(plan, recipe=recipe)
+    unit = next(u for u in final.units if u.kind == "model")
+    mech = unit.mechanism
+    assert isinstance(mech, GibbsLogisticRelease), unit.name
+    opts = dict(mech.options)
     lab = _label(recipe)
-    stats: dict = {}
+    assert lab.domain is not None and lab.domain.categories is not None, lab.name  # _label checked: 2 categories
+    stats: dict[str, Any] = {}
     feats, Z, centers, scale = _scale(recipe, frame, opts, stats)
     codes = category_codes(frame[lab.name], lab, stats)
     y = np.where(codes == 0, -1.0, 1.0)
@@ -154,17 +206,9 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
     zt = np.hstack([Z, np.ones((n, 1))])
     yz = y[:, None] * zt
     b = recipe.budget
+    drawn_by[unit.name] = mech
     try:
-        cal = gl.calibrate(n, d + 1, b.epsilon, b.delta, norm_bound=opts["norm_bound"],
-                           lam=None if opts["lambda"] is None else float(opts["lambda"]),
-                           prior_scale=None if opts["prior_scale"] is None else float(opts["prior_scale"]),
-                           sampler_delta_fraction=opts["sampler_delta_fraction"])
-        progress(0.05, "sampling the Gibbs posterior")
-        if opts["sampler"] == "rejection":
-            res = gl.sample_rejection(yz, cal, rng, progress=progress, cancel=cancel)
-        else:
-            res = gl.sample_ula(yz, cal, rng, max_steps=int(opts["max_steps"]), progress=progress,
-                                cancel=cancel)
+        cal, res = mech.release(yz, rng, progress=progress, cancel=cancel)
     except ValueError as exc:
         raise UserError(f"release 'model': {exc}") from None
     theta = gl.snap(res.theta)
@@ -189,7 +233,7 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
         "label": {"column": lab.name, "negative": lab.domain.categories[0],
                   "positive": lab.domain.categories[1]},
         "features": [c.name for c in feats],
-        "coefficients": {c.name: float(v) for c, v in zip(feats, w)},
+        "coefficients": {c.name: float(v) for c, v in zip(feats, w, strict=True)},
         "intercept": intercept,
         "scaled": {"coefficients": [float(v) for v in a], "intercept": b0,
                    "scaling": opts["scaling"], "norm_bound": opts["norm_bound"],
@@ -201,4 +245,4 @@ def run(recipe: Recipe, frame: pd.DataFrame, plan_: ReleasePlan, rng, *, progres
                "sampler": {"accepted": res.accepted, "proposals": res.proposals,
                            **{k: v for k, v in res.info.items() if k != "ula"}}}
     progress(1.0, "model released")
-    return ReleaseOutcome(artifact=artifact, steward_stats=steward)
+    return ReleaseOutcome(artifact=artifact, steward_stats=steward, final_plan=final, drawn_by=drawn_by)

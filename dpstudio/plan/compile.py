@@ -1,0 +1,75 @@
+"""Compile a recipe into a :class:`~dpstudio.plan.units.ReleasePlan`, and execute a plan.
+
+``compile_plan`` reads no data and draws no noise: every number the product shows before a
+release (``recipe check``, the wizard's budget table and charts, the Review page) is a field of
+its result, and the ledger reserves its total.  ``execute`` runs the plan's domain estimates,
+finalises the units that depend on them, and draws the noise with the finalised plan's own
+mechanism objects; the report reads that finalised plan.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+import pandas as pd
+
+from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from dpstudio.engine.rng import RandomSource
+from dpstudio.errors import RecipeError, UserError
+from dpstudio.plan.units import ReleaseOutcome, ReleasePlan
+from dpstudio.recipe.model import Recipe
+
+if TYPE_CHECKING:
+    from dpstudio.engine.data.schema import TableSchema
+
+RELEASE_TYPES = ("record", "label", "semi-sensitive", "synthetic", "model", "density")
+
+
+class ReleaseModule(Protocol):
+    """What each release-type module provides (:mod:`~dpstudio.plan.record`, ``synthetic``, ...)."""
+
+    def compile(self, recipe: Recipe) -> ReleasePlan: ...
+
+    def execute(self, plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *,
+                progress: ProgressCallback = ..., cancel: CancelToken = ...) -> ReleaseOutcome: ...
+
+
+def release_module(release_type: str) -> ReleaseModule:
+    """The module that compiles and executes ``release_type`` (``compile``, ``execute``)."""
+    if release_type in ("record", "label", "semi-sensitive"):
+        from dpstudio.plan import record
+        return record
+    if release_type == "synthetic":
+        from dpstudio.plan import synthetic
+        return synthetic
+    if release_type == "model":
+        from dpstudio.plan import model
+        return model
+    if release_type == "density":
+        from dpstudio.plan import density
+        return density
+    raise UserError(f"unknown release type {release_type!r}; choose one of {', '.join(RELEASE_TYPES)}")
+
+
+def compile_plan(recipe: Recipe, schema: TableSchema | None = None) -> ReleasePlan:
+    """The compiled plan of a valid recipe (and, given the data's public schema, its fit to it).
+
+    Raises :class:`RecipeError` listing every problem when the recipe cannot be released."""
+    from dpstudio.plan.problems import plan_problems
+
+    problems = plan_problems(recipe, schema)
+    if problems:
+        raise RecipeError(problems)
+    return release_module(recipe.release.type).compile(recipe)
+
+
+def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progress: ProgressCallback = no_progress,
+            cancel: CancelToken = NEVER_CANCELLED) -> ReleaseOutcome:
+    """Release ``frame`` as ``plan`` says.  ``outcome.final_plan`` is the plan whose mechanism
+    objects drew the noise (``outcome.drawn_by``); its total never exceeds ``plan.total``."""
+    if plan.recipe is None:
+        raise ValueError("this plan was not compiled from a recipe")
+    outcome: ReleaseOutcome = release_module(plan.release_type).execute(plan, frame, rng, progress=progress,
+                                                                        cancel=cancel)
+    if outcome.final_plan is None:
+        outcome.final_plan = plan
+    return outcome

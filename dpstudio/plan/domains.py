@@ -1,0 +1,158 @@
+"""Domain-estimation units: domains estimated with DP at release time come first in every plan.
+
+Each is a small calibrated object whose ``release`` is the exact mechanism of
+:mod:`dpstudio.engine.domains` (bounds: two exponential-mechanism quantiles on a public grid;
+categories: noisy counts of public candidates, or partition selection), and whose output set is
+fixed by public inputs only.  The plan is finalised from their outputs
+(:func:`dpstudio.plan.compile.execute`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from dpstudio.engine.accounting import PrivacyLoss
+from dpstudio.engine.rng import RandomSource
+from dpstudio.errors import UserError
+from dpstudio.plan.units import PlanUnit, UnitMechanism
+from dpstudio.recipe.model import Column, Domain, Recipe
+
+
+def _category_strings(series: pd.Series) -> npt.NDArray[Any]:
+    """Values as the strings category lists use: integral floats as "1", not "1.0"."""
+    if pd.api.types.is_float_dtype(series.dtype):
+        f = series.to_numpy(dtype=np.float64)
+        if np.all(f == np.round(f)):
+            return np.round(f).astype(np.int64).astype(str)
+    return series.astype(str).to_numpy()
+
+
+def needs_estimate(col: Column) -> bool:
+    d = col.domain
+    return d is not None and d.source == "dp" and not d.known and col.role not in ("identifier", "ignore")
+
+
+@dataclass(frozen=True)
+class BoundsEstimate:
+    """epsilon-DP bounds of one numeric column on the public grid of its search range
+    (:func:`dpstudio.engine.domains.dp_bounds`; docs/domains.md §DP bounds)."""
+
+    column: str
+    epsilon: float
+    search_low: float
+    search_high: float
+    integer: bool
+
+    def privacy_loss(self) -> PrivacyLoss:
+        return PrivacyLoss(epsilon=self.epsilon, delta=0.0, kind="dp",
+                           label=f"DP estimate of the bounds of {self.column}")
+
+    def release(self, x: npt.NDArray[np.float64], rng: RandomSource) -> tuple[float, float]:
+        from dpstudio.engine import domains as dp_domains
+
+        low, high, _loss = dp_domains.dp_bounds(x, epsilon=self.epsilon, coarse_low=self.search_low,
+                                                coarse_high=self.search_high, rng=rng, integer=self.integer)
+        if not low < high:
+            # both quantiles drew the same grid point: widen to its grid neighbour, so the
+            # published bounds stay on the public grid (post-processing)
+            low, high = dp_domains.next_grid_point(low, self.search_low, self.search_high, integer=self.integer)
+        return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class CategoryDiscovery:
+    """(epsilon, delta)-DP category list of one column: noisy counts of a public candidate list,
+    or partition selection without one (:func:`dpstudio.engine.domains.dp_select_categories`)."""
+
+    column: str
+    epsilon: float
+    delta: float
+    candidates: tuple[str, ...] | None
+
+    def privacy_loss(self) -> PrivacyLoss:
+        return PrivacyLoss(epsilon=self.epsilon, delta=self.delta, kind="dp",
+                           label=f"DP estimate of the categories of {self.column}")
+
+    def release(self, values: npt.NDArray[Any], rng: RandomSource) -> tuple[str, ...]:
+        from dpstudio.engine import domains as dp_domains
+
+        cats, _loss = dp_domains.dp_select_categories(
+            values, epsilon=self.epsilon, delta=self.delta, rng=rng,
+            candidates=list(self.candidates) if self.candidates else None)
+        return tuple(str(x) for x in cats)
+
+
+def domain_units(recipe: Recipe) -> list[PlanUnit]:
+    """One unit per domain estimated with DP: still to be run (with its calibrated object), or run
+    earlier (e.g. in the GUI), whose cost still belongs to this release's total."""
+    out: list[PlanUnit] = []
+    for c in recipe.columns:
+        d = c.domain
+        if d is None or d.source != "dp" or d.cost is None or not (needs_estimate(c) or d.known):
+            continue  # a dropped column's domain that was never estimated costs nothing
+        what = "bounds" if d.kind == "numeric" else "categories"
+        mech: UnitMechanism | None = None
+        if needs_estimate(c):
+            label = f"DP estimate of the {what} of {c.name}"
+            if d.kind == "numeric":
+                assert d.search_low is not None and d.search_high is not None, c.name  # validated
+                mech = BoundsEstimate(c.name, float(d.cost.epsilon), float(d.search_low), float(d.search_high),
+                                      c.type == "integer")
+            else:
+                mech = CategoryDiscovery(c.name, float(d.cost.epsilon), float(d.cost.delta),
+                                         tuple(d.candidates) if d.candidates else None)
+            name = "exponential-mechanism quantiles" if d.kind == "numeric" else (
+                "noisy candidate counts" if d.candidates else "partition selection")
+        else:
+            label = f"DP estimate of the {what} of {c.name} (done before the release)"
+            name = "done before the release"
+        loss = PrivacyLoss(epsilon=d.cost.epsilon, delta=d.cost.delta, label=label, kind="dp")
+        search = (float(d.search_low), float(d.search_high)) if d.kind == "numeric" and d.search_low is not None \
+            and d.search_high is not None else None
+        out.append(PlanUnit(name=f"{what} of {c.name}", kind="domain", columns=(c.name,), mechanism_name=name,
+                            loss=loss, mechanism=mech, budget_share=(float(d.cost.epsilon), float(d.cost.delta)),
+                            search_range=search, domain_source="dp", description=label))
+    return out
+
+
+def run_domain_units(recipe: Recipe, units: tuple[PlanUnit, ...], frame: pd.DataFrame, rng: RandomSource,
+                     drawn_by: dict[str, UnitMechanism]) -> tuple[Recipe, dict[str, Any]]:
+    """Run the plan's domain units that are still to run, in plan order; the recipe completed
+    with their outputs (post-processing of DP outputs only), and the public notes."""
+    notes: dict[str, Any] = {}
+    new_domain: dict[str, Domain] = {}
+    for u in units:
+        if u.kind != "domain" or u.mechanism is None:
+            continue
+        col = recipe.column(u.columns[0])
+        d = col.domain
+        assert d is not None, col.name  # a domain unit's column has a DP domain
+        mech = u.mechanism
+        if isinstance(mech, BoundsEstimate):
+            x = frame[col.name].to_numpy(dtype=np.float64, na_value=np.nan)
+            low, high = mech.release(x[~np.isnan(x)], rng)
+            new_domain[col.name] = replace(d, low=low, high=high)
+            notes[f"dp_domain:{col.name}"] = [low, high]
+        else:
+            cats: tuple[str, ...] = mech.release(_category_strings(frame[col.name].dropna()), rng)
+            other = d.other if d.other is not None else "(other)"
+            cats = cats + ((other,) if other not in cats else ())
+            if len(cats) < 2:
+                raise UserError(f"column {col.name!r}: DP category discovery kept no category; "
+                                f"give a public category list (or a larger cost)")
+            new_domain[col.name] = replace(d, categories=cats, other=other)
+            notes[f"dp_domain:{col.name}"] = list(cats)
+        drawn_by[u.name] = mech
+    if not new_domain:
+        return recipe, notes
+    cols = tuple(replace(c, domain=new_domain[c.name]) if c.name in new_domain else c for c in recipe.columns)
+    return replace(recipe, columns=cols), notes
+
+
+def resolve_dp_domains(recipe: Recipe, frame: pd.DataFrame, rng: RandomSource) -> tuple[Recipe, dict[str, Any]]:
+    """Run every DP domain estimate ``recipe`` asks for (the domain units of its plan)."""
+    return run_domain_units(recipe, tuple(domain_units(recipe)), frame, rng, {})

@@ -1,0 +1,272 @@
+"""The compiled plan is what runs and what is printed.
+
+* Every release type draws its noise with the mechanism objects of the plan it returns
+  (``outcome.final_plan``): a spy on every mechanism class records which object's ``release``
+  ran, and each must be the plan unit's own object.  Units that depend on nothing estimated at
+  release time are the compiled plan's very objects.
+* Over random recipes, what ``recipe check`` prints (epsilon, delta, noise scale, expected error,
+  floor) equals the plan's units, and the total equals the accountant's.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpstudio.engine.mechanisms.gaussian import GaussianMechanism
+from dpstudio.engine.mechanisms.laplace import LaplaceMechanism
+from dpstudio.engine.mechanisms.metric_selection import MetricSelection
+from dpstudio.engine.mechanisms.randomized_response import RandomizedResponse
+from dpstudio.engine.rng import RandomSource
+from dpstudio.pipeline import check_recipe
+from dpstudio.plan import compile_plan, execute
+from dpstudio.plan.density import DensityRelease
+from dpstudio.plan.domains import BoundsEstimate, CategoryDiscovery
+from dpstudio.plan.model import GibbsLogisticRelease
+from dpstudio.plan.synthetic import SynthesizerRelease
+from dpstudio.recipe.model import Budget, Column, Cost, Domain, InputSpec, Mechanism, Params, Recipe, ReleaseSpec
+
+SPIED = (LaplaceMechanism, GaussianMechanism, RandomizedResponse, MetricSelection, BoundsEstimate,
+         CategoryDiscovery, SynthesizerRelease, GibbsLogisticRelease, DensityRelease)
+
+N = 200
+
+
+def _frame() -> pd.DataFrame:
+    g = np.random.default_rng(5)
+    return pd.DataFrame({
+        "age": g.integers(18, 90, N), "income": g.uniform(0, 1e5, N), "score": g.normal(50, 10, N),
+        "city": g.choice(["a", "b", "c"], N), "sick": g.choice(["no", "yes"], N),
+        "e1": g.normal(size=N), "e2": g.normal(size=N),
+    })
+
+
+def _col(name, type_, role, domain=None, mech=None, weight=1.0, group=None, params=None):
+    m = Mechanism(mech, weight=weight, params=Params.of(params)) if mech else None
+    return Column(name, type_, role, domain=domain, mechanism=m, group=group, type_source="confirmed",
+                  role_source="confirmed")
+
+
+def _num(low, high):
+    return Domain("numeric", low=low, high=high)
+
+
+def _cats(*c):
+    return Domain("categorical", categories=tuple(c))
+
+
+DP_INCOME = Domain("numeric", source="dp", cost=Cost(0.3), search_low=0.0, search_high=1e6)
+DP_CITY = Domain("categorical", source="dp", cost=Cost(0.3), candidates=("a", "b", "c", "d"), other="d")
+
+
+def _recipe(rtype, columns, eps=1.0, delta=1e-6, options=None):
+    return Recipe(InputSpec("x.csv"), ReleaseSpec(rtype, Params.of(options)), tuple(columns), Budget(eps, delta),
+                  acknowledgements=("embedding-pool-is-dataset",))
+
+
+RECIPES = {
+    "record-laplace-rr-dp-domains": _recipe("record", [
+        _col("age", "integer", "sensitive", _num(0, 100), "laplace"),
+        _col("income", "float", "sensitive", DP_INCOME, "laplace", weight=2.0),
+        _col("score", "float", "public"),
+        _col("city", "categorical", "sensitive", DP_CITY, "rr"),
+        _col("sick", "categorical", "label", _cats("no", "yes"), "rr"),
+        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")]),
+    "record-two-gaussians-and-embedding": _recipe("record", [
+        _col("age", "integer", "sensitive", _num(0, 100), "gaussian"),
+        _col("income", "float", "sensitive", DP_INCOME, "gaussian"),
+        _col("score", "float", "sensitive", _num(0, 100), "gaussian", weight=0.5),
+        _col("city", "categorical", "public"), _col("sick", "categorical", "public"),
+        _col("e1", "float", "embedding", group="emb", mech="metric", params={"pool": "dataset"}),
+        _col("e2", "float", "embedding", group="emb", mech="metric", params={"pool": "dataset"})]),
+    "label": _recipe("label", [
+        _col("age", "integer", "public"), _col("income", "float", "public"), _col("score", "float", "public"),
+        _col("city", "categorical", "public"), _col("sick", "categorical", "label", _cats("no", "yes"), "rr"),
+        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")], delta=0.0),
+    "semi-sensitive": _recipe("semi-sensitive", [
+        _col("age", "integer", "public"), _col("income", "float", "sensitive", _num(0, 1e5), "laplace"),
+        _col("score", "float", "public"), _col("city", "categorical", "public"),
+        _col("sick", "categorical", "label", _cats("no", "yes"), "rr", weight=3.0),
+        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")], delta=0.0),
+    "synthetic": _recipe("synthetic", [
+        _col("age", "integer", "sensitive", _num(0, 100)), _col("income", "float", "sensitive", DP_INCOME),
+        _col("score", "float", "ignore"), _col("city", "categorical", "public", _cats("a", "b", "c")),
+        _col("sick", "categorical", "label", _cats("no", "yes")),
+        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")], options={"method": "mst"}),
+    "model": _recipe("model", [
+        _col("age", "integer", "sensitive", _num(0, 100)), _col("income", "float", "sensitive", DP_INCOME),
+        _col("score", "float", "public", _num(0, 100)), _col("city", "categorical", "ignore"),
+        _col("sick", "categorical", "label", _cats("no", "yes")),
+        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")], eps=2.0, delta=1e-5),
+    "density": _recipe("density", [
+        _col("age", "integer", "public"), _col("income", "float", "sensitive", DP_INCOME),
+        _col("score", "float", "sensitive", _num(0, 100)), _col("city", "categorical", "ignore"),
+        _col("sick", "categorical", "ignore"), _col("e1", "float", "ignore"), _col("e2", "float", "ignore")],
+        options={"grid_size": 16}),
+}
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Records every object whose ``release`` draws noise, in order."""
+    drew: list = []
+    for cls in SPIED:
+        real = cls.release
+
+        def release(self, *a, _real=real, **k):
+            drew.append(self)
+            return _real(self, *a, **k)
+        monkeypatch.setattr(cls, "release", release)
+    return drew
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_the_object_that_drew_each_units_noise_is_the_plans(name, spy):
+    recipe = RECIPES[name]
+    plan = compile_plan(recipe)
+    outcome = execute(plan, _frame(), RandomSource(seed=3))
+    final = outcome.final_plan
+    assert final is not None and final.final
+    # every unit that draws noise drew it with the final plan's own object, exactly once
+    drawing = [u for u in final.units if u.mechanism is not None]
+    assert drawing and {u.name for u in drawing} == set(outcome.drawn_by)
+    for u in drawing:
+        assert outcome.drawn_by[u.name] is u.mechanism, u.name
+        assert sum(obj is u.mechanism for obj in spy) == 1, u.name
+    # and no other object drew anything
+    assert all(any(obj is u.mechanism for u in drawing) for obj in spy)
+    # the domain estimates ran first, with the compiled plan's objects
+    domain = [u for u in plan.units if u.kind == "domain"]
+    assert spy[:len(domain)] == [u.mechanism for u in domain]
+    # a unit that depends on no estimate (and no pool) is the compiled plan's very object
+    for u in plan.units:
+        if u.mechanism is not None and not u.provisional:
+            assert final.unit(u.name).mechanism is u.mechanism, u.name
+    # the run never spends more than the compiled plan (what the ledger reserves)
+    assert final.total.epsilon <= plan.total.epsilon * (1 + 1e-12)
+    assert final.total.delta <= plan.total.delta * (1 + 1e-12) + 1e-300
+
+
+def test_without_estimates_the_plan_that_ran_is_the_compiled_plan(spy):
+    recipe = RECIPES["semi-sensitive"]
+    plan = compile_plan(recipe)
+    outcome = execute(plan, _frame(), RandomSource(seed=1))
+    assert outcome.final_plan is plan
+
+
+def test_provisional_units_are_finalised_on_the_estimate(spy):
+    plan = compile_plan(RECIPES["record-laplace-rr-dp-domains"])
+    assert [u.name for u in plan.units if u.provisional] == ["income", "city"]
+    assert not plan.final
+    outcome = execute(plan, _frame(), RandomSource(seed=2))
+    final = outcome.final_plan
+    low, high = final.unit("income").domain
+    assert [low, high] == outcome.steward_stats["dp_domain:income"]
+    # the scale that ran is the one calibrated on the estimated bounds, read off the object that drew
+    assert final.unit("income").noise.scale == final.unit("income").mechanism.scale
+    assert final.unit("income").noise.scale <= plan.unit("income").noise.scale
+
+
+# ---- what is printed is the plan ---------------------------------------------------------------
+
+def _unit_figures(u) -> dict:
+    keys = ("epsilon", "delta", "scale", "sigma", "grid_step", "keep_probability", "other_probability",
+            "expected_error", "floor")
+    return {k: u[k] for k in keys if k in u}
+
+
+def _plan_figures(u) -> dict:
+    out = {"epsilon": u.epsilon, "delta": u.delta, **u.noise.items()}
+    if u.expected_error is not None:
+        out["expected_error"] = u.expected_error
+    if u.floor is not None:
+        out["floor"] = u.floor
+    return {k: v for k, v in out.items() if k in ("epsilon", "delta", "scale", "sigma", "grid_step",
+                                                  "keep_probability", "other_probability",
+                                                  "expected_error", "floor")}
+
+
+_NUMERIC = st.tuples(st.sampled_from(["laplace", "gaussian"]), st.sampled_from(["integer", "float"]),
+                     st.floats(-1e4, 1e4), st.floats(1.0, 1e5), st.floats(0.1, 10.0))
+_CATEGORICAL = st.tuples(st.just("rr"), st.integers(2, 40), st.floats(0.1, 10.0))
+
+
+@st.composite
+def _random_recipe(draw):
+    rtype = draw(st.sampled_from(["record", "label", "semi-sensitive"]))
+    cols = []
+    for i, (mech, typ, low, width, w) in enumerate(draw(st.lists(_NUMERIC, min_size=0, max_size=4))):
+        role = "sensitive" if rtype != "label" else "public"
+        cols.append(_col(f"n{i}", typ, role, _num(low, low + width) if role == "sensitive" else None,
+                         mech if role == "sensitive" else None, weight=w))
+    for i, (mech, k, w) in enumerate(draw(st.lists(_CATEGORICAL, min_size=0, max_size=3))):
+        role = "sensitive" if rtype != "label" else "public"
+        cats = tuple(f"c{j}" for j in range(k))
+        cols.append(_col(f"c{i}", "categorical", role, _cats(*cats) if role == "sensitive" else None,
+                         mech if role == "sensitive" else None, weight=w))
+    label_w = draw(st.floats(0.1, 10.0))
+    cols.append(_col("y", "categorical", "label", _cats("no", "yes"), "rr", weight=label_w))
+    eps = draw(st.floats(0.05, 20.0))
+    gauss = any(c.mechanism is not None and c.mechanism.name == "gaussian" for c in cols)
+    delta = draw(st.sampled_from([1e-8, 1e-6])) if gauss else draw(st.sampled_from([0.0, 1e-7]))
+    return _recipe(rtype, cols, eps=eps, delta=delta)
+
+
+@st.composite
+def _random_central_recipe(draw):
+    """synthetic, model or density: numeric and categorical columns with public or DP domains."""
+    rtype = draw(st.sampled_from(["synthetic", "model", "density"]))
+    n_num = draw(st.integers(1 if rtype != "density" else 1, 2 if rtype == "density" else 3))
+    cols = []
+    for i in range(n_num):
+        low = draw(st.floats(-1e3, 1e3))
+        width = draw(st.floats(1.0, 1e4))
+        dom = Domain("numeric", source="dp", cost=Cost(draw(st.floats(0.05, 1.0))), search_low=low,
+                     search_high=low + width) if draw(st.booleans()) else _num(low, low + width)
+        cols.append(_col(f"n{i}", draw(st.sampled_from(["integer", "float"])), "sensitive", dom))
+    if rtype != "density":
+        cols.append(_col("y", "categorical", "label", _cats("no", "yes")))
+    options = {"synthetic": {"method": draw(st.sampled_from(["mst", "merf", "pearl"]))},
+               "model": {"norm_bound": draw(st.floats(0.5, 4.0))},
+               "density": {"grid_size": draw(st.integers(8, 64))}}[rtype]
+    return _recipe(rtype, cols, eps=draw(st.floats(0.05, 10.0)), delta=draw(st.sampled_from([1e-8, 1e-6])),
+                   options=options)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_random_recipe(), _random_central_recipe()))
+def test_recipe_check_prints_the_plans_numbers(recipe):
+    plan = compile_plan(recipe)
+    checked = json.loads(json.dumps(check_recipe(recipe)))  # as the CLI prints it
+    assert checked["valid"]
+    assert checked["total"]["epsilon"] == plan.total.epsilon and checked["total"]["delta"] == plan.total.delta
+    printed = {u["unit"]: u for u in checked["units"]}
+    assert set(printed) == {u.name for u in plan.units}
+    for u in plan.units:
+        assert _unit_figures(printed[u.name]) == _plan_figures(u), u.name
+    # the units' own figures are their mechanism objects' (never recomputed beside them)
+    for u in plan.units:
+        m = u.mechanism
+        if m is None:
+            continue
+        assert (u.epsilon, u.delta) == (m.privacy_loss().epsilon, m.privacy_loss().delta)
+    for u in plan.perturbation_units:
+        m = u.mechanism
+        assert u.expected_error == m.expected_error()
+        assert (u.epsilon, u.delta) == (m.privacy_loss().epsilon, m.privacy_loss().delta)
+        attrs = {"scale": "scale", "sigma": "sigma", "grid_step": "step", "keep_probability": "keep",
+                 "other_probability": "p", "categories": "n_categories"}
+        for field, attr in attrs.items():
+            assert getattr(u.noise, field) == getattr(m, attr, None), (u.name, field)
+    # the total never exceeds the budget plus the stated costs of the DP domain estimates
+    domain_eps = sum(u.epsilon for u in plan.units if u.kind == "domain")
+    assert plan.total.epsilon <= (recipe.budget.epsilon + domain_eps) * (1 + 1e-9)
+    if plan.label is not None:
+        lab = plan.unit_of_column("y")
+        assert plan.label.label_unit_epsilon == lab.epsilon
+        assert math.isclose(checked["label_guarantee"]["label_epsilon"], plan.label.epsilon)
