@@ -11,8 +11,8 @@ import pytest
 
 from dpstudio.cli import main
 from dpstudio.ledger import Ledger
+from dpstudio.pipeline import execute_release
 from dpstudio.recipe.model import load_recipe
-from dpstudio.recipe.run import execute_release
 from dpstudio.report import build_model, render, write_report
 
 

@@ -18,13 +18,13 @@ import pytest
 
 import dpstudio.engine.leakage.label as label_mod
 import dpstudio.engine.leakage.linkage as linkage_mod
-import dpstudio.engine.leakage.risk as risk_mod
-import dpstudio.engine.release.record as record_mod
 import dpstudio.export as export_mod
+import dpstudio.plan.record as record_mod
 import dpstudio.report as report_mod
+import dpstudio.risk as risk_mod
 from dpstudio.cli import main
+from dpstudio.pipeline import execute_release
 from dpstudio.recipe.model import load_recipe
-from dpstudio.recipe.run import execute_release
 
 N, CAP = 120_000, 5_000
 
@@ -127,8 +127,8 @@ def test_report_phase_touches_at_most_the_row_cap(tmp_path, monkeypatch, kind):
                 seen[key].append(rows(*a, **k))
             return real(*a, **k)
         monkeypatch.setattr(name[0], name[1], wrapper)
-    spy((record_mod, "run"), "record.run", lambda recipe, frame, *a, **k: len(frame))
-    spy((linkage_mod, "linkage_rate"), "linkage", lambda O, R, *a, **k: max(len(O), len(R)))
+    spy((record_mod, "execute"), "record.run", lambda plan, frame, *a, **k: len(frame))
+    spy((linkage_mod, "linkage_rate"), "linkage", lambda orig, rel, *a, **k: max(len(orig), len(rel)))
     spy((label_mod.LabelLeakageModel, "fit"), "label.fit", lambda frame, *a, **k: len(frame))
 
     real_build = report_mod.build_model

@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpstudio import risk as risk_mod
 from dpstudio.cli import main
-from dpstudio.engine.leakage import risk as risk_mod
-from dpstudio.engine.leakage.risk import risk_for_recipe
 from dpstudio.ledger import Ledger
+from dpstudio.pipeline import execute_release
 from dpstudio.recipe.model import load_recipe
-from dpstudio.recipe.run import execute_release
 from dpstudio.report import build_model
 from dpstudio.report.model import risk_summary
+from dpstudio.risk import risk_for_recipe
 from tests.test_report import make_release
 
 CANARY = "CANARY-123"
@@ -142,11 +142,11 @@ def test_failed_risk_estimate_warns_without_the_error_text(tmp_path, monkeypatch
 
 
 def test_risk_notes_name_the_error_type_not_its_text(record_release, monkeypatch):
-    from dpstudio.engine.release import record as rec
+    from dpstudio.plan import record as rec
     res, frame = record_release
-    monkeypatch.setattr(rec, "run", _raise_canary)  # the simulated release falls back
+    monkeypatch.setattr(rec, "execute", _raise_canary)  # the simulated release fails: no estimate
     out = risk_for_recipe(res.recipe, frame, seed=0)
-    assert "ValueError" in out["linkage"]["simulation"]
+    assert out["linkage"]["available"] is False and "ValueError" in out["linkage"]["note"]
     assert CANARY not in json.dumps(out)
     assert CANARY not in "\n".join(risk_summary(out))
 
@@ -159,11 +159,9 @@ def test_failed_synthesizer_note_names_the_type_only(monkeypatch):
             raise ValueError(CANARY)
 
     monkeypatch.setitem(synth_mod.SYNTHESIZERS, "mst", Broken)
-    recipe = type("R", (), {})()
-    recipe.release = type("Rel", (), {"type": "synthetic", "options": {"method": "mst"}})()
-    recipe.budget = type("B", (), {"epsilon": 1.0, "delta": 1e-5})()
-    recipe.columns = []
+    from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Params, Recipe, ReleaseSpec
+    recipe = Recipe(InputSpec("x.csv"), ReleaseSpec("synthetic", Params.of({"method": "mst"})),
+                    (Column("a", "integer", "sensitive", Domain("numeric", low=0, high=20)),), Budget(1.0, 1e-5))
     frame = pd.DataFrame({"a": np.arange(20)})
-    monkeypatch.setattr(synth_mod, "spec_from_recipe", lambda r: None, raising=False)
     out = risk_mod.synthetic_risk(recipe, frame)
     assert out["available"] is False and "ValueError" in out["note"] and CANARY not in out["note"]

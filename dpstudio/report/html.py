@@ -26,7 +26,8 @@ def e(s) -> str:
 def _cell(c, tag="td") -> str:
     if isinstance(c, Cell):
         cls = ' class="flag"' if c.flag else ""
-        return f"<{tag}{cls}>{e(c.text)}</{tag}>"
+        text = e(c.text).replace("\n", "<br>")  # a cell's line breaks (one parameter per line)
+        return f"<{tag}{cls}>{text}</{tag}>"
     return f"<{tag}>{e(c)}</{tag}>"
 
 
@@ -35,7 +36,8 @@ def _table(t: dict) -> str:
     cols = "".join(f'<col style="width:{w}%">' for w in widths) if widths else ""
     head = "".join(f"<th>{e(h)}</th>" for h in t["head"])
     body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in t["rows"])
-    return f"<table>{'<colgroup>' + cols + '</colgroup>' if cols else ''}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    colgroup = f"<colgroup>{cols}</colgroup>" if cols else ""
+    return f"<table>{colgroup}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _kv(rows) -> str:
@@ -62,22 +64,26 @@ def render_html(model: ReportModel) -> str:
             elif b.kind == "note":
                 out.append(f'<p class="note">{e(b.content)}</p>')
             elif b.kind == "list":
+                assert isinstance(b.content, list), "a list block holds a list"
                 out.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in b.content) + "</ul>")
             elif b.kind == "kv":
                 out.append(_kv(b.content))
             elif b.kind == "table":
+                assert isinstance(b.content, dict), "a table block holds a dict"
                 out.append(_table(b.content))
             elif b.kind == "pre":
                 if b.caption:
                     out.append(f'<p class="caption"><b>{e(b.caption)}</b></p>')
                 out.append(f"<pre>{e(b.content)}</pre>")
             elif b.kind == "image":
+                assert isinstance(b.content, str), "an image block holds the image's name"
                 png = model.images.get(b.content)
                 if png:
                     uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
                     out.append(f'<figure><img class="chart" alt="{e(b.caption)}" src="{uri}">'
                                f'<figcaption class="caption">{e(b.caption)}</figcaption></figure>')
             elif b.kind == "signoff":
+                assert isinstance(b.content, list), "a signoff block holds a list of roles"
                 rows = "".join(f"<tr><td>{e(role)}</td><td></td><td></td><td></td></tr>" for role in b.content)
                 out.append('<table class="signoff"><thead><tr><th style="width:22%">Role</th><th>Name</th>'
                            '<th style="width:18%">Date</th><th style="width:30%">Signature</th></tr></thead>'

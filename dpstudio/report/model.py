@@ -3,7 +3,8 @@
 All variant filtering happens here, so no renderer can leak: the *external* variant contains
 no number computed from the raw data other than DP outputs (no clipped counts, no risk
 estimates, no domain values copied from the data, nor anything derived from them such as a
-noise scale or the recipe's hash).  The row count is public in the DP model (BRIEF 2).
+noise scale or the recipe's hash).  The row count is public in the DP model (replace-one
+neighbours, docs/mechanisms.md).
 No Qt here.
 """
 from __future__ import annotations
@@ -97,7 +98,7 @@ def _rate(p, se=None, ci=None) -> str:
 
 
 def _sample_sentence(risk: dict) -> str | None:
-    """How many rows the estimates ran on (``risk["sample"]``, dpstudio.engine.leakage.risk)."""
+    """How many rows the estimates ran on (``risk["sample"]``, dpstudio.risk)."""
     sample = risk.get("sample")
     if not isinstance(sample, dict) or sample.get("rows_used") is None:
         return None
@@ -144,7 +145,8 @@ def risk_summary(risk: dict) -> list[str]:
         if "share_above" in iue:
             share = _rate(iue.get("share_above"), errs.get("iue_share_above"))
             lines.append(f"{share} of records ({fmt(iue.get('count_above'))}) have an "
-                         f"individual unexpected leakage above {fmt(iue.get('threshold'))} (Sekiguchi 2024, Prop. 3.0.2).")
+                         f"individual unexpected leakage above {fmt(iue.get('threshold'))} "
+                         f"(Sekiguchi 2024, Prop. 3.0.2).")
         eff = view.get("effective_label_epsilon")
         if isinstance(eff, dict) and eff.get("effective_label_epsilon") is not None:
             lines.append(f"Effective epsilon for the label, counting what the public columns reveal: "
@@ -189,15 +191,16 @@ def _dp_domains(result) -> dict:
     return {k.split(":", 1)[1]: v for k, v in stats.items() if isinstance(k, str) and k.startswith("dp_domain:")}
 
 
-def _domain_text(col, dp_values, external: bool) -> tuple[str, str, bool]:
+def _domain_text(col, dp_values, external: bool, estimate=None) -> tuple[str, str, bool]:
+    """``estimate``: the plan's domain unit of ``col`` (its cost is part of the plan's total)."""
     d = col.domain
     if col.role in ("identifier", "ignore"):
         return "\u2014", "dropped, not released", False
     if d is None:
         return "\u2014", "\u2014", False
     src = T.SOURCE_TEXT.get(d.source, d.source)
-    if d.source == "dp" and d.cost is not None:
-        src += f" (cost {_loss_text(d.cost.epsilon, d.cost.delta)}, included in the total)"
+    if d.source == "dp" and estimate is not None:
+        src += f" (cost {_loss_text(estimate.epsilon, estimate.delta)}, included in the total)"
     if d.source == "data" and external:
         return T.WITHHELD, src, True
     if d.kind == "numeric":
@@ -262,57 +265,132 @@ def redacted_recipe_json(recipe, external: bool) -> dict:
     return data
 
 
-MECH_PARAMS = {"scale": "Laplace scale b", "sigma": "Gaussian σ", "grid_step": "noise grid step",
-               "flip_probability": "flip probability", "p_other": "P(each other category)",
-               "keep_probability": "P(value kept)"}
+#: noise parameters fixed by a unit's domain: withheld externally when it was copied from the data
+DOMAIN_DERIVED = ("scale", "sigma", "grid_step", "keep_probability", "other_probability", "categories")
+#: parameters that grow with a numeric domain: a provisional unit shows them as a worst case
+WORST_CASE = ("scale", "sigma", "grid_step")
+_WORST_CASE_TEXT = "(worst case: whole search range; the scale depends on the DP estimate of the bounds)"
 
 
-def _accuracy_units(result, copied: set[str], external: bool) -> tuple[list[dict], list[str]]:
-    """Per-unit inputs of the error-vs-floor computation (from the plan: public information,
-    except domains copied from the data, left out of the external variant)."""
-    total = float(result.plan.total.epsilon) or 1.0
+def _hidden(unit, copied: set[str], external: bool) -> bool:
+    """Whether the external variant withholds ``unit``'s domain-derived numbers (its domain, or
+    one of its columns', was copied from the data)."""
+    return external and bool(set(unit.columns) & copied)
+
+
+def _fact_text(v) -> str:
+    if isinstance(v, (list, tuple)):
+        return ", ".join(str(x) if isinstance(x, str) else fmt(x) for x in v)
+    if isinstance(v, dict):
+        return json.dumps(v, ensure_ascii=False, default=str)
+    return fmt(v)
+
+
+def unit_parameters(unit, hide: bool = False) -> list[str]:
+    """What the report prints as a unit's parameters, read off the compiled plan unit: its
+    description, its noise parameters (``unit.noise``) and its public facts (``unit.facts``).
+
+    A provisional unit (built on the public search range before a DP domain estimate) shows its
+    worst case; ``hide`` withholds the numbers fixed by a domain copied from the data."""
+    params = [unit.description] if unit.description else []
+    noise = unit.noise.items()
+    worst = unit.provisional and unit.search_range is not None
+    for key, label in T.NOISE_LABELS.items():
+        if key not in noise:
+            continue
+        if hide and key in DOMAIN_DERIVED:
+            params.append(f"{label} = {T.WITHHELD}")
+        elif worst and key in WORST_CASE:
+            params.append(f"{label} \u2264 {fmt(noise[key])} {_WORST_CASE_TEXT}")
+        elif not unit.provisional:
+            params.append(f"{label} = {fmt(noise[key])}")
+    if unit.provisional and not worst:
+        params.append("parameters depend on the category list selected with DP at release time")
+    if unit.noise.zcdp_rho is not None:
+        params.append(f"zCDP \u03c1 = {fmt(unit.noise.zcdp_rho)} (calibrated jointly with the other Gaussian columns)")
+    for key, value in unit.facts.items():
+        if key == "calibration" and unit.noise.zcdp_rho is not None:
+            continue  # said by the zCDP line
+        label = T.FACT_LABELS.get(key, key.replace("_", " "))
+        text = _fact_text(value)
+        words = isinstance(value, str) or (isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value))
+        params.append(f"{label}: {text}" if words else f"{label} = {text}")
+    return params
+
+
+def _error_text(unit, hide: bool = False) -> str:
+    """A unit's expected error as printed (``unit.expected_error``; a provisional numeric unit's is
+    its worst case)."""
+    err = unit.expected_error
+    if err is None:
+        return "\u2014"
+    if hide:
+        return T.WITHHELD
+    if unit.provisional:
+        return f"\u2264 {fmt(err)} (worst case)" if unit.search_range is not None else "\u2014"
+    return fmt(err)
+
+
+def accuracy_units(plan, copied: set[str], external: bool) -> tuple[list, list[str]]:
+    """The plan units the Accuracy table and chart show (perturbations with an expected error
+    and a floor), and the names of those left out, with why."""
     units, skipped = [], []
-    for m in result.plan.mechanisms:
-        name = m.get("unit") or ", ".join(m.get("columns", []))
-        mech = m.get("mechanism")
-        eps = float(m.get("epsilon") or 0.0)
-        if eps <= 0 or mech not in ("laplace", "gaussian", "rr"):
-            if mech not in (None, "none"):
-                skipped.append(name)
-            continue
-        if external and set(m.get("columns", [name])) & copied:
-            skipped.append(f"{name} (withheld: its domain was copied from the data)")
-            continue
-        u = {"name": name, "mechanism": mech, "delta": float(m.get("delta") or 0.0),
-             "weight": eps / total, "eps": eps, "expected_error": m.get("expected_error")}
-        if mech == "rr":
-            n = m.get("categories")
-            if not n:
-                skipped.append(name)
-                continue
-            u.update(kind="categorical", n_categories=int(n))
+    for u in plan.perturbation_units:
+        if u.expected_error is None or u.floor is None or u.mechanism_name not in T.MECHANISM_SHORT:
+            skipped.append(u.name)
+        elif _hidden(u, copied, external):
+            skipped.append(f"{u.name} (withheld: its domain was copied from the data)")
         else:
-            dom = m.get("domain")
-            if not dom or dom[0] is None or dom[1] is None:
-                skipped.append(name)
-                continue
-            u.update(kind="numeric", diam=float(dom[1]) - float(dom[0]))
-        units.append(u)
+            units.append(u)
     return units, skipped
 
 
-def _floor(u) -> float:
-    try:
-        from dpstudio.engine.bounds import floor_continuous, floor_finite
-    except ImportError:  # closed forms of Jazbec 2018, Thm 5.3 / 5.5
-        def floor_continuous(diam, eps, delta=0.0):
-            return (1 - delta) * diam / (2 * (1 + math.exp(eps)))
+def _relative(unit, value: float | None) -> float:
+    """An error in the chart's units: relative to the domain's width (numbers) or as is (categories)."""
+    if value is None:
+        return math.nan
+    if unit.mechanism_name in ("laplace", "gaussian"):
+        width = unit.domain[1] - unit.domain[0] if unit.domain is not None else math.nan
+        return float(value) / width if width > 0 else math.nan
+    return float(value)
 
-        def floor_finite(m, kappa, eps, delta=0.0):
-            return (1 - delta) * kappa * m / (m + math.exp(eps))
-    if u["kind"] == "numeric":
-        return float(floor_continuous(u["diam"], u["eps"], u["delta"]))
-    return float(floor_finite(u["n_categories"] - 1, 1.0, u["eps"], u["delta"]))
+
+def error_floor_curves(plan, names, *, points: int = 20) -> dict:
+    """The error-vs-floor chart's data, every point compiled by the plan.
+
+    For ``points`` log-spaced budgets around the recipe's epsilon, and that epsilon itself,
+    ``plan.at_budget(eps)`` is compiled and each named unit's ``expected_error`` and ``floor``
+    read off it (divided by the domain's width for numeric units).  Returns ``{"epsilon": [...],
+    "chosen": eps, "units": [{"name", "mechanism", "error": [...], "floor": [...]}]}``; the
+    point at ``chosen`` is the plan's own (the Accuracy table's) numbers.  Raises when the plan
+    cannot be compiled at another budget (no recipe)."""
+    import numpy as np
+
+    if plan.recipe is None:
+        raise ValueError("this plan was not compiled from a recipe")
+    chosen = float(plan.recipe.budget.epsilon)
+    lo, hi = min(0.05, chosen / 4), max(20.0, chosen * 4)
+    grid = sorted({float(x) for x in np.geomspace(lo, hi, points)} | {chosen})
+    curves = [{"name": n, "mechanism": plan.unit(n).mechanism_name, "error": [], "floor": []} for n in names]
+    for eps in grid:
+        at = plan.at_budget(eps)
+        for c in curves:
+            u = at.unit(c["name"])
+            c["error"].append(_relative(u, u.expected_error))
+            c["floor"].append(_relative(u, u.floor))
+    return {"epsilon": grid, "chosen": chosen, "units": curves}
+
+
+def label_guarantee_rows(label) -> list[tuple[str, str]]:
+    """The label's formal guarantee as the plan states it (``ReleasePlan.label``)."""
+    what = (f"\u03b5 = {_eps(label.epsilon)} for the label \u201c{label.column}\u201d, relative to what the "
+            "public columns already say")
+    rows = [("Label guarantee", what)]
+    if label.release_type == "semi-sensitive":
+        rows.append(("Made of", f"randomized response on the label, \u03b5 = {_eps(label.label_unit_epsilon)}, plus "
+                                f"the perturbed sensitive columns, \u03b5 = {_eps(label.sensitive_epsilon)}"))
+    rows.append(("Basis", label.note))
+    return rows
 
 
 def _flatten(d, prefix="") -> list[tuple[str, str]]:
@@ -342,7 +420,7 @@ def _ledger_identity(result, external: bool) -> list:
     ident = getattr(result, "ledger_identity", None) or {}
     after = result.ledger_after or result.ledger_before or {}
     name = after.get("dataset_name") or after.get("name") or result.dataset_name
-    how = _HOW.get(ident.get("how"), "\u2014")
+    how = _HOW.get(ident.get("how") or "", "\u2014")
     if ident.get("overrode_match"):
         how = "the user's declaration that it is a new dataset (its rows match a known one)"
     if ident.get("how") == "rows" and not external and ident.get("share_of_rows") is not None:
@@ -364,7 +442,7 @@ def _ledger_identity(result, external: bool) -> list:
 
 def _synth_proven_text(result) -> str | None:
     """The synthesizer's (epsilon, delta) proven for the discrete noise that ran (public: it
-    follows from the noise scales, lattices and budget; dpstudio.engine.release.synthetic)."""
+    follows from the noise scales, lattices and budget; dpstudio.plan.synthetic)."""
     ps = getattr(result.outcome, "public_stats", None) or {}
     proven = ps.get("synthesizer_proven")
     if not isinstance(proven, dict) or proven.get("epsilon") is None:
@@ -420,7 +498,8 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         what = (f"A table of {fmt(n_out)} rows and {len(data.columns)} columns derived from "
                 f"\u201c{result.dataset_name}\u201d" + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "") + ".")
         if recipe.release.type == "synthetic":
-            what += " The rows are synthetic: generated by a model trained with differential privacy, not real people's records."
+            what += (" The rows are synthetic: generated by a model trained with differential privacy, not "
+                     "real people's records.")
     else:
         what = (f"A {recipe.release.type} computed from \u201c{result.dataset_name}\u201d"
                 + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "") + " with differential privacy.")
@@ -429,11 +508,14 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     s.add("p", "What was released: " + what)
     s.add("kv", [("Guarantee", g_name), ("Total privacy loss", _loss_text(total.epsilon, total.delta)),
                  ("Accounting method", comp.method),
-                 ("Neighbouring datasets", "differ in one person's record (replace-one); the number of rows is public")])
+                 ("Neighbouring datasets",
+                  "differ in one person's record (replace-one); the number of rows is public")])
     factor = math.exp(total.epsilon)
     s.add("p", T.EPSILON_PLAIN.format(eps=_eps(total.epsilon), factor=fmt(factor, 3),
                                       delta_part=T.DELTA_PLAIN.format(delta=fmt(total.delta)) if total.delta else ""))
     s.add("p", "What the guarantee means: " + T.GUARANTEE_MEANS.get(guarantee, T.GUARANTEE_MEANS["record-level"]))
+    if plan.label is not None:
+        s.add("kv", label_guarantee_rows(plan.label))
     if comp.metric_epsilon:
         s.add("p", T.METRIC_PLAIN.format(eps=_eps(comp.metric_epsilon)))
     s.add("p", "What it does not mean:")
@@ -455,15 +537,14 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     # 2. columns
     s = Section("Columns")
     dpv = _dp_domains(result)
-    mech_of = {}
-    for m in plan.mechanisms:
-        for cname in m.get("columns", [m.get("unit")]):
-            mech_of[cname] = m.get("mechanism")
+    estimate_of = {u.columns[0]: u for u in plan.units if u.kind == "domain"}
     rows = []
     for c in recipe.columns:
-        dom, src, flag = _domain_text(c, dpv.get(c.name), external)
-        mech = mech_of.get(c.name)
-        if mech is None:
+        dom, src, flag = _domain_text(c, dpv.get(c.name), external, estimate_of.get(c.name))
+        unit = plan.unit_of_column(c.name)
+        if unit is not None:
+            mech = unit.mechanism_name
+        else:
             mech = "dropped" if c.role in ("identifier", "ignore") else "released unchanged"
         # as in the caveat: a dropped column's type changes nothing, so only its role is marked
         inferred = " (inferred)"
@@ -477,7 +558,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     s.add("note", "A domain is the range of values (numbers) or list of categories (text) a column may "
                   "take. It must be public knowledge or estimated with differential privacy; values "
                   "copied from the data (in red) can identify people.")
-    unchanged = [c.name for c in kept if c.name not in mech_of]
+    unchanged = [c.name for c in kept if plan.unit_of_column(c.name) is None]
     if unchanged:
         s.add("warn", "Released without noise (not protected by the guarantee): " + ", ".join(unchanged) + ".")
     sections.append(s)
@@ -485,29 +566,16 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     # 3. mechanisms
     s = Section("Mechanisms and parameters")
     rows = []
-    for m in plan.mechanisms:
-        name = m.get("unit") or ", ".join(m.get("columns", []))
-        hide = external and set(m.get("columns", [name])) & copied
-        params = []
-        for k, label in MECH_PARAMS.items():
-            if k in m:
-                params.append(f"{label} = {T.WITHHELD if hide and k in ('scale', 'sigma', 'grid_step') else fmt(m[k])}")
-            elif f"worst_case_{k}" in m:  # built on the public search range before the DP estimate
-                params.append(f"{label} \u2264 {fmt(m['worst_case_' + k])} (worst case: whole search range; "
-                              f"the scale depends on the DP estimate of the bounds)")
-        if "zcdp_rho" in m:
-            params.append(f"zCDP \u03c1 = {fmt(m['zcdp_rho'])} (calibrated jointly with the other Gaussian columns)")
-        err = m.get("expected_error")
-        if err is None and m.get("worst_case_expected_error") is not None:
-            err = f"\u2264 {fmt(m['worst_case_expected_error'])} (worst case)"
-        rows.append([Cell(name), Cell(T.MECHANISM_TEXT.get(m.get("mechanism"), str(m.get("mechanism")))),
-                     Cell(_eps(m.get("epsilon"))), Cell(fmt(float(m.get("delta") or 0.0))),
-                     Cell("; ".join(params) or "\u2014"),
-                     Cell(T.WITHHELD if hide and err is not None else fmt(err))])
+    released = [u for u in plan.units if u.kind != "domain"]
+    for u in released:
+        hide = _hidden(u, copied, external)
+        rows.append([Cell(u.name), Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
+                     Cell(_eps(u.epsilon)), Cell(fmt(u.delta)),
+                     Cell("\n".join(unit_parameters(u, hide)) or "\u2014"), Cell(_error_text(u, hide))])
     if rows:
         s.add("table", {"head": ["Unit", "Mechanism", "ε", "δ", "Parameters", "Expected error"], "rows": rows,
-                        "widths": [14, 20, 9, 8, 34, 15]})
-        if any("zcdp_rho" in m for m in plan.mechanisms):
+                        "widths": [12, 18, 9, 9, 39, 13]})
+        if any(u.noise.zcdp_rho is not None for u in released):
             s.add("note", "The Gaussian columns share one zero-concentrated-DP budget ρ (their ρ's add): each "
                           "one's ε and δ above is its own guarantee alone; together they spend the ε and δ "
                           "of the accounting below, less than their ε's added up.")
@@ -524,6 +592,14 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     if len(alts) > 1:
         s.add("table", {"head": ["Method", "ε", "δ"],
                         "rows": [[Cell(k), Cell(_eps(v[0])), Cell(fmt(float(v[1])))] for k, v in alts.items()]})
+    estimates = [u for u in plan.units if u.kind == "domain"]
+    if estimates:
+        s.add("p", "Domains estimated with differential privacy before the columns were released; their "
+                   "cost is part of the total:")
+        s.add("table", {"head": ["Estimate", "Method", "ε", "δ"],
+                        "rows": [[Cell(u.name), Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
+                                  Cell(_eps(u.epsilon)), Cell(fmt(u.delta))] for u in estimates],
+                        "widths": [30, 46, 12, 12]})
     s.add("pre", "\n".join(comp.transcript), caption="Accounting transcript")
     proven = _synth_proven_text(result)
     if proven:
@@ -565,15 +641,16 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
 
     # 6. accuracy
     s = Section("Accuracy")
-    units, skipped = _accuracy_units(result, copied, external)
+    units, skipped = accuracy_units(plan, copied, external)
+    images = {}
     if units:
         rows = []
         for u in units:
-            floor = _floor(u)
-            err = u["expected_error"]
-            ratio = (err / floor) if (err is not None and floor > 0) else None
-            rows.append([Cell(u["name"]), Cell(u["mechanism"]), Cell(_eps(u["eps"])), Cell(fmt(err)),
-                         Cell(fmt(floor)), Cell(f"{ratio:.2f} \u00d7" if ratio else "\u2014")])
+            final = not u.provisional
+            ratio = u.expected_error / u.floor if final and u.floor > 0 else None
+            rows.append([Cell(u.name), Cell(T.MECHANISM_SHORT[u.mechanism_name]), Cell(_eps(u.epsilon)),
+                         Cell(_error_text(u)), Cell(fmt(u.floor) if final else "\u2014"),
+                         Cell(f"{ratio:.2f} \u00d7" if ratio else "\u2014")])
         s.add("p", "Expected error of each column against its floor: the smallest worst-case error any "
                    "mechanism with the same \u03b5 and \u03b4 can achieve (a theoretical lower bound: "
                    "Jazbec 2018, Thm 5.3 for numbers, Thm 5.5 for categories). Numbers: average absolute difference "
@@ -581,23 +658,22 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                    "the released category is wrong.")
         s.add("table", {"head": ["Unit", "Mechanism", "ε of the unit", "Expected error", "Floor", "Error / floor"],
                         "rows": rows})
+        png = None
         if charts:
-            try:
+            try:  # a chart must never stop a report
                 from dpstudio.report.pdf.charts import error_floor_chart
-                png = error_floor_chart(units, float(total.epsilon))
-            except Exception:  # a chart must never stop a report
+                png = error_floor_chart(error_floor_curves(plan, [u.name for u in units]))
+            except Exception:
                 png = None
-            if png:
-                s.add("image", "error_floor.png",
-                      caption="Expected error (solid) and floor (dashed) against the release's total \u03b5; "
-                              "numbers relative to the column's range. The dotted line marks the chosen \u03b5.")
-                images = {"error_floor.png": png}
-            else:
-                images = {}
-        else:
-            images = {}
+        if png:
+            budget = ("the release's total \u03b5" if not any(u.kind == "domain" for u in plan.units) else
+                      "the \u03b5 budget the columns share (the DP domain estimates' cost comes on top)")
+            s.add("image", "error_floor.png",
+                  caption=f"Expected error (solid) and floor (dashed) against {budget}, each point compiled "
+                          "by the release plan at that budget; numbers relative to the column's range. The "
+                          "dotted line marks the chosen \u03b5, where the dots are the table's figures.")
+            images = {"error_floor.png": png}
     else:
-        images = {}
         s.add("p", "No per-column accuracy figures for this release type.")
     if skipped:
         s.add("note", "Not shown: " + ", ".join(skipped) + ".")
@@ -621,6 +697,14 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         s = Section("Residual risk estimates", internal_only=True)
         s.add("warn", T.RISK_LABEL)
         if result.risk:
+            lab = plan.label
+            views = (result.risk.get("label_views") or {}) if isinstance(result.risk, dict) else {}
+            at = ((views.get(lab.column) or {}).get("at_epsilon") or {}).get("epsilon") if lab is not None else None
+            if at is not None and not math.isclose(float(at), lab.label_unit_epsilon, rel_tol=1e-9):
+                # the attacker curves hold at the label's own randomized response, never elsewhere
+                s.add("warn", f"The label estimate below was computed at \u03b5 = {_eps(at)}, but the label's "
+                              f"randomized response ran at \u03b5 = {_eps(lab.label_unit_epsilon)}: it does not "
+                              f"describe this release.")
             lines = risk_summary(result.risk)
             if lines:
                 s.add("list", lines)
@@ -632,7 +716,8 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                  if not (isinstance(k, str) and k.startswith("dp_domain:"))}
         s = Section("Data steward statistics", internal_only=True)
         s.add("warn", T.STEWARD_LABEL)
-        cols = stats.get("columns") if isinstance(stats.get("columns"), dict) else {}
+        cols_stat = stats.get("columns")
+        cols = cols_stat if isinstance(cols_stat, dict) else {}
         # "columns" also holds release-wide counts (a model's "norm_clipped"): those are no row
         rest = {k: v for k, v in stats.items() if k != "columns"}
         rest.update({k: v for k, v in cols.items() if not isinstance(v, dict)})

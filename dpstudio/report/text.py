@@ -80,6 +80,51 @@ MECHANISM_TEXT = {
     "rr": "randomized response (categories)",
     "metric": "metric-DP selection (embeddings)",
     "none": "released unchanged",
+    "mst": "MST synthesizer (noisy marginals)",
+    "merf": "DP-MERF synthesizer (mean embedding)",
+    "pearl": "PEARL synthesizer (characteristic-function embedding)",
+    "gibbs-logistic": "logistic regression, Gibbs posterior sampling",
+    "gp-density": "density estimate with Gaussian-process noise",
+    "exponential-mechanism quantiles": "DP bounds: exponential-mechanism quantiles",
+    "noisy candidate counts": "DP category list: noisy counts of public candidates",
+    "partition selection": "DP category list: partition selection",
+    "done before the release": "DP estimate made before the release",
+}
+
+# Short mechanism names for tables and chart legends.
+MECHANISM_SHORT = {"laplace": "Laplace", "gaussian": "Gaussian", "rr": "randomized response"}
+
+# NoiseParameters fields (dpstudio.plan.units) as a compliance officer reads them.
+NOISE_LABELS = {
+    "scale": "Laplace scale b",
+    "sigma": "Gaussian \u03c3",
+    "grid_step": "noise grid step",
+    "keep_probability": "P(value kept)",
+    "other_probability": "P(each other category)",
+    "categories": "number of categories",
+}
+
+# Public facts of synthesizer, model and density units (PlanUnit.facts) in plain words; a fact
+# not listed here is printed under its own name.
+FACT_LABELS = {
+    "features": "features",
+    "label": "label",
+    "a_max": "a_max (largest privacy-loss parameter a of the Gibbs posterior; docs/models.md)",
+    "gamma": "\u03b3 (sampler's total-variation budget)",
+    "delta_gibbs": "\u03b4 of the Gibbs posterior",
+    "delta_sampler": "\u03b4 spent on the sampler, (e^\u03b5 + 1)\u00b7\u03b3",
+    "norm_bound": "feature norm bound R",
+    "lipschitz": "Lipschitz constant L = \u221a(R\u00b2 + 1)",
+    "beta": "inverse temperature \u03b2",
+    "sampler": "sampler",
+    "scaling": "feature scaling",
+    "grid_size": "grid points per axis",
+    "bandwidth": "kernel bandwidth (in units of the public range)",
+    "sensitivity": "sensitivity",
+    "calibration": "calibration",
+    "sample_rows": "synthetic values sampled",
+    "pool": "replacement pool",
+    "rows": "synthetic rows",
 }
 
 # Known acknowledgement codes -> plain words; unknown ones are printed as recorded.

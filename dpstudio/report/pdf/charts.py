@@ -18,8 +18,8 @@ PALETTE = ["#1f5fa8", "#c0392b", "#2e8b57", "#8e44ad", "#d35400", "#16a085", "#7
 
 def qt_available() -> bool:
     try:
-        import pyqtgraph  # noqa: F401
-        from PySide6 import QtGui  # noqa: F401
+        import pyqtgraph  # noqa: F401 - imported only to probe that it loads
+        from PySide6 import QtGui  # noqa: F401 - imported only to probe that Qt's libraries load
     except Exception:  # ImportError, or Qt libraries missing on the system
         return False
     return True
@@ -44,7 +44,7 @@ def _png_bytes(image) -> bytes:
     buf = QtCore.QBuffer()
     buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
     image.save(buf, "PNG")
-    return bytes(buf.data())
+    return bytes(buf.data().data())  # QByteArray.data(): the bytes (its buffer protocol is not in the stubs)
 
 
 def on_gui_thread(fn):
@@ -80,35 +80,34 @@ def on_gui_thread(fn):
     return box.get("result")
 
 
-def error_floor_chart(units: list[dict], chosen_eps: float, *, width: int = 1000, height: int = 460) -> bytes | None:
-    """Expected error of each column's mechanism (solid) and the floor no ε-DP mechanism can
-    beat (dashed), against the release's total ε, with the chosen ε marked.
+def error_floor_chart(curves: dict, *, width: int = 1000, height: int = 460) -> bytes | None:
+    """Expected error of each column's mechanism (solid) and the floor no mechanism with the same
+    (ε, δ) can beat (dashed), against the release's ε, with the chosen ε marked.
 
-    ``units``: dicts for :func:`dpstudio.engine.bounds.expected_error_curves` plus ``name``;
-    ``weight`` is the unit's share of the total ε.  Errors are shown relative to the column's
-    range (numbers) or as the probability of a wrong category (categories), so columns share
-    one axis.  Returns PNG bytes, or None when Qt is not available.
+    ``curves``: :func:`dpstudio.report.model.error_floor_curves` -- every point read off the
+    release plan compiled at that budget, relative to the column's range (numbers) or as the
+    probability of a wrong category (categories), so columns share one axis.  Returns PNG bytes,
+    or None when there is nothing to draw or Qt is not available.
     """
-    if not units or not qt_available():
+    if not curves or not curves.get("units") or not qt_available():
         return None
-    return on_gui_thread(lambda: _error_floor_chart(units, chosen_eps, width, height))
+    return on_gui_thread(lambda: _error_floor_chart(curves, width, height))
 
 
-def _error_floor_chart(units, chosen_eps, width, height) -> bytes:
+def _error_floor_chart(curves, width, height) -> bytes:
     import pyqtgraph as pg
-    from PySide6 import QtCore, QtGui, QtWidgets
+    from PySide6 import QtCore, QtGui
 
-    from dpstudio.engine.bounds import expected_error_curves
+    from dpstudio.report.text import MECHANISM_SHORT
 
     ensure_app()
-    lo = min(0.05, chosen_eps / 4)
-    hi = max(20.0, chosen_eps * 4)
-    grid = np.geomspace(lo, hi, 240)
-    specs = [{k: u[k] for k in ("kind", "mechanism", "diam", "n_categories", "delta", "weight") if k in u}
-             for u in units]
-    errors, floors = expected_error_curves(specs, grid)
-    scale = np.array([u["diam"] if u["kind"] == "numeric" and u.get("diam") else 1.0 for u in units])[:, None]
-    errors, floors = errors / scale, floors / scale
+    grid = np.asarray(curves["epsilon"], dtype=float)
+    chosen_eps = float(curves["chosen"])
+    units = curves["units"]
+    errors = np.array([u["error"] for u in units], dtype=float)
+    floors = np.array([u["floor"] for u in units], dtype=float)
+    at = int(np.argmin(np.abs(grid - chosen_eps)))
+    lo, hi = float(grid[0]), float(grid[-1])
 
     widget = pg.PlotWidget(background="w")
     widget.resize(width, height)
@@ -122,7 +121,7 @@ def _error_floor_chart(units, chosen_eps, width, height) -> bytes:
         ax.setPen(pg.mkPen("#333"))
         ax.setTextPen(pg.mkPen("#222"))
         ax.setStyle(tickFont=QtGui.QFont("DejaVu Sans", 9))
-    plot.setLabel("bottom", "total ε of the release", color="#222", **{"font-size": "10pt"})
+    plot.setLabel("bottom", "ε of the release", color="#222", **{"font-size": "10pt"})
     plot.setLabel("left", "expected error (relative)", color="#222", **{"font-size": "10pt"})
     xt = [v for v in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100) if lo <= v <= hi]
     plot.getAxis("bottom").setTicks([[(np.log10(v), f"{v:g}") for v in xt], []])
@@ -136,10 +135,14 @@ def _error_floor_chart(units, chosen_eps, width, height) -> bytes:
         color = PALETTE[i % len(PALETTE)]
         e, f = errors[i], floors[i]
         ok = (e > 0) & np.isfinite(e)
-        plot.plot(grid[ok], e[ok], pen=pg.mkPen(color, width=2.5), name=f"{u['name']} ({u['mechanism']})")
+        plot.plot(grid[ok], e[ok], pen=pg.mkPen(color, width=2.5),
+                  name=f"{u['name']} ({MECHANISM_SHORT.get(u['mechanism'], u['mechanism'])})")
         okf = (f > 0) & np.isfinite(f)
         if u["mechanism"] != "rr":  # randomized response meets its floor exactly: one line suffices
             plot.plot(grid[okf], f[okf], pen=pg.mkPen(color, width=1.5, style=QtCore.Qt.PenStyle.DashLine))
+        if ok[at]:  # the table's figure, at the chosen epsilon
+            plot.plot([grid[at]], [e[at]], pen=None, symbol="o", symbolSize=7, symbolPen=pg.mkPen(color),
+                      symbolBrush=pg.mkBrush(color))
     line = pg.InfiniteLine(pos=np.log10(chosen_eps), angle=90,
                            pen=pg.mkPen("#000", width=1.5, style=QtCore.Qt.PenStyle.DotLine),
                            label=f"chosen ε = {chosen_eps:.3g}",

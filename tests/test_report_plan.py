@@ -1,0 +1,324 @@
+"""The report prints the compiled plan's numbers, read off its typed units (never recomputed).
+
+Each figure a compliance officer reads -- the noise parameters, the expected error and floor of
+the Accuracy table, the error-vs-floor chart, the label guarantee, the DP domain estimates'
+cost -- is compared with the field of ``result.plan`` it must come from; several tests give a
+unit a number no formula would produce and check that the report prints exactly that number.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstudio.cli import main
+from dpstudio.pipeline import execute_release
+from dpstudio.plan import NoiseParameters, ReleasePlan
+from dpstudio.recipe.model import load_recipe
+from dpstudio.report import build_model, render
+from dpstudio.report.model import accuracy_units, error_floor_curves, fmt
+
+N = 300
+
+
+def _data(tmp_path):
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, N), "income": rng.integers(0, 200_000, N),
+                          "score": np.round(rng.uniform(0, 100, N), 2),
+                          "smoker": rng.choice(["yes", "no"], N), "grp": rng.choice(["a", "b", "c"], N),
+                          "sex": rng.choice(["f", "m"], N)})
+    path = tmp_path / "people.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def _release(tmp_path, name, args, *, output=None):
+    data, frame = _data(tmp_path)
+    rp = tmp_path / f"{name}.recipe.json"
+    assert main(["recipe", "init", str(data), "-o", str(rp), "--confirm-inferred", *args]) == 0
+    res = execute_release(load_recipe(rp), output_path=tmp_path / (output or f"{name}.csv"), ledger=None)
+    return res, frame
+
+
+RECORD = ["--epsilon", "2", "--delta", "1e-6", "--role", "age=sensitive", "--role", "income=sensitive",
+          "--role", "score=sensitive", "--role", "smoker=sensitive", "--role", "grp=sensitive",
+          "--role", "sex=public", "--bounds", "age=dp:0:150:0.2", "--bounds", "income=0:250000",
+          "--bounds", "score=0:100", "--mechanism", "income=gaussian", "--mechanism", "score=gaussian",
+          "--categories", "smoker=yes,no", "--categories", "grp=a,b,c", "--categories", "sex=f,m"]
+
+
+@pytest.fixture(scope="module")
+def record_release(tmp_path_factory):
+    """Laplace on DP-estimated bounds, two jointly calibrated Gaussians, two RR columns."""
+    return _release(tmp_path_factory.mktemp("plan-record"), "record", RECORD)
+
+
+@pytest.fixture(scope="module")
+def label_release(tmp_path_factory):
+    """A label release whose label has three categories (P(kept) and P(other) differ)."""
+    return _release(tmp_path_factory.mktemp("plan-label"), "label", [
+        "--release", "label", "--epsilon", "1.5", "--role", "grp=label", "--role", "age=public",
+        "--role", "income=public", "--role", "score=public", "--role", "smoker=public", "--role", "sex=public",
+        "--categories", "grp=a,b,c"])
+
+
+def _section(model, title):
+    return next(s for s in model.sections if s.title == title)
+
+
+def _table(model, title, first_head=None):
+    return next(b.content for b in _section(model, title).blocks if b.kind == "table"
+                and (first_head is None or b.content["head"][0] == first_head))
+
+
+def _rows(model, title, first_head=None) -> dict[str, list[str]]:
+    return {r[0].text: [c.text for c in r] for r in _table(model, title, first_head)["rows"]}
+
+
+def _with_unit(res, name, **changes):
+    """The release result with one plan unit's fields replaced (a number no formula gives)."""
+    plan = res.plan
+    units = tuple(replace(u, **changes) if u.name == name else u for u in plan.units)
+    return replace(res, plan=replace(plan, units=units))
+
+
+# ---- 1. randomized response's parameters are the plan unit's -------------------------------
+
+def test_label_rr_parameters_are_the_plan_units(label_release):
+    res, frame = label_release
+    unit = res.plan.unit_of_column("grp")
+    noise = unit.noise
+    assert noise.keep_probability is not None and noise.other_probability is not None
+    assert noise.keep_probability != pytest.approx(noise.other_probability)
+    for variant in ("internal", "external"):
+        params = _rows(build_model(res, variant, frame, charts=False), "Mechanisms and parameters")["grp"][4]
+        assert f"P(value kept) = {fmt(noise.keep_probability)}" in params
+        assert f"P(each other category) = {fmt(noise.other_probability)}" in params
+        assert f"number of categories = {fmt(noise.categories)}" in params
+    # the same figures in the rendered HTML
+    html = render(res, "html", frame=frame).decode()
+    assert f"P(value kept) = {fmt(noise.keep_probability)}" in html
+    assert f"P(each other category) = {fmt(noise.other_probability)}" in html
+
+
+def test_noise_parameters_are_read_not_recomputed(label_release):
+    res, frame = label_release
+    unit = res.plan.unit_of_column("grp")
+    odd = replace(unit.noise, keep_probability=0.123456, other_probability=0.438272)
+    model = build_model(_with_unit(res, unit.name, noise=odd), "internal", frame, charts=False)
+    params = _rows(model, "Mechanisms and parameters")["grp"][4]
+    assert "P(value kept) = 0.1235" in params and "P(each other category) = 0.4383" in params
+
+
+def test_record_parameters_with_labels_a_reader_understands(record_release):
+    res, frame = record_release
+    rows = _rows(build_model(res, "internal", frame, charts=False), "Mechanisms and parameters")
+    assert set(rows) == {"age", "income", "score", "smoker", "grp"}  # the bounds estimate is no column
+    for u in res.plan.perturbation_units:
+        params = rows[u.name][4]
+        n = u.noise
+        if u.mechanism_name == "laplace":
+            assert f"Laplace scale b = {fmt(n.scale)}" in params and f"noise grid step = {fmt(n.grid_step)}" in params
+        elif u.mechanism_name == "gaussian":
+            assert f"Gaussian \u03c3 = {fmt(n.sigma)}" in params and f"zCDP \u03c1 = {fmt(n.zcdp_rho)}" in params
+        else:
+            assert f"P(value kept) = {fmt(n.keep_probability)}" in params
+        assert rows[u.name][2] == fmt(u.epsilon) and rows[u.name][3] == fmt(u.delta)
+        assert rows[u.name][5] == fmt(u.expected_error)
+        assert "worst case" not in params  # the finalised plan: the scale that ran
+
+
+# ---- 2. the Accuracy table reads expected_error, floor and epsilon --------------------------
+
+def test_accuracy_table_is_the_plan_units(record_release):
+    res, frame = record_release
+    rows = _rows(build_model(res, "internal", frame, charts=False), "Accuracy")
+    assert set(rows) == {u.name for u in res.plan.perturbation_units}
+    for u in res.plan.perturbation_units:
+        _name, _mech, eps, err, floor, ratio = rows[u.name]
+        assert (eps, err, floor) == (fmt(u.epsilon), fmt(u.expected_error), fmt(u.floor))
+        assert ratio == f"{u.expected_error / u.floor:.2f} \u00d7"
+
+
+def test_accuracy_floor_and_error_are_read_not_recomputed(record_release):
+    res, frame = record_release
+    model = build_model(_with_unit(res, "score", floor=12.3456, expected_error=98.7654), "internal", frame,
+                        charts=False)
+    row = _rows(model, "Accuracy")["score"]
+    assert row[3:] == ["98.77", "12.35", f"{98.7654 / 12.3456:.2f} \u00d7"]
+    assert _rows(model, "Mechanisms and parameters")["score"][5] == "98.77"
+
+
+# ---- 3. the chart's curves are compiled by the plan ----------------------------------------
+
+def test_chart_curves_at_the_chosen_epsilon_are_the_table(record_release):
+    res, frame = record_release
+    units, _ = accuracy_units(res.plan, set(), False)
+    curves = error_floor_curves(res.plan, [u.name for u in units])
+    chosen = res.recipe.budget.epsilon
+    assert curves["chosen"] == chosen and chosen in curves["epsilon"]
+    assert len(curves["epsilon"]) == 21 and curves["epsilon"] == sorted(curves["epsilon"])
+    assert curves["epsilon"][0] < chosen < curves["epsilon"][-1]
+    i = curves["epsilon"].index(chosen)
+    for u, c in zip(units, curves["units"], strict=True):
+        width = u.domain[1] - u.domain[0] if u.mechanism_name in ("laplace", "gaussian") else 1.0
+        assert c["name"] == u.name and c["mechanism"] == u.mechanism_name
+        assert c["error"][i] * width == pytest.approx(u.expected_error, rel=1e-12)
+        assert c["floor"][i] * width == pytest.approx(u.floor, rel=1e-12)
+        # every other point is the plan compiled at that budget
+        for k in (0, len(curves["epsilon"]) - 1):
+            other = res.plan.at_budget(curves["epsilon"][k]).unit(u.name)
+            assert c["error"][k] * width == pytest.approx(other.expected_error, rel=1e-12)
+        errs = np.array(c["error"])
+        assert np.all(np.diff(errs) <= 1e-12)  # more epsilon, less error
+
+
+def test_chart_is_skipped_when_the_plan_cannot_be_recompiled(record_release, monkeypatch):
+    from dpstudio.report.pdf.charts import qt_available
+
+    res, frame = record_release
+    if qt_available():
+        assert "error_floor.png" in build_model(res, "internal", frame, charts=True).images
+    no_recipe = replace(res, plan=replace(res.plan, recipe=None))
+    model = build_model(no_recipe, "internal", frame, charts=True)
+    assert "error_floor.png" not in model.images and _rows(model, "Accuracy")
+
+    def refuse(self, epsilon):
+        raise ValueError("cannot compile")
+
+    monkeypatch.setattr(ReleasePlan, "at_budget", refuse)
+    model = build_model(res, "internal", frame, charts=True)
+    assert "error_floor.png" not in model.images and _rows(model, "Accuracy")
+
+
+# ---- 4. domain estimates in the accounting; synthesizer, model, density units --------------
+
+def test_domain_estimates_are_in_the_accounting_not_the_columns(record_release):
+    res, frame = record_release
+    est = next(u for u in res.plan.units if u.kind == "domain")
+    model = build_model(res, "external", frame, charts=False)
+    rows = _rows(model, "Privacy accounting", "Estimate")
+    assert rows == {est.name: [est.name, "DP bounds: exponential-mechanism quantiles", fmt(est.epsilon),
+                               fmt(est.delta)]}
+    assert est.name not in _rows(model, "Mechanisms and parameters")
+    cols = _rows(model, "Columns")
+    assert f"(cost \u03b5 = {fmt(est.epsilon)}, \u03b4 = 0, included in the total)" in cols["age"][4]
+
+
+def test_model_unit_prints_its_description_and_facts(tmp_path):
+    res, frame = _release(tmp_path, "model", [
+        "--release", "model", "--epsilon", "1", "--delta", "1e-5", "--role", "smoker=label",
+        "--role", "age=sensitive", "--role", "score=sensitive", "--role", "income=ignore", "--role", "grp=ignore",
+        "--role", "sex=ignore", "--bounds", "age=0:120", "--bounds", "score=0:100",
+        "--categories", "smoker=yes,no"], output="model.json")
+    unit = next(u for u in res.plan.units if u.kind == "model")
+    row = _rows(build_model(res, "external", None, charts=False), "Mechanisms and parameters")[unit.name]
+    assert row[1] == "logistic regression, Gibbs posterior sampling"
+    assert unit.description in row[4]
+    for key in ("a_max", "gamma", "delta_gibbs", "delta_sampler", "norm_bound"):
+        assert f"= {fmt(unit.facts[key])}" in row[4], key
+    assert "a_max (" in row[4] and "features: age, score" in row[4]
+
+
+def test_synthesizer_unit_is_named_and_described(tmp_path):
+    res, frame = _release(tmp_path, "synth", [
+        "--release", "synthetic", "--epsilon", "1", "--delta", "1e-5", "--synth", "mst", "--rows", "100",
+        "--role", "grp=label", "--role", "age=sensitive", "--role", "income=ignore", "--role", "score=ignore",
+        "--role", "smoker=ignore", "--role", "sex=ignore", "--bounds", "age=0:120", "--categories", "grp=a,b,c"])
+    unit = next(u for u in res.plan.units if u.kind == "synthesizer")
+    model = build_model(res, "internal", frame, charts=False)
+    row = _rows(model, "Mechanisms and parameters")[unit.name]
+    assert row[1] == "MST synthesizer (noisy marginals)" and unit.description in row[4]
+    assert _rows(model, "Columns")["age"][5] == "MST synthesizer (noisy marginals)"
+
+
+# ---- 5. the label guarantee is the plan's ---------------------------------------------------
+
+def test_label_guarantee_is_the_plans(label_release):
+    res, frame = label_release
+    lab = res.plan.label
+    assert lab is not None
+    model = build_model(res, "external", frame, charts=False)
+    kv = dict(kv for b in _section(model, "Summary").blocks if b.kind == "kv" for kv in b.content)
+    assert kv["Label guarantee"].startswith(f"\u03b5 = {fmt(lab.epsilon)} for the label \u201cgrp\u201d")
+    assert kv["Basis"] == lab.note
+    odd = replace(res, plan=replace(res.plan, label=replace(lab, epsilon=0.777)))
+    kv = dict(kv for b in _section(build_model(odd, "external", frame, charts=False), "Summary").blocks
+              if b.kind == "kv" for kv in b.content)
+    assert kv["Label guarantee"].startswith("\u03b5 = 0.777 ")
+
+
+def test_a_label_estimate_at_another_epsilon_is_flagged(label_release):
+    res, frame = label_release
+    lab = res.plan.label
+
+    def warnings(at_eps):
+        risk = {"label_views": {lab.column: {"at_epsilon": {"epsilon": at_eps}}}}
+        model = build_model(replace(res, risk=risk), "internal", frame, charts=False)
+        return [b.content for b in _section(model, "Residual risk estimates").blocks
+                if b.kind == "warn" and "does not describe this release" in b.content]
+
+    assert warnings(lab.label_unit_epsilon) == []
+    assert len(warnings(lab.label_unit_epsilon * 2)) == 1
+
+
+def test_semi_sensitive_label_guarantee_has_its_parts(tmp_path):
+    res, frame = _release(tmp_path, "semi", [
+        "--release", "semi-sensitive", "--epsilon", "2", "--role", "smoker=label", "--role", "age=sensitive",
+        "--role", "income=public", "--role", "score=public", "--role", "grp=public", "--role", "sex=public",
+        "--bounds", "age=0:120", "--categories", "smoker=yes,no"])
+    lab = res.plan.label
+    kv = dict(kv for b in _section(build_model(res, "internal", frame, charts=False), "Summary").blocks
+              if b.kind == "kv" for kv in b.content)
+    assert kv["Label guarantee"].startswith(f"\u03b5 = {fmt(lab.epsilon)} ")
+    assert f"\u03b5 = {fmt(lab.label_unit_epsilon)}" in kv["Made of"]
+    assert f"\u03b5 = {fmt(lab.sensitive_epsilon)}" in kv["Made of"]
+
+
+# ---- 6. what the external variant withholds --------------------------------------------------
+
+def test_external_withholds_every_parameter_fixed_by_a_copied_domain(tmp_path):
+    res, frame = _release(tmp_path, "copied", [
+        "--epsilon", "1", "--role", "age=sensitive", "--role", "grp=sensitive", "--role", "income=ignore",
+        "--role", "score=ignore", "--role", "smoker=ignore", "--role", "sex=ignore",
+        "--bounds", "age=data", "--categories", "grp=data"])
+    internal = _rows(build_model(res, "internal", frame, charts=False), "Mechanisms and parameters")
+    external = build_model(res, "external", frame, charts=False)
+    ext = _rows(external, "Mechanisms and parameters")
+    grp = res.plan.unit_of_column("grp")
+    assert f"P(value kept) = {fmt(grp.noise.keep_probability)}" in internal["grp"][4]
+    for name in ("age", "grp"):
+        assert fmt(res.plan.unit(name).expected_error) not in ext[name][5]
+        assert ext[name][5] == "withheld: copied from the data"
+    assert "Laplace scale b = withheld" in ext["age"][4] and "noise grid step = withheld" in ext["age"][4]
+    for label in ("P(value kept)", "P(each other category)", "number of categories"):
+        assert f"{label} = withheld" in ext["grp"][4]
+    assert not any(b.kind == "table" for b in _section(external, "Accuracy").blocks)
+    assert "error_floor.png" not in external.images
+
+
+def test_provisional_category_unit_gives_no_parameters_as_final(tmp_path):
+    from dpstudio.plan import compile_plan
+
+    res, frame = _release(tmp_path, "dpcats", [
+        "--epsilon", "1", "--role", "grp=sensitive", "--role", "age=ignore", "--role", "income=ignore",
+        "--role", "score=ignore", "--role", "smoker=ignore", "--role", "sex=ignore",
+        "--categories", "grp=dp:0.3:a,b,c,d"])
+    provisional = compile_plan(res.recipe)
+    assert not provisional.final
+    row = _rows(build_model(replace(res, plan=provisional), "internal", frame, charts=False),
+                "Mechanisms and parameters")["grp"]
+    assert "P(value kept) =" not in row[4] and "category list selected with DP" in row[4]
+    assert row[5] == "\u2014"
+    final = _rows(build_model(res, "internal", frame, charts=False), "Mechanisms and parameters")["grp"]
+    assert f"P(value kept) = {fmt(res.plan.unit_of_column('grp').noise.keep_probability)}" in final[4]
+
+
+def test_noise_labels_cover_the_noise_parameters():
+    from dpstudio.report import text as T
+
+    shown = set(T.NOISE_LABELS) | {"zcdp_rho"}
+    internal = {"sigma_steps", "diam_steps"}  # the sigma and the domain's width in grid steps
+    assert set(NoiseParameters.__dataclass_fields__) == shown | internal
