@@ -7,12 +7,11 @@ import of this module).
 """
 from __future__ import annotations
 
+import os
+import sys
 import time
 
 _IMPORT_PERF = time.perf_counter()  # taken as early as possible (before Qt is imported)
-
-import os  # noqa: E402
-import sys  # noqa: E402
 
 
 def _process_age_at_import() -> float | None:
@@ -38,9 +37,10 @@ def seconds_since_start() -> float:
     return (_AGE_AT_IMPORT or 0.0) + time.perf_counter() - _IMPORT_PERF
 
 
-from PySide6.QtCore import QCoreApplication, QSettings, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
-from PySide6.QtWidgets import QApplication
+# Qt is imported after _IMPORT_PERF so that the start-up time measured includes loading it
+from PySide6.QtCore import QCoreApplication, QSettings, Qt  # noqa: E402
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 ORGANIZATION = "dpstudio"
 APPLICATION = "dpstudio"
@@ -98,7 +98,7 @@ def is_dark() -> bool:
 def apply_theme() -> None:
     """Light or dark palette following the system (or the user's choice) + the stylesheet."""
     app = QApplication.instance()
-    if app is None:
+    if not isinstance(app, QApplication):  # none yet, or a QCoreApplication without widgets
         return
     dark = is_dark()
     app.setPalette(dark_palette() if dark else light_palette())
@@ -115,6 +115,8 @@ def create_application(argv=None) -> QApplication:
     if app is None:
         QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
         app = QApplication(list(argv if argv is not None else sys.argv[:1]))
+    if not isinstance(app, QApplication):
+        raise RuntimeError(f"dpstudio needs a QApplication, but a {type(app).__name__} already exists")
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)
     app.setApplicationDisplayName("dpstudio")
@@ -125,9 +127,9 @@ def create_application(argv=None) -> QApplication:
     from dpstudio.gui.i18n import install_translator
     install_translator(app)
     apply_theme()
-    if not getattr(app, "_dpstudio_scheme_hooked", False):
+    if not app.property("dpstudioSchemeHooked"):  # a Qt dynamic property: hook the scheme once per application
         QGuiApplication.styleHints().colorSchemeChanged.connect(lambda _s: apply_theme())
-        app._dpstudio_scheme_hooked = True
+        app.setProperty("dpstudioSchemeHooked", True)
     return app
 
 
@@ -155,7 +157,6 @@ def install_exit_hook(win, ms: int, stream=None) -> None:
     from PySide6.QtCore import QEvent, QObject, QTimer
 
     stream = stream if stream is not None else sys.stderr
-    app = QApplication.instance()
 
     def shown():
         if getattr(win, "_dpstudio_first_shown", None) is not None:
@@ -165,11 +166,11 @@ def install_exit_hook(win, ms: int, stream=None) -> None:
 
         def leave():
             win.close()  # cancels and waits for running workers
-            app.quit()
+            QApplication.quit()
         QTimer.singleShot(ms, leave)
 
     class _FirstPaint(QObject):
-        def eventFilter(self, obj, event):  # noqa: N802
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt override
             if event.type() in (QEvent.Type.Paint, QEvent.Type.Expose, QEvent.Type.UpdateRequest):
                 shown()
             return False
@@ -182,6 +183,11 @@ def install_exit_hook(win, ms: int, stream=None) -> None:
 
 def run_gui(path: str | None = None) -> int:
     app = create_application()
+    # Python's cyclic garbage collector runs in whichever thread happens to allocate; a cycle
+    # holding Qt objects collected on a worker thread crashes Qt.  Collect on the GUI thread
+    # only, from a timer (pyqtgraph's collector; the tests do the same per test).
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+    app._dpstudio_gc = GarbageCollector(interval=1.0)  # type: ignore[attr-defined]
     win = create_main_window(path)
     ms = exit_after_ms()
     if ms is not None:

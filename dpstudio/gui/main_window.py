@@ -5,11 +5,24 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QMainWindow,
-                               QMessageBox, QPushButton, QScrollArea, QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpstudio.gui.dialogs import show_error
 from dpstudio.gui.session import Session
+from dpstudio.gui.wizard.base import WizardPage
 from dpstudio.gui.wizard.budget_page import BudgetPage
 from dpstudio.gui.wizard.columns_page import ColumnsPage
 from dpstudio.gui.wizard.data_page import DataPage, recent_files
@@ -18,8 +31,6 @@ from dpstudio.gui.wizard.release_page import ReleasePage
 from dpstudio.gui.wizard.review_page import ReviewPage
 from dpstudio.gui.workers import TaskRunner
 
-PAGE_CLASSES = (DataPage, ColumnsPage, ReleasePage, BudgetPage, ReviewPage, ExportPage)
-
 
 class MainWindow(QMainWindow):
     def __init__(self, session: Session | None = None, runner: TaskRunner | None = None):
@@ -27,9 +38,15 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(self.tr("dpstudio — private data release"))
         self.session = session or Session(self)
         self.runner = runner or TaskRunner(self)
-        self.pages = [cls(self.session, self.runner) for cls in PAGE_CLASSES]
-        self.data_page, self.columns_page, self.release_page, self.budget_page, self.review_page, \
-            self.export_page = self.pages
+        # each page by its own class (typed), then the steps in order
+        self.data_page = DataPage(self.session, self.runner)
+        self.columns_page = ColumnsPage(self.session, self.runner)
+        self.release_page = ReleasePage(self.session, self.runner)
+        self.budget_page = BudgetPage(self.session, self.runner)
+        self.review_page = ReviewPage(self.session, self.runner)
+        self.export_page = ExportPage(self.session, self.runner)
+        self.pages: list[WizardPage] = [self.data_page, self.columns_page, self.release_page, self.budget_page,
+                                        self.review_page, self.export_page]
 
         self.steps = QListWidget()
         self.steps.setObjectName("steps")
@@ -112,8 +129,9 @@ class MainWindow(QMainWindow):
         self.open_action = self._action(f, self.tr("&Open a table…"), self.data_page.open_dialog,
                                         QKeySequence.StandardKey.Open)
         self._action(f, self.tr("Open a saved &recipe…"), self.data_page.open_recipe_dialog)
-        self.save_action = self._action(f, self.tr("&Save the recipe…"), self.save_recipe, QKeySequence.StandardKey.Save,
-                                        self.tr("Save the release plan (JSON) to repeat it or run it from the command line"))
+        self.save_action = self._action(
+            f, self.tr("&Save the recipe…"), self.save_recipe, QKeySequence.StandardKey.Save,
+            self.tr("Save the release plan (JSON) to repeat it or run it from the command line"))
         self.recent_menu = f.addMenu(self.tr("Recent files"))
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._action(f, self.tr("Open the &demo data"), self.data_page.open_demo)
@@ -168,7 +186,7 @@ class MainWindow(QMainWindow):
     def current_index(self) -> int:
         return self.stack.currentIndex()
 
-    def current_page(self):
+    def current_page(self) -> WizardPage:
         return self.pages[self.current_index]
 
     def reachable(self, index: int) -> bool:
@@ -229,7 +247,8 @@ class MainWindow(QMainWindow):
         elif not self.session.has_data:
             self.blocker.setText(self.tr("Open a table to begin."))
         elif problems:
-            self.blocker.setText(self.tr("{0} thing(s) to fix on this step before continuing (hover for the list).").format(len(problems)))
+            text = self.tr("{0} thing(s) to fix on this step before continuing (hover for the list).")
+            self.blocker.setText(text.format(len(problems)))
             self.blocker.setToolTip("\n".join(problems))
         else:
             self.blocker.setText(self.tr("Fix the problems listed above to continue."))
@@ -237,7 +256,8 @@ class MainWindow(QMainWindow):
         self.redo_action.setEnabled(self.session.can_redo())
 
     def _data_loaded(self):
-        self.statusBar().showMessage(self.tr("Loaded {0}").format(Path(self.session.loaded.path).name), 5000)
+        if self.session.loaded is not None:
+            self.statusBar().showMessage(self.tr("Loaded {0}").format(Path(self.session.loaded.path).name), 5000)
         self._update_nav()
         if self.current_index == 0:
             self.go_to(1)
@@ -250,7 +270,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(self.tr("Finish the earlier steps before exporting."), 5000)
 
     def save_recipe(self):
-        if self.session.recipe is None:
+        if self.session.recipe is None or self.session.loaded is None:
             return
         start = str(Path(self.session.loaded.path).with_suffix(".recipe.json"))
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Save the recipe"), start,
@@ -288,14 +308,14 @@ class MainWindow(QMainWindow):
             "compliance officer can sign.").format(__version__))
 
     # ---- window --------------------------------------------------------------------------
-    def dragEnterEvent(self, event):  # noqa: N802
+    def dragEnterEvent(self, event):  # noqa: N802 - Qt override
         if event.mimeData().hasUrls():
             event.acceptProposedAction()
 
-    def dropEvent(self, event):  # noqa: N802
+    def dropEvent(self, event):  # noqa: N802 - Qt override
         self.data_page.dropEvent(event)
 
-    def closeEvent(self, event):  # noqa: N802
+    def closeEvent(self, event):  # noqa: N802 - Qt override
         if self.export_page.worker is not None:
             ok = QMessageBox.question(self, self.tr("A release is running"),
                                       self.tr("Cancel the running release and quit?"))

@@ -63,12 +63,15 @@ def take(outdir: str, *, dark: bool = False) -> list[Path]:
     shot("3_release")
     win.go_to(3)
     win.budget_page.preview.column_combo.setCurrentText("income")
+    # the error curves are the plan's at a few dozen budgets, computed on a worker
+    _wait(app, lambda: win.budget_page.preview._curve_worker is None)
     shot("4_budget")
     # a label release, to show the attacker chart
     from dpstudio.gui.wizard.edits import set_release_type, set_role
     recipe = win.session.recipe
     win.session.update(lambda r: set_role(set_release_type(r, "label"), "employed", "label"))
     _wait(app, lambda: win.budget_page.preview._leak_worker is None, timeout=60)
+    _wait(app, lambda: win.budget_page.preview._curve_worker is None)
     shot("4b_budget_label")
     # synthetic data: noise-to-signal ratio and a quick trial fit (columns without a domain left out)
     win.session.set_recipe(recipe)

@@ -6,13 +6,22 @@ undoable.  Loading a new table emits ``dataChanged`` (then ``recipeChanged``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from dpstudio.recipe.model import Recipe
+from dpstudio.recipe.validate import Problem
+
+if TYPE_CHECKING:  # the engine's loader is imported lazily (start-up time)
+    import pandas as pd
+
+    from dpstudio.engine.data.loader import LoadedTable
+    from dpstudio.engine.data.schema import TableSchema
+    from dpstudio.plan import ReleasePlan
 
 UNDO_LIMIT = 200
 
@@ -57,26 +66,13 @@ def load_for_session(path, options=None, *, progress, cancel):
 def load_recipe_and_data(recipe_path, *, progress, cancel):
     """Worker job: open a saved recipe and the table it names."""
     from dpstudio.engine.data.schema import infer_schema
+    from dpstudio.pipeline import load_input
     from dpstudio.recipe.model import load_recipe
-    from dpstudio.recipe.run import load_input
 
     recipe = load_recipe(recipe_path)
     loaded = load_input(recipe, progress=progress, cancel=cancel)
     schema = infer_schema(loaded.frame)
     return loaded, schema, recipe, str(recipe_path)
-
-
-# validation problems are grouped by the page that can fix them
-def _page_of(problem: str) -> str:
-    p = problem.lower()
-    if p.startswith("budget"):
-        return "budget"
-    if p.startswith("release") or "mechanism" in p or " use '" in p or "released unchanged" in p \
-            or "cannot be released by" in p or "embeddings are released only" in p:
-        return "release"
-    if p.startswith("input"):
-        return "data"
-    return "columns"
 
 
 class Session(QObject):
@@ -87,16 +83,17 @@ class Session(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.recipe: Recipe | None = None
-        self.loaded = None
-        self.schema = None
+        self.loaded: LoadedTable | None = None
+        self.schema: TableSchema | None = None
         self.recipe_source: str | None = None  # file the recipe came from, if any
         self.output_path: str = ""
         self.report_path: str = ""
         self._undo: list[Recipe] = []
         self._redo: list[Recipe] = []
-        self._cache: dict = {}
+        self._cache: dict[str, Any] = {}
         self._last_merge: str | None = None
-        self.derived: dict = {}  # expensive results shared by pages (e.g. the leakage model)
+        self.derived: dict[Any, Any] = {}  # expensive results shared by pages (e.g. the leakage model)
+        self._preview: tuple[Any, Any] | None = None  # (key, columns) of preview_recipe
 
     # ---- data ------------------------------------------------------------------------
     @property
@@ -104,10 +101,11 @@ class Session(QObject):
         return self.loaded is not None and self.recipe is not None
 
     @property
-    def frame(self):
+    def frame(self) -> pd.DataFrame | None:
         return None if self.loaded is None else self.loaded.frame
 
-    def set_data(self, loaded, schema, recipe: Recipe, recipe_source: str | None = None) -> None:
+    def set_data(self, loaded: LoadedTable, schema: TableSchema, recipe: Recipe,
+                 recipe_source: str | None = None) -> None:
         self.loaded, self.schema, self.recipe = loaded, schema, recipe
         self.recipe_source = recipe_source
         self._undo.clear()
@@ -166,37 +164,44 @@ class Session(QObject):
         return bool(self._redo)
 
     def undo(self) -> None:
-        if self._undo:
+        if self._undo and self.recipe is not None:  # the stacks are only filled while a recipe is set
             self._redo.append(self.recipe)
             self._last_merge = None
             self._set(self._undo.pop())
 
     def redo(self) -> None:
-        if self._redo:
+        if self._redo and self.recipe is not None:
             self._undo.append(self.recipe)
             self._last_merge = None
             self._set(self._redo.pop())
 
     # ---- derived (cached per recipe) ---------------------------------------------------
-    def problems(self) -> list[str]:
+    def problems(self) -> list[Problem]:
+        """Every problem with the recipe and its fit to the loaded table, the plan's included
+        (each unit's share of epsilon, each Gaussian unit's noise)."""
         if self.recipe is None:
             return []
         if "problems" not in self._cache:
-            from dpstudio.recipe.validate import validate
-            self._cache["problems"] = validate(self.recipe, self.schema)
+            from dpstudio.plan import plan_problems
+            self._cache["problems"] = plan_problems(self.recipe, self.schema)
         return self._cache["problems"]
 
-    def page_problems(self, page: str) -> list[str]:
-        return [p for p in self.problems() if _page_of(p) == page]
+    def page_problems(self, page: str) -> list[Problem]:
+        """The problems the wizard page ``page`` can fix (each problem names its page)."""
+        return [p for p in self.problems() if p.page == page]
 
-    def plan(self):
-        """``(plan, error_text)``: the computed privacy accounting, or why there is none."""
+    def plan(self) -> tuple[ReleasePlan | None, str | None]:
+        """``(plan, error_text)``: the compiled plan, or why there is none.
+
+        Compiled from the recipe with its 'copied from data' domains filled in from the loaded
+        table, as the release will (``pipeline.execute_release``), so the figures are the ones
+        that will run."""
         if self.recipe is None:
             return None, "no data loaded"
         if "plan" not in self._cache:
-            from dpstudio.recipe.run import compile_recipe
+            from dpstudio.pipeline import compile_recipe
             try:
-                self._cache["plan"] = (compile_recipe(self.recipe), None)
+                self._cache["plan"] = (compile_recipe(self._preview_of(self.recipe)), None)
             except Exception as exc:  # noqa: BLE001 - shown to the user, never raised
                 from dpstudio.gui.dialogs import error_summary
                 self._cache["plan"] = (None, error_summary(exc))
@@ -206,11 +211,11 @@ class Session(QObject):
         """The recipe with 'copied from data' domains resolved (for previews on this machine only).
 
         Cached by the columns, so moving the epsilon slider never re-reads the data."""
-        r = self.recipe
-        if r is None:
-            return None
+        return None if self.recipe is None else self._preview_of(self.recipe)
+
+    def _preview_of(self, r: Recipe) -> Recipe:
         key = (r.columns, id(self.loaded))
-        cached = getattr(self, "_preview", None)
+        cached = self._preview
         if cached is None or cached[0] != key:
             filled = r
             if self.frame is not None and any(c.domain is not None and c.domain.source == "data"

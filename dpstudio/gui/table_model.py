@@ -11,6 +11,9 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 
 from dpstudio.gui.i18n import tr
 
+#: the invalid index Qt uses for "the root" (the table itself): the default ``parent``
+_ROOT = QModelIndex()
+
 
 def format_cell(value) -> str:
     if value is None:
@@ -52,10 +55,10 @@ class DataFrameModel(QAbstractTableModel):
                 self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(self._columns) - 1)
                 self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(self._columns) - 1))
 
-    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 (Qt API)
+    def rowCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt override
         return 0 if parent.isValid() or self._frame is None else len(self._frame)
 
-    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802
+    def columnCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt override
         return 0 if parent.isValid() else len(self._columns)
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
@@ -69,7 +72,7 @@ class DataFrameModel(QAbstractTableModel):
             return QColor(140, 140, 140)
         return None
 
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802 - Qt override
         if self._frame is None:
             return None
         if orientation == Qt.Orientation.Horizontal:

@@ -8,13 +8,13 @@ signal.  The GUI thread only starts jobs and receives their signals (queued conn
 from __future__ import annotations
 
 import sys
-
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from dpstudio.engine.progress import CancelToken, Cancelled
+from dpstudio.engine.progress import Cancelled, CancelToken
 
 
 class WorkerSignals(QObject):

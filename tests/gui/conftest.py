@@ -1,6 +1,7 @@
 """GUI tests: offscreen Qt, temporary QSettings and ledger for every test."""
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import time
@@ -8,16 +9,28 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-
-pytest.importorskip("PySide6")
-pytest.importorskip("pytestqt")
-
-from PySide6.QtCore import QSettings  # noqa: E402
+import pytest
+from PySide6.QtCore import QSettings
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_CSV = REPO / "resources" / "demo" / "census_demo.csv"
 DEMO_RECIPE = REPO / "resources" / "demo" / "census_demo.recipe.json"
+
+
+@pytest.fixture(autouse=True)
+def gui_thread_gc():
+    """No cyclic garbage collection during a GUI test, one on the GUI thread after it.
+
+    The collector runs in whichever thread allocates: a worker thread that collects a cycle
+    holding Qt objects (a finished test's widgets) crashes Qt - a segfault that came and went
+    with thread timing.  The app itself collects on a GUI-thread timer (``gui.app.run_gui``)."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.enable()
 
 
 @pytest.fixture(autouse=True)

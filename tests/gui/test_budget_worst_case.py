@@ -10,9 +10,12 @@ def test_budget_table_labels_dp_bounds_as_worst_case(qtbot, loaded_demo):
     dom = Domain("numeric", source="dp", cost=Cost(0.1, 0.0), search_low=0.0, search_high=1_000_000.0)
     win.session.update_column("income", domain=dom)
     win.go_to(3)
+    from dpstudio.gui.wizard.budget_charts import COL
     prev = win.budget_page.preview
-    qtbot.waitUntil(lambda: prev.table.rowCount() > 0 and prev.table.item(0, 2).text() != "", timeout=10000)
-    rows = {prev.table.item(i, 0).text(): prev.table.item(i, 2).text() for i in range(prev.table.rowCount())}
+    err = COL["error"]
+    qtbot.waitUntil(lambda: prev.table.rowCount() > 0 and prev.table.item(0, err).text() != "", timeout=10000)
+    rows = {prev.table.item(i, COL["unit"]).text(): prev.table.item(i, err).text()
+            for i in range(prev.table.rowCount())}
     assert rows["income"].startswith("\u2264 ")
     assert not rows["education_level"].startswith("\u2264")
     assert "worst case" in prev.notes.text()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import load
 
 BOUNDS = {"education_level": ("1", "16"), "income": ("0", "500000")}
@@ -67,8 +66,4 @@ def test_wizard_end_to_end_on_demo(qtbot, window, demo_copy):
     import pandas as pd
     released = pd.read_csv(out)
     assert "person_id" not in released.columns and len(released) == 4000
-    try:
-        from dpstudio.report import write_report  # noqa: F401
-    except ImportError:
-        pytest.xfail("dpstudio.report is not available yet: data and ledger checked, report not written")
     assert report.exists() and report.stat().st_size > 0

@@ -3,9 +3,8 @@ locale is German (only a handful of strings are translated: the pipeline is what
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QLocale
-
 from conftest import REPO
+from PySide6.QtCore import QCoreApplication, QLocale
 
 
 @pytest.fixture

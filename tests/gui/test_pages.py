@@ -1,13 +1,10 @@
 """Each wizard page against the demo data."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import load
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QKeySequence
-
-from conftest import load
 
 
 def test_data_page_loads_on_worker_and_summarises(qtbot, window, demo_copy):
@@ -108,7 +105,7 @@ def test_release_page_types_and_explanations(qtbot, loaded_demo):
     assert win.session.recipe.budget.delta > 0
     assert page.method.isVisible()
     # the synthesizer starts at the recommended one, marked and explained in the combo
-    from dpstudio.engine.release.synthetic import recommend_method
+    from dpstudio.plan.synthetic import recommend_method
     best, why = recommend_method(win.session.recipe)
     assert win.session.recipe.release.options.get("method") == best
     assert page.method.currentData() == best and "(recommended)" in page.method.currentText()
@@ -131,10 +128,11 @@ def test_budget_page_slider_drives_recipe_and_charts(qtbot, loaded_demo):
     assert page.spin.value() == pytest.approx(win.session.recipe.budget.epsilon)
     prev = page.preview
     qtbot.waitUntil(lambda: prev.error_chart.showing_plot and prev.hist_chart.showing_plot, timeout=10000)
-    e_small = prev.table.item(0, 2).text()
+    from dpstudio.gui.wizard.budget_charts import COL
+    e_small = prev.table.item(0, COL["error"]).text()
     page.spin.setValue(8.0)
     assert win.session.recipe.budget.epsilon == 8.0
-    assert prev.table.item(0, 2).text() != e_small
+    assert prev.table.item(0, COL["error"]).text() != e_small
     assert page.slider.value() == eps_to_slider(8.0)
     assert "ε = " in page.total.text()
     assert page.ledger_summary is not None and page.ledger_summary["releases"] == 0
@@ -155,7 +153,7 @@ def test_budget_page_attack_chart_for_label_release(qtbot, loaded_demo):
         assert "not available yet" in chart.message.text()
         return
     qtbot.waitUntil(lambda: chart.showing_plot, timeout=60000)
-    vals = chart.values_at(win.session.recipe.budget.epsilon)
+    vals = chart.current
     assert vals is not None and all(0 <= v <= 1 for v in vals)
 
 

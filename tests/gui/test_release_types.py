@@ -6,7 +6,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import load
 
 
@@ -91,8 +90,8 @@ def test_embedding_pool_file_and_dataset_pool(qtbot, window, tmp_path):
     s.undo()
     assert ACK_DATASET_POOL in s.recipe.acknowledgements
     # the release really runs with the group released from the pool
-    from dpstudio.gui.wizard.export_page import run_release
     from dpstudio.engine.progress import CancelToken
+    from dpstudio.gui.wizard.export_page import run_release
     out = tmp_path / "emb_dp.csv"
     res = run_release(s.recipe, str(out), "", "internal", progress=lambda *a: None, cancel=CancelToken())
     got = pd.read_csv(res.output_path)
@@ -121,7 +120,6 @@ def test_dataset_pool_confirmation_dialog_explains(qtbot, window, tmp_path):
 
 @pytest.mark.parametrize("rtype", ["model", "density"])
 def test_model_and_density_release_pages_and_json_export(qtbot, window, tmp_path, rtype):
-    from dpstudio.gui.wizard.edits import set_release_type
     data = tmp_path / "num.csv"
     _numeric_table(data)
     load(qtbot, window, data)

@@ -6,7 +6,6 @@ import threading
 import time
 
 import numpy as np
-
 from PySide6.QtCore import QTimer
 
 from dpstudio.export import atomic_path  # imported up front: a first import inside the job takes seconds
@@ -45,7 +44,7 @@ def endless_writing_job(target, *, progress, cancel):
                 progress(0.5, "writing")
 
 
-TICKS: "queue.Queue[bool]" = queue.Queue()
+TICKS: queue.Queue[bool] = queue.Queue()
 STARTED = threading.Event()
 
 

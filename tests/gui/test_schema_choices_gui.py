@@ -2,9 +2,8 @@
 the data stay marked as inferred until changed or confirmed with "Confirm all suggestions"."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-
 from conftest import load
+from PySide6.QtCore import Qt
 
 from dpstudio.gui.wizard.columns_page import COL_ROLE, COL_TYPE
 from dpstudio.recipe.validate import inferred_facts

@@ -1,13 +1,13 @@
 from dataclasses import replace
 
-from dpstudio.gui.session import Session, _page_of
+from dpstudio.gui.session import Session
 from dpstudio.gui.wizard.edits import set_domain, set_release_type, set_role
-from dpstudio.recipe.model import Domain
+from dpstudio.recipe.model import Domain, Mechanism
 
 
 def _session(qtbot, demo_copy):
-    from dpstudio.gui.session import load_for_session
     from dpstudio.engine.progress import NEVER_CANCELLED
+    from dpstudio.gui.session import load_for_session
     s = Session()
     s.set_data(*load_for_session(demo_copy, progress=lambda *a: None, cancel=NEVER_CANCELLED))
     return s
@@ -42,7 +42,9 @@ def test_problems_are_grouped_by_page(qtbot, demo_copy):
     assert not s.page_problems("budget")
     s.update(lambda r: replace(r, budget=replace(r.budget, epsilon=0.0)))
     assert any(p.startswith("budget") for p in s.page_problems("budget"))
-    assert _page_of("column 'x': numeric columns use 'laplace' or 'gaussian', got 'rr'") == "release"
+    s.update(lambda r: r.with_column("income", mechanism=Mechanism("rr")))
+    assert any(p.startswith("column 'income': numeric columns use") for p in s.page_problems("release"))
+    assert all(p.page == page for page in ("data", "columns", "release", "budget") for p in s.page_problems(page))
 
 
 def test_copy_from_data_needs_confirmation_and_adds_ack(qtbot, demo_copy):

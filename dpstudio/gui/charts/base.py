@@ -60,7 +60,7 @@ class ChartBox(QWidget):
             ax.setPen(fg)
             ax.setTextPen(fg)
 
-    def changeEvent(self, event):  # noqa: N802
+    def changeEvent(self, event):  # noqa: N802 - Qt override
         if event.type() == QEvent.Type.PaletteChange:
             self._apply_palette()
         super().changeEvent(event)

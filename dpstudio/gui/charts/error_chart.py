@@ -1,4 +1,7 @@
-"""Expected error of one column's mechanism against the floor no epsilon-DP mechanism can beat."""
+"""Expected error of one column's mechanism against the floor no epsilon-DP mechanism can beat.
+
+The curves go through the plan's own figures at a few dozen budgets; the marker is the value of
+the current plan, given by the caller (never read off the curve)."""
 from __future__ import annotations
 
 import numpy as np
@@ -26,25 +29,28 @@ class ErrorChart(ChartBox):
         self.marker = p.plot([], [], pen=None, symbol="o", symbolSize=10, symbolBrush=BLUE)
         self.vline = pg.InfiniteLine(angle=90, pen=pg.mkPen("#888", width=1, style=Qt.PenStyle.DotLine))
         p.addItem(self.vline)
-        self._grid = None
-        self._err = None
+        self.has_curves = False
 
     def set_curves(self, eps_grid, err, floor, ylabel: str) -> None:
-        self._grid, self._err = np.asarray(eps_grid), np.asarray(err)
-        self.curve.setData(eps_grid, err)
-        self.floor.setData(eps_grid, floor)
-        low = max(float(np.min(floor[floor > 0], initial=1e-4)), 1e-4)  # errors under 0.01 % are not drawn
-        high = max(float(np.max(err)), low * 10)
-        self.zero.setData(eps_grid, np.full_like(floor, low))
+        """Draw the curves through the points where the plan has a value (NaN: none)."""
+        eps_grid, err, floor = (np.asarray(a, dtype=float) for a in (eps_grid, err, floor))
+        ok = np.isfinite(err) & (err > 0)
+        okf = np.isfinite(floor) & (floor > 0)
+        self.curve.setData(eps_grid[ok], err[ok])
+        self.floor.setData(eps_grid[okf], floor[okf])
+        low = max(float(np.min(floor[okf], initial=1e-4)), 1e-4)  # errors under 0.01 % are not drawn
+        high = max(float(np.max(err[ok], initial=low)), low * 10)
+        self.zero.setData(eps_grid[okf], np.full(int(okf.sum()), low))
         self.plot.getPlotItem().setLabel("left", ylabel + " " + tr("(log scale)"))
         self.plot.getPlotItem().setYRange(np.log10(low), np.log10(high), padding=0.05)
         self.plot.getPlotItem().enableAutoRange(axis="x")
+        self.has_curves = True
         self.show_plot()
 
-    def set_epsilon(self, eps: float) -> float | None:
-        if self._grid is None or not self.showing_plot:
-            return None
+    def set_epsilon(self, eps: float, value: float | None) -> None:
+        """Move the marker to ``value``: the current plan's figure at ``eps`` (None: no marker)."""
         self.vline.setPos(np.log10(eps))
-        y = float(np.interp(np.log(eps), np.log(self._grid), self._err))
-        self.marker.setData([eps], [y])
-        return y
+        if value is None or not (np.isfinite(value) and value > 0):
+            self.marker.setData([], [])
+        else:
+            self.marker.setData([eps], [float(value)])

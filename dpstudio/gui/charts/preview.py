@@ -1,10 +1,15 @@
-"""What the live charts show, computed from the recipe (numpy only, no Qt).
+"""What the live charts show, read from the compiled release plan (numpy only, no Qt).
 
-* error curves: each perturbed column's expected error and the floor no epsilon-DP mechanism
-  can beat (``dpstudio.engine.bounds``), as a share of the column's range, over an epsilon grid;
-* a fixed sample (<= 20,000 rows) of one column, privatized for display with the same closed
-  forms (Laplace scale = expected error; Gaussian sigma; randomized-response keep probability),
-  reusing fixed standard noise draws so the histogram moves smoothly with epsilon.
+* preview units: the plan's perturbation units that have an error curve (Laplace or Gaussian
+  noise on a numeric domain, randomized response on a category list); a unit planned on its
+  public search range (domain estimated with DP at release time) is flagged worst case;
+* curves: each unit's ``expected_error`` and ``floor`` as the plan compiles them at
+  :data:`CURVE_POINTS` log-spaced total epsilons (``plan.at_budget``; :func:`plan_curves` is a
+  worker job) - the value at the current epsilon is read from the current plan, never from a curve;
+* a fixed sample (<= 20,000 rows) of one column plus fixed standard noise draws, privatized for
+  display with the plan's own noise parameters (Laplace scale b, Gaussian sigma, randomized
+  response's keep probability), so the histogram moves smoothly with epsilon;
+* the texts of the budget table and the Review page, formatted from the plan's unit fields.
 
 These previews use the private data on the steward's machine only; nothing here is released.
 """
@@ -14,137 +19,170 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+
 EPS_MIN, EPS_MAX = 0.01, 50.0
-EPS_GRID = np.geomspace(EPS_MIN, EPS_MAX, 241)
+CURVE_POINTS = 25  # plan.at_budget costs ~2 ms (Laplace / RR) to ~90 ms (Gaussian groups) per point
+EPS_GRID = np.geomspace(EPS_MIN, EPS_MAX, CURVE_POINTS)
 SAMPLE_ROWS = 20_000
-RECORD_TYPES = ("record", "label", "semi-sensitive")
 
 
 @dataclass(frozen=True)
 class Unit:
-    """One perturbed column as the preview sees it."""
+    """One plan unit with an error curve, as the preview draws it (from the plan, never recomputed)."""
 
     name: str
     kind: str  # "numeric" | "categorical"
-    mechanism: str
-    share: float  # share of the total epsilon
-    delta: float
-    diam: float | None = None
+    mechanism: str  # the unit's mechanism_name: "laplace" | "gaussian" | "rr"
     low: float | None = None
     high: float | None = None
     categories: tuple[str, ...] | None = None
-    # the domain is estimated with DP at release time: shown on the whole search range (worst case)
+    # planned on the public search range: its domain is estimated with DP at release time
     worst_case: bool = False
-    # Gaussian columns calibrated jointly (record.gaussian_group): the group's share of epsilon,
-    # its delta, and this column's share of the group's zCDP budget
-    group_share: float | None = None
-    group_delta: float | None = None
-    rho_weight: float | None = None
+
+    @property
+    def diam(self) -> float | None:
+        return None if self.low is None or self.high is None else float(self.high - self.low)
 
 
-def preview_units(recipe) -> tuple[list[Unit], list[str]]:
-    """The previewable units of a record-type recipe, and notes on the columns left out."""
-    notes: list[str] = []
-    if recipe is None or recipe.release.type not in RECORD_TYPES:
-        return [], notes
-    from dpstudio.engine.release.record import _mechanism_name, budget_split, perturbed_units
-
+def _category_names(plan, unit) -> tuple[str, ...]:
+    """Display names of a randomized-response unit's categories (the recipe's list, or the public
+    candidates a DP category estimate chooses from); numbered when they cannot be matched."""
+    names = None
     try:
-        split = budget_split(recipe)
-    except Exception as exc:  # noqa: BLE001
-        return [], [str(exc)]
-    total = recipe.budget.epsilon if recipe.budget.epsilon > 0 else 1.0
-    # two or more Gaussian columns are calibrated jointly (one zCDP budget split by weight)
-    gauss = [(n, cs[0].mechanism.weight if cs[0].mechanism else 1.0) for n, cs in perturbed_units(recipe)
-             if _mechanism_name(cs[0]) == "gaussian"]
-    joint = len(gauss) >= 2 and recipe.budget.delta > 0
-    g_eps = sum(split[n][0] for n, _ in gauss)
-    g_w = sum(w for _, w in gauss)
+        d = plan.recipe.column(unit.columns[0]).domain
+        names = d.categories if d.categories is not None else d.candidates
+    except Exception:  # noqa: BLE001 - no recipe or no such column: numbered categories
+        names = None
+    if names is None or len(names) != unit.categories_count:
+        names = tuple(f"#{i + 1}" for i in range(unit.categories_count or 0))
+    return tuple(map(str, names))
+
+
+def preview_units(plan) -> tuple[list[Unit], list[str]]:
+    """The plan's perturbation units that have an error curve, and notes on the others."""
+    notes: list[str] = []
+    if plan is None:
+        return [], notes
     units = []
-    for name, cols in perturbed_units(recipe):
-        col = cols[0]
-        mech = _mechanism_name(col)
-        eps_u, delta_u = split[name]
-        share = eps_u / total
-        d = col.domain
-        if mech == "metric":
-            notes.append(f"{name}: embedding (metric selection) - no error curve")
-            continue
-        if d is None:
-            notes.append(f"{name}: no domain yet")
-            continue
-        if d.kind == "numeric" and mech in ("laplace", "gaussian"):
-            low, high = (d.low, d.high) if d.known else (d.search_low, d.search_high)
-            if low is None or high is None or not high > low:
-                notes.append(f"{name}: bounds not set")
-                continue
-            if mech == "gaussian" and not delta_u > 0:
-                notes.append(f"{name}: Gaussian needs delta > 0")
-                continue
-            if not d.known:
-                notes.append(f"{name}: bounds estimated with DP at release time - its error is shown "
+    for u in plan.perturbation_units:
+        if u.mechanism_name in ("laplace", "gaussian") and u.domain is not None:
+            units.append(Unit(u.name, "numeric", u.mechanism_name, low=float(u.domain[0]), high=float(u.domain[1]),
+                              worst_case=u.provisional))
+            if u.provisional:
+                notes.append(f"{u.name}: bounds estimated with DP at release time - its error is shown "
                              f"for the whole search range (worst case)")
-            extra = dict(group_share=g_eps / total, group_delta=float(recipe.budget.delta),
-                         rho_weight=dict(gauss)[name] / g_w) if joint and mech == "gaussian" else {}
-            units.append(Unit(name, "numeric", mech, share, delta_u, diam=float(high - low),
-                              low=float(low), high=float(high), worst_case=not d.known, **extra))
-        elif d.kind == "categorical" and mech == "rr":
-            cats = d.categories if d.categories is not None else d.candidates
-            if not cats:
-                notes.append(f"{name}: categories not set")
-                continue
-            units.append(Unit(name, "categorical", "rr", share, delta_u, categories=tuple(map(str, cats)),
-                              worst_case=not d.known))
+        elif u.mechanism_name == "rr" and u.categories_count:
+            units.append(Unit(u.name, "categorical", "rr", categories=_category_names(plan, u),
+                              worst_case=u.provisional))
+            if u.provisional:
+                notes.append(f"{u.name}: categories estimated with DP at release time - its error is shown "
+                             f"for the public candidate list (worst case)")
+        elif u.mechanism_name == "metric":
+            notes.append(f"{u.name}: embedding (metric selection) - no error curve")
         else:
-            notes.append(f"{name}: {mech} does not apply to its domain")
+            notes.append(f"{u.name}: {u.mechanism_name} - no error curve")
     return units, notes
 
 
-def _spec(u: Unit):
-    from dpstudio.engine.bounds import ColumnSpec
+@dataclass(frozen=True)
+class Curves:
+    """The plan's own figures at each total epsilon of ``eps``: per unit name, ``expected_error``
+    and ``floor`` (column units; NaN where the plan has none), and the epsilon of the label's
+    randomized response alone (label and semi-sensitive releases; else None)."""
 
-    if u.kind == "numeric":
-        return ColumnSpec(kind="numeric", mechanism=u.mechanism, diam=u.diam, delta=u.delta,
-                          weight=u.share, name=u.name)
-    return ColumnSpec(kind="categorical", mechanism="rr", n_categories=len(u.categories), delta=u.delta,
-                      weight=u.share, name=u.name)
-
-
-def error_curves(units: list[Unit], eps_grid=EPS_GRID) -> tuple[np.ndarray, np.ndarray]:
-    """(errors, floors) of shape (units, grid), in the column's own units."""
-    from dpstudio.engine.bounds import expected_error_curves
-
-    if not units:
-        return np.zeros((0, len(eps_grid))), np.zeros((0, len(eps_grid)))
-    errors, floors = expected_error_curves([_spec(u) for u in units], eps_grid)
-    for i, u in enumerate(units):
-        if u.rho_weight is not None:
-            errors[i], floors[i] = _joint_gaussian_curves(u, np.asarray(eps_grid, dtype=float))
-    return errors, floors
+    eps: np.ndarray
+    errors: dict
+    floors: dict
+    label_epsilon: np.ndarray | None = None
 
 
-def _joint_gaussian_curves(u: Unit, eps_grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Error and floor of a jointly calibrated Gaussian column (record.gaussian_group): the group
-    gets rho(eps_G, delta) of zCDP, this column ``rho_weight`` of it, sigma = diam / sqrt(2 rho_i);
-    its floor is at its own guarantee (eps_i at its delta share)."""
-    from dpstudio.engine.accounting import zcdp_epsilon_many, zcdp_rho_for_many
-    from dpstudio.engine.bounds import floor_continuous
+def plan_curves(plan, eps_grid=EPS_GRID, *, progress=no_progress, cancel=NEVER_CANCELLED) -> Curves:
+    """Worker job: compile ``plan``'s recipe at every total epsilon of ``eps_grid``
+    (``plan.at_budget``) and collect each perturbation unit's expected error and floor."""
+    grid = np.asarray(eps_grid, dtype=float)
+    names = [u.name for u in plan.perturbation_units]
+    errors = {n: np.full(len(grid), np.nan) for n in names}
+    floors = {n: np.full(len(grid), np.nan) for n in names}
+    label = np.full(len(grid), np.nan) if plan.label is not None else None
+    for i, eps in enumerate(grid):
+        cancel.check()
+        try:
+            p = plan.at_budget(float(eps))
+        except Exception:  # noqa: BLE001 - a budget this recipe cannot be compiled at: no point there
+            continue
+        for u in p.perturbation_units:
+            if u.name in errors:
+                if u.expected_error is not None:
+                    errors[u.name][i] = u.expected_error
+                if u.floor is not None:
+                    floors[u.name][i] = u.floor
+        if label is not None and p.label is not None:
+            label[i] = p.label.label_unit_epsilon
+        progress((i + 1) / len(grid), "error curves")
+    return Curves(grid, errors, floors, label)
 
-    rho_i = zcdp_rho_for_many(u.group_share * eps_grid, u.group_delta) * u.rho_weight
-    with np.errstate(divide="ignore"):
-        sigma = np.where(rho_i > 0, u.diam / np.sqrt(2.0 * np.maximum(rho_i, 1e-300)), np.inf)
-    eps_i = zcdp_epsilon_many(rho_i, u.delta)
-    return sigma * np.sqrt(2.0 / np.pi), floor_continuous(u.diam, eps_i, u.delta)
+
+def relative(unit: Unit, values):
+    """An error as a share of the range (numeric) or the probability of a changed category."""
+    scale = unit.diam if unit.kind == "numeric" and unit.diam else 1.0
+    return np.asarray(values, dtype=float) / scale
 
 
-def relative(units: list[Unit], values: np.ndarray) -> np.ndarray:
-    """Errors as a share of the range (numeric) or probability of a wrong category (categorical)."""
-    scale = np.array([u.diam if u.kind == "numeric" and u.diam else 1.0 for u in units])[:, None]
-    return values / scale
+# ---- the texts of the budget table and the Review page (from the plan's unit fields) ----------
+
+def fmt_number(x: float) -> str:
+    x = float(x)
+    if x == 0:
+        return "0"
+    if not np.isfinite(x) or abs(x) >= 1e9 or abs(x) < 1e-4:
+        return f"{x:.3g}"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.4g}"
+
+
+def fmt_epsilon(eps: float) -> str:
+    return f"{float(eps):.4g}"
+
+
+def fmt_delta(delta: float) -> str:
+    return "0" if float(delta) == 0 else f"{float(delta):.2e}"
+
+
+def noise_text(unit) -> str:
+    """The unit's noise parameter: Laplace b, Gaussian sigma or randomized response's keep
+    probability ("≤" when planned on the public search range: the worst case)."""
+    n = unit.noise
+    rel = "≤" if unit.provisional else "="
+    if n.scale is not None:
+        return f"b {rel} {fmt_number(n.scale)}"
+    if n.sigma is not None:
+        return f"σ {rel} {fmt_number(n.sigma)}"
+    if n.keep_probability is not None:
+        return f"keep {100 * n.keep_probability:.1f} %"
+    return "—"
+
+
+def _error_value(unit, x: float) -> str:
+    return f"{100 * x:.1f} %" if unit.categories_count else fmt_number(x)
+
+
+def error_text(unit) -> str:
+    """Expected error per released value, in the column's units (categories: the chance a value
+    is changed); "≤" when planned on the public search range (worst case)."""
+    if unit.expected_error is None:
+        return "—"
+    return ("≤ " if unit.provisional else "") + _error_value(unit, unit.expected_error)
+
+
+def floor_text(unit) -> str:
+    return "—" if unit.floor is None else _error_value(unit, unit.floor)
 
 
 class ColumnSample:
-    """A fixed random sample of one column plus fixed standard noise, privatized on demand."""
+    """A fixed random sample of one column plus fixed standard noise, privatized on demand with
+    the plan's noise parameters."""
 
     def __init__(self, frame, unit: Unit, seed: int = 20240601):
         rng = np.random.default_rng(seed)
@@ -152,15 +190,18 @@ class ColumnSample:
         idx = np.sort(rng.choice(n, size=SAMPLE_ROWS, replace=False)) if n > SAMPLE_ROWS else np.arange(n)
         series = frame[unit.name].iloc[idx]
         self.unit = unit
+        self.low, self.high = float(unit.low or 0.0), float(unit.high or 0.0)
+        self.categories: tuple[str, ...] = unit.categories or ()
         if unit.kind == "numeric":
             import pandas as pd
             x = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
             x = x[~np.isnan(x)]
-            self.values = np.clip(x, unit.low, unit.high)
+            self.values = np.clip(x, self.low, self.high)
+            # unit noise: Laplace(1) scaled by b, or N(0, 1) scaled by sigma
             self.noise = rng.laplace(size=len(self.values)) if unit.mechanism == "laplace" \
                 else rng.standard_normal(len(self.values))
         else:
-            cats = list(unit.categories)
+            cats = list(self.categories)
             lookup = {c: i for i, c in enumerate(cats)}
             codes = np.array([lookup.get(str(v), -1) for v in series.astype("string").fillna("")], dtype=int)
             self.values = codes[codes >= 0]
@@ -169,31 +210,29 @@ class ColumnSample:
             k = max(len(cats), 2)
             self.other = (self.values + 1 + rng.integers(0, k - 1, len(self.values))) % k
 
-    def privatize(self, epsilon: float) -> np.ndarray:
+    def privatize(self, noise) -> np.ndarray:
+        """The sample with noise of the plan's parameters (``NoiseParameters`` of the unit)."""
         u = self.unit
-        err, _ = error_curves([u], np.array([max(epsilon, 1e-6)]))
-        e = float(err[0, 0])
         if u.kind == "numeric":
-            scale = e if u.mechanism == "laplace" else e / np.sqrt(2.0 / np.pi)
-            return self.values + scale * self.noise
-        m = len(u.categories) - 1
-        p_change = e  # kappa * m * p with kappa = 1: the probability of reporting another category
-        if m <= 0:
+            s = noise.scale if u.mechanism == "laplace" else noise.sigma
+            return self.values + float(s or 0.0) * self.noise
+        keep = noise.keep_probability
+        if keep is None or len(self.categories) < 2:
             return self.values
-        return np.where(self.uniform < p_change, self.other, self.values)
+        return np.where(self.uniform < 1.0 - keep, self.other, self.values)
 
-    def histogram(self, epsilon: float, bins: int = 40):
+    def histogram(self, noise, bins: int = 40):
         """``(edges_or_positions, original_counts, private_counts)`` as fractions of the sample."""
-        priv = self.privatize(epsilon)
+        priv = self.privatize(noise)
         n = max(len(self.values), 1)
         if self.unit.kind == "numeric":
-            lo, hi = self.unit.low, self.unit.high
+            lo, hi = self.low, self.high
             pad = 0.25 * (hi - lo)
             edges = np.linspace(lo - pad, hi + pad, bins + 1)
             a, _ = np.histogram(self.values, edges)
             b, _ = np.histogram(priv, edges)  # privatized values beyond the shown range are not drawn
             return edges, a / n, b / n
-        k = len(self.unit.categories)
+        k = len(self.categories)
         a = np.bincount(self.values, minlength=k)[:k]
         b = np.bincount(priv.astype(int), minlength=k)[:k]
         return np.arange(k), a / n, b / n

@@ -5,11 +5,16 @@ refresh lazily: a change while a page is hidden marks it stale; it refreshes whe
 """
 from __future__ import annotations
 
+from typing import TypeVar
+
 from PySide6.QtCore import QSignalBlocker, Signal
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem, QWidget
 
 from dpstudio.gui.session import Session
 from dpstudio.gui.workers import TaskRunner
+from dpstudio.recipe.validate import Problem
+
+W = TypeVar("W", bound=QWidget)
 
 
 class WizardPage(QWidget):
@@ -34,10 +39,11 @@ class WizardPage(QWidget):
     def help_text(self) -> str:
         return self.subtitle()
 
-    def isComplete(self) -> bool:  # noqa: N802 (Qt naming)
+    def isComplete(self) -> bool:  # noqa: N802 - Qt override
         return self.session.has_data and not self.session.page_problems(self.key)
 
-    def problems(self) -> list[str]:
+    def problems(self) -> list[Problem]:
+        """The problems this page can fix (routed by each problem's ``page``)."""
         return self.session.page_problems(self.key) if self.session.has_data else []
 
     # ---- refreshing ------------------------------------------------------------------
@@ -61,7 +67,7 @@ class WizardPage(QWidget):
         self._stale = False
         self.refresh()
 
-    def showEvent(self, event):  # noqa: N802
+    def showEvent(self, event):  # noqa: N802 - Qt override
         if self._stale:
             self.refresh_now()
         super().showEvent(event)
@@ -90,3 +96,19 @@ def note_label(text: str = "", object_name: str = "note") -> QLabel:
     lab.setWordWrap(True)
     lab.setObjectName(object_name)
     return lab
+
+
+def table_item(table: QTableWidget, row: int, column: int) -> QTableWidgetItem:
+    """The item the page put at ``(row, column)`` when it filled ``table`` (LookupError if none)."""
+    item = table.item(row, column)
+    if item is None:
+        raise LookupError(f"no item at row {row}, column {column}")
+    return item
+
+
+def cell_widget(table: QTableWidget, row: int, column: int, kind: type[W]) -> W:
+    """The ``kind`` widget the page put at ``(row, column)`` of ``table`` (LookupError if none)."""
+    widget = table.cellWidget(row, column)
+    if not isinstance(widget, kind):
+        raise LookupError(f"no {kind.__name__} at row {row}, column {column}")
+    return widget

@@ -1,29 +1,90 @@
-"""The live preview beside the budget controls: error vs floor, original vs privatized
-histogram, attacker accuracy, synthetic-data trial.  Heavy parts (leakage model fit, large
-samples, trial fit) run on workers; moving epsilon only re-evaluates cached curves."""
+"""The live preview beside the budget controls: the plan's units (budget table), error vs floor,
+original vs privatized histogram, attacker accuracy, synthetic-data trial.
+
+Every number is read from the compiled plan: the table and the markers from ``session.plan()``
+(the exact plan at the current epsilon), the curves from ``plan.at_budget`` at a few dozen
+budgets, computed on a worker once per recipe-without-its-epsilon and cached, so moving epsilon
+only moves the markers.  Heavy parts (leakage model fit, large samples, curves, trial fit) run on
+workers."""
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
+from dataclasses import replace
 
 import numpy as np
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
-                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from dpstudio.gui.charts.attack_chart import AttackChart, three_curves
+from dpstudio.gui.charts.attack_chart import AttackChart
 from dpstudio.gui.charts.error_chart import ErrorChart
 from dpstudio.gui.charts.histogram_chart import HistogramChart
-from dpstudio.gui.charts.preview import (EPS_GRID, SAMPLE_ROWS, ColumnSample, error_curves, preview_units,
-                                         relative)
+from dpstudio.gui.charts.preview import (
+    SAMPLE_ROWS,
+    ColumnSample,
+    error_text,
+    floor_text,
+    fmt_delta,
+    fmt_epsilon,
+    noise_text,
+    plan_curves,
+    preview_units,
+    relative,
+)
 from dpstudio.gui.i18n import tr
+from dpstudio.gui.wizard.base import table_item
 
 GUI_THREAD_BUDGET_S = 0.010  # work under 10 ms may run on the GUI thread; anything longer goes to a worker
 LEAKAGE_SAMPLE = 50_000
+CURVE_CACHE = 16  # recipes (without their epsilon) whose curves are kept
+
+#: the budget table's columns (one row per plan unit)
+TABLE_COLUMNS = ("unit", "mechanism", "epsilon", "delta", "noise", "error", "floor")
+COL = {k: i for i, k in enumerate(TABLE_COLUMNS)}
+
+
+def table_headers(compact: bool = False) -> list[str]:
+    """Column titles in :data:`TABLE_COLUMNS` order (``compact``: for the half-width budget table)."""
+    return [tr("Part of the release"), tr("Mechanism"), "ε", "δ", tr("Noise"), tr("Expected error"),
+            tr("Floor") if compact else tr("Best possible (floor)")]
+
+
+def mechanism_title(unit) -> str:
+    from dpstudio.gui.texts import mechanism_text
+
+    if unit.mechanism_name in ("laplace", "gaussian", "rr", "metric"):
+        return mechanism_text(unit.mechanism_name)[0]
+    if unit.kind == "domain":
+        return tr("DP estimate of the domain")
+    return unit.mechanism_name
+
+
+def unit_cells(unit) -> list[str]:
+    """One plan unit as the budget table and the Review page print it (in :data:`TABLE_COLUMNS`
+    order): its own epsilon and delta, noise parameter, expected error and floor, from its fields."""
+    return [unit.name, mechanism_title(unit), fmt_epsilon(unit.epsilon), fmt_delta(unit.delta), noise_text(unit),
+            error_text(unit), floor_text(unit)]
+
+
+def joint_gaussian_note() -> str:
+    return tr("The Gaussian columns are calibrated jointly (one zCDP budget): each one's ε and δ is its own "
+              "guarantee, and together they spend less than the sum — the total above is the accountant's.")
 
 
 def leakage_available() -> bool:
     try:
-        from dpstudio.engine.leakage.risk import LabelLeakageModel  # noqa: F401
+        from dpstudio.risk import LabelLeakageModel  # noqa: F401
         return True
     except Exception:  # noqa: BLE001
         return False
@@ -31,7 +92,7 @@ def leakage_available() -> bool:
 
 def fit_leakage(frame, public_cols, label_col, *, progress, cancel):
     """Worker job: fit the label-leakage model on (a sample of) the table."""
-    from dpstudio.engine.leakage.risk import LabelLeakageModel
+    from dpstudio.risk import LabelLeakageModel
 
     if len(frame) > LEAKAGE_SAMPLE:
         frame = frame.sample(LEAKAGE_SAMPLE, random_state=0)
@@ -39,12 +100,37 @@ def fit_leakage(frame, public_cols, label_col, *, progress, cancel):
     cancel.check()
     model = LabelLeakageModel.fit(frame, list(public_cols), label_col)
     cancel.check()
-    raw = model.curves(EPS_GRID)
-    curves = three_curves(raw)
-    share = None
-    if isinstance(raw, dict) and isinstance(raw.get("iue_adv_bound"), dict):
-        share = raw["iue_adv_bound"].get("share_above")
-    return model, curves, share
+    return model
+
+
+def leakage_inputs(rec) -> tuple[tuple[str, ...], str] | None:
+    """(columns released unchanged, label column) the attacker model uses, or None."""
+    labels = [c.name for c in rec.columns if c.role == "label"]
+    unchanged = ("public",) if rec.release.type == "semi-sensitive" else ("public", "sensitive")
+    public = tuple(c.name for c in rec.columns if c.role in unchanged)
+    return (public, labels[0]) if labels and public else None
+
+
+def leakage_key(session, rec):
+    """Where the fitted attacker model of ``rec`` is kept in ``session.derived`` (None: no model)."""
+    inputs = leakage_inputs(rec)
+    return None if inputs is None else ("leakage", id(session.loaded), *inputs)
+
+
+def attacker_at(model, label_epsilon: float):
+    """The leakage model at the epsilon of the label's randomized response
+    (``plan.label.label_unit_epsilon``): ``((uninformed, naive, informed) accuracy, share of
+    records exposed beyond the label guarantee or None)``."""
+    at = model.at(float(label_epsilon))
+    acc = at["accuracy"]
+    share = (at.get("iue_adv_bound") or {}).get("share_above")
+    return (acc["uninformed"], acc["naive"], acc["informed"]), share
+
+
+def curve_key(plan):
+    """The curves depend on the recipe but not on its epsilon."""
+    r = plan.recipe
+    return replace(r, budget=replace(r.budget, epsilon=1.0))
 
 
 def make_sample(frame, unit, *, progress, cancel):
@@ -61,16 +147,24 @@ class PreviewPanel(QWidget):
         self.error_chart = ErrorChart()
         self.hist_chart = HistogramChart()
         self.attack_chart = AttackChart()
-        self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels([tr("Column"), tr("Mechanism"), tr("Expected error"),
-                                              tr("Best possible (floor)")])
+        self.table = QTableWidget(0, len(TABLE_COLUMNS))
+        self.table.setHorizontalHeaderLabels(table_headers(compact=True))
+        # the mechanism is in each row's tooltip (and in the Noise cell's b / σ / keep): the table fits
+        # beside the attacker chart without scrolling
+        self.table.setColumnHidden(COL["mechanism"], True)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.table.setToolTip(tr("Expected error per released value at the chosen ε, in the column's units "
-                                 "(for categories: the chance a value is replaced)."))
-        self.table.cellClicked.connect(lambda r, _c: self.column_combo.setCurrentIndex(r))
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        hh.setSectionResizeMode(COL["unit"], QHeaderView.ResizeMode.Stretch)
+        self.table.setToolTip(tr("Each part of the release at the chosen ε, as the plan calibrates it: its own ε "
+                                 "and δ, its noise (Laplace scale b, Gaussian σ, or the chance a category is "
+                                 "kept), the expected error per released value in the column's units (for "
+                                 "categories: the chance a value is replaced) and the floor: the best any "
+                                 "mechanism with that ε and δ can do. “≤” marks a worst case: the domain is "
+                                 "estimated with DP at release time."))
+        self.table.cellClicked.connect(self._row_clicked)
         self.notes = QLabel()
         self.notes.setWordWrap(True)
         self.notes.setObjectName("note")
@@ -116,9 +210,15 @@ class PreviewPanel(QWidget):
         lay.addLayout(grid, 1)
         lay.addWidget(self.notes)
 
-        self._curve_key = None
-        self._units = []
-        self._err = self._floor = None
+        self._units = []  # the plan's units with an error curve (preview.Unit)
+        self._table_names = None
+        self._curves: OrderedDict = OrderedDict()  # curve_key -> preview.Curves
+        self._curve_worker = None
+        self._curve_worker_key = None
+        self._curve_error = None  # (key, message) of a failed curve job
+        self._shown_curves = None  # (curve_key, unit) drawn on the error chart
+        self._shown_attack = None  # (curve_key, leakage key) drawn on the attack chart
+        self._mode = None
         self._sample = None
         self._sample_key = None
         self._sample_worker = None
@@ -130,145 +230,213 @@ class PreviewPanel(QWidget):
     # ---- orchestration ------------------------------------------------------------------
     def update_all(self, force: bool = False) -> None:
         s = self.session
-        rec = s.preview_recipe()
+        rec = s.recipe
         if rec is None:
             return
-        key = (rec.columns, rec.release.type, rec.budget.delta)
-        if force or key != self._curve_key:
-            self._rebuild(rec, key)
-        elif rec.release.type == "synthetic":
-            self._update_synth(rec)  # the noise-to-signal ratio follows epsilon
-        eps = rec.budget.epsilon if rec.budget.epsilon > 0 else 1.0
-        self._set_epsilon(eps)
-
-    def _rebuild(self, rec, key) -> None:
-        if key != self._curve_key:
-            units, notes = preview_units(rec)
-            self._units = units
-            self._curve_key = key
-            self._err, self._floor = error_curves(units) if units else (None, None)
-            names = [u.name for u in units]
-            _refill_combo(self.column_combo, names)
-            self.table.setRowCount(len(units))
-            for i, u in enumerate(units):
-                self.table.setItem(i, 0, QTableWidgetItem(u.name))
-                from dpstudio.gui.texts import mechanism_text
-                self.table.setItem(i, 1, QTableWidgetItem(mechanism_text(u.mechanism)[0]))
-                self.table.setItem(i, 2, QTableWidgetItem())
-                self.table.setItem(i, 3, QTableWidgetItem())
-            self.notes.setText("; ".join(notes))
+        plan, err = s.plan()
         rtype = rec.release.type
-        self.table.setVisible(rtype in ("record", "label", "semi-sensitive"))
-        if rtype in ("synthetic", "model", "density"):
-            self._sample_key = None
-            self._sample = None
-            self.error_chart.title.setText("<b>" + tr("How this release is protected") + "</b>")
+        self._fill_table(plan)
+        if rtype != self._mode:
+            self._mode = rtype
+            force = True
         if rtype == "synthetic":
-            self._synth_columns(rec)
-            self._draw_trial()
-            self._update_side(rec)
+            self._show_synthetic(rec)
             return
+        self.synth_box.setVisible(False)
+        self.attack_chart.setVisible(True)
+        units, notes = preview_units(plan)
+        if force or units != self._units:
+            self._units = units
+            self._shown_curves = None
+            _refill_combo(self.column_combo, [u.name for u in units])
+        self.notes.setText("; ".join(notes))
         self.hist_chart.set_series_names(tr("original"), tr("privatized"))
         self.hist_chart.title.setText("<b>" + tr("Original vs privatized values (sample)") + "</b>")
-        if not self._units:
+        eps = rec.budget.epsilon
+        if plan is None:
+            self._sample, self._sample_key = None, None
+            msg = tr("No preview yet: {0}").format(err)
+            self.error_chart.show_message(msg)
+            self.hist_chart.show_message(tr("Nothing to preview yet."))
+            self.hist_chart.caption.setText("")
+            self.attack_chart.show_message(msg)
+            self.attack_chart.caption.setText("")
+            return
+        if not units:
+            self._sample, self._sample_key = None, None
+            record_like = rtype in ("record", "label", "semi-sensitive")
+            if not record_like:
+                self.error_chart.title.setText("<b>" + tr("How this release is protected") + "</b>")
             msg = tr("Error curves are shown for record, label and semi-sensitive releases with a domain "
-                     "for every released column.") if rtype in ("record", "label", "semi-sensitive") else \
+                     "for every released column.") if record_like else \
                 tr("This release adds its noise inside the {0}, not to each value, so there is no per-column "
                    "error curve; the total privacy loss above is what it spends.").format(
                     tr("model") if rtype == "model" else tr("density estimate"))
             self.error_chart.show_message(msg)
-            self.hist_chart.show_message(tr("Nothing to preview yet.") if rtype in ("record", "label", "semi-sensitive")
+            self.hist_chart.show_message(tr("Nothing to preview yet.") if record_like
                                          else tr("Only the {0} is published, never rows.").format(
                                              tr("model's coefficients") if rtype == "model" else tr("density grid")))
-        else:
-            i = max(self.column_combo.currentIndex(), 0)
-            u = self._units[i]
-            rel_err = relative([u], self._err[i:i + 1])[0]
-            rel_floor = relative([u], self._floor[i:i + 1])[0]
-            ylabel = tr("error as a share of the range") if u.kind == "numeric" else tr("chance a value is changed")
-            self.error_chart.set_curves(EPS_GRID, rel_err, rel_floor, ylabel)
-            self.error_chart.title.setText("<b>" + tr("Expected error of “{0}” vs ε — and the best any "
-                                                      "mechanism could do").format(u.name) + "</b>"
-                                           + (" " + tr("(worst case: its bounds are estimated with DP at "
-                                                       "release time)") if u.worst_case else ""))
-            self._ensure_sample(u)
-        self._update_side(rec)
-
-    def _synth_columns(self, rec) -> None:
-        names = [c.name for c in rec.columns if c.role not in ("identifier", "ignore", "embedding")]
-        if [self.column_combo.itemText(i) for i in range(self.column_combo.count())] != names:
-            _refill_combo(self.column_combo, names)
-        self.table.setRowCount(0)
-        self.notes.setText("")
-
-    def _draw_trial(self) -> None:
-        name = self.column_combo.currentText()
-        marg = (self.trial or {}).get("marginals", {}).get(name)
-        if marg is None:
-            self.hist_chart.show_message(tr("Run a quick trial fit (below) to compare the original and the "
-                                            "synthetic distribution of “{0}”.").format(name) if name else
-                                         tr("Nothing to preview yet."))
             self.hist_chart.caption.setText("")
-            return
-        self.hist_chart.set_series_names(tr("original (sample)"), tr("synthetic (trial)"))
-        self.hist_chart.title.setText("<b>" + tr("Original vs synthetic values (quick trial fit)") + "</b>")
-        kind, pos, a, b = marg
-        if kind == "numeric":
-            self.hist_chart.set_numeric(pos, a, b, name)
         else:
-            self.hist_chart.set_categorical(pos, a, b, name)
-        self.hist_chart.caption.setText(tr("1-way distribution of “{0}”: the trial sample vs rows generated by a "
-                                           "short trial fit. The real release trains longer.").format(name))
+            unit = self._units[max(self.column_combo.currentIndex(), 0)]
+            self._draw_curves(plan, unit)
+            self._draw_marker(plan, unit, eps)
+            self._ensure_sample(unit)
+            self._draw_histogram(plan, eps)
+        self._update_attack(rec, plan, eps)
 
-    def _update_side(self, rec) -> None:
-        rtype = rec.release.type
-        self.synth_box.setVisible(rtype == "synthetic")
-        self.attack_chart.setVisible(rtype != "synthetic")
-        if rtype == "synthetic":
-            self._update_synth(rec)
+    def _show_synthetic(self, rec) -> None:
+        self._sample, self._sample_key = None, None
+        self.error_chart.title.setText("<b>" + tr("How this release is protected") + "</b>")
+        self.synth_box.setVisible(True)
+        self.attack_chart.setVisible(False)
+        self._synth_columns(rec)
+        self._draw_trial()
+        self._update_synth(rec)
+
+    # ---- the budget table: one row per plan unit ------------------------------------------
+    def _fill_table(self, plan) -> None:
+        units = [] if plan is None else list(plan.units)
+        names = [u.name for u in units]
+        if names != self._table_names:
+            self._table_names = names
+            self.table.setRowCount(len(units))
+            for i in range(len(units)):
+                for j in range(len(TABLE_COLUMNS)):
+                    self.table.setItem(i, j, QTableWidgetItem())
+        for i, u in enumerate(units):
+            cells = unit_cells(u)
+            for j, text in enumerate(cells):
+                item = table_item(self.table, i, j)
+                if item.text() != text:  # unchanged cells cost no relayout when epsilon moves
+                    item.setText(text)
+            tip = cells[COL["mechanism"]] + (": " + u.description if u.description else "")
+            if u.noise.zcdp_rho is not None:
+                tip += "\n" + joint_gaussian_note()
+            table_item(self.table, i, COL["unit"]).setToolTip(tip)
+
+    def _row_clicked(self, row: int, _col: int) -> None:
+        item = self.table.item(row, COL["unit"])
+        i = self.column_combo.findText(item.text()) if item is not None else -1
+        if i >= 0:
+            self.column_combo.setCurrentIndex(i)
+
+    # ---- error curves: the plan at CURVE_POINTS budgets, on a worker, cached -------------
+    def _draw_curves(self, plan, unit) -> None:
+        key = curve_key(plan)
+        curves = self._curves.get(key)
+        if curves is None:
+            self._shown_curves = None
+            failed = self._curve_error
+            if failed is not None and failed[0] == key:
+                self.error_chart.show_message(tr("The error curves could not be computed: {0}").format(failed[1]))
+                return
+            self.error_chart.show_message(tr("Computing the error curves…"))
+            self._start_curves(plan, key)
             return
+        if self._shown_curves == (key, unit):
+            return
+        self._shown_curves = (key, unit)
+        ylabel = tr("error as a share of the range") if unit.kind == "numeric" else tr("chance a value is changed")
+        self.error_chart.set_curves(curves.eps, relative(unit, curves.errors[unit.name]),
+                                    relative(unit, curves.floors[unit.name]), ylabel)
+        self.error_chart.title.setText("<b>" + tr("Expected error of “{0}” vs ε — and the best any "
+                                                  "mechanism could do").format(unit.name) + "</b>"
+                                       + (" " + tr("(worst case: its domain is estimated with DP at "
+                                                   "release time)") if unit.worst_case else ""))
+
+    def _start_curves(self, plan, key) -> None:
+        if self._curve_worker is not None:
+            if self._curve_worker_key == key:
+                return
+            self._curve_worker.cancel()
+        self._curve_worker_key = key
+        self._curve_worker = self.runner.start(
+            plan_curves, plan,
+            on_finished=lambda c, k=key: self._curves_done(k, c),
+            on_failed=lambda exc, k=key: self._curves_failed(k, exc),
+            on_cancelled=lambda k=key: self._curves_failed(k, None))
+
+    def _curves_done(self, key, curves) -> None:
+        if key == self._curve_worker_key:
+            self._curve_worker, self._curve_worker_key = None, None
+        self._curves[key] = curves
+        while len(self._curves) > CURVE_CACHE:
+            self._curves.popitem(last=False)
+        self.update_all()
+
+    def _curves_failed(self, key, exc) -> None:
+        if key != self._curve_worker_key:
+            return  # a superseded job
+        self._curve_worker, self._curve_worker_key = None, None
+        if exc is not None:
+            from dpstudio.gui.dialogs import error_summary
+            self._curve_error = (key, error_summary(exc))
+            self.update_all()
+
+    def _draw_marker(self, plan, unit, eps: float) -> None:
+        """The marker: the current plan's expected error of ``unit`` (exact, never interpolated)."""
+        if not self.error_chart.showing_plot:
+            return
+        e = plan.unit(unit.name).expected_error
+        self.error_chart.set_epsilon(eps, None if e is None else float(relative(unit, e)))
+
+    # ---- attacker chart ---------------------------------------------------------------------
+    def _update_attack(self, rec, plan, eps: float) -> None:
+        rtype = rec.release.type
         if rtype not in ("label", "semi-sensitive"):
             self.attack_chart.show_message(tr("The attacker chart applies to label and semi-sensitive releases, "
                                               "where public columns are published unchanged next to a "
                                               "protected label."))
+            self.attack_chart.caption.setText("")
             return
         if not leakage_available():
             self.attack_chart.show_message(tr("Attack estimate not available yet in this version."))
             return
-        labels = [c.name for c in rec.columns if c.role == "label"]
-        unchanged = ("public",) if rtype == "semi-sensitive" else ("public", "sensitive")
-        public = tuple(c.name for c in rec.columns if c.role in unchanged)
-        if not labels or not public:
+        key = leakage_key(self.session, rec)
+        if key is None or plan.label is None:
             self.attack_chart.show_message(tr("Mark a label column and at least one public column to "
                                               "estimate what an attacker could infer."))
+            self.attack_chart.caption.setText("")
             return
-        key = ("leakage", id(self.session.loaded), public, labels[0])
-        got = self.session.derived.get(key)
-        if got is not None:
-            self._leak_x = EPS_GRID * self._label_share(rec)
-            self._leak_share = got[2] if len(got) > 2 else None
-            self.attack_chart.set_curves(self._leak_x, *got[1])
+        model = self.session.derived.get(key)
+        if model is None:
+            self._shown_attack = None
+            self.attack_chart.caption.setText("")
+            if self._leak_worker is None:
+                self.attack_chart.show_message(tr("Estimating how well an attacker could guess the label…"))
+                public, label = key[2], key[3]
+                self._leak_worker = self.runner.start(
+                    fit_leakage, self.session.frame, public, label,
+                    on_finished=lambda res, k=key: self._leak_done(k, res),
+                    on_failed=lambda exc: self._leak_failed(exc), on_cancelled=lambda: self._leak_failed(None))
             return
-        if self._leak_worker is None:
-            self.attack_chart.show_message(tr("Estimating how well an attacker could guess the label…"))
-            self._leak_worker = self.runner.start(
-                fit_leakage, self.session.frame, public, labels[0],
-                on_finished=lambda res, k=key: self._leak_done(k, res),
-                on_failed=lambda exc: self._leak_failed(exc), on_cancelled=lambda: self._leak_failed(None))
+        ckey = curve_key(plan)
+        curves = self._curves.get(ckey)
+        if curves is None or curves.label_epsilon is None:
+            self._shown_attack = None
+            self.attack_chart.show_message(tr("Computing the attacker curves…"))
+            self.attack_chart.caption.setText("")
+            self._start_curves(plan, ckey)
+            return
+        if self._shown_attack != (ckey, key):
+            ok = np.isfinite(curves.label_epsilon) & (curves.label_epsilon > 0)
+            acc = model.accuracies(curves.label_epsilon[ok])
+            self.attack_chart.set_curves(curves.eps[ok], acc["uninformed"], acc["naive"], acc["informed"])
+            self._shown_attack = (ckey, key)
+        eps_label = plan.label.label_unit_epsilon
+        vals, share = attacker_at(model, eps_label)
+        self.attack_chart.set_epsilon(eps, vals)
+        text = tr("At ε = {0:.3g} (the label's randomized response: ε = {1:.3g}): best attacker right {2:.0%} of "
+                  "the time; public columns alone {3:.0%}.").format(eps, eps_label, vals[2], vals[0])
+        if share is not None:
+            text += " " + tr("{0:.0%} of people are exposed beyond the label guarantee (advantage > 0.1).").format(
+                share)
+        self.attack_chart.caption.setText(text + " " + tr("Estimated from the raw data: internal use only."))
 
-    def _label_share(self, rec) -> float:
-        """Total epsilon per unit of label epsilon (the label gets a share of the budget)."""
-        from dpstudio.engine.release.record import budget_split
-        try:
-            split = budget_split(rec)
-            lab = next(c.name for c in rec.columns if c.role == "label")
-            return rec.budget.epsilon / split[lab][0] if split[lab][0] > 0 else 1.0
-        except Exception:  # noqa: BLE001
-            return 1.0
-
-    def _leak_done(self, key, result) -> None:
+    def _leak_done(self, key, model) -> None:
         self._leak_worker = None
-        self.session.derived[key] = result
+        self.session.derived[key] = model
         self.update_all(force=True)
 
     def _leak_failed(self, exc) -> None:
@@ -277,32 +445,7 @@ class PreviewPanel(QWidget):
         self.attack_chart.show_message(tr("The attack estimate failed: {0}").format(
             error_summary(exc)) if exc else tr("Attack estimate cancelled."))
 
-    # ---- epsilon -------------------------------------------------------------------------
-    def _set_epsilon(self, eps: float) -> None:
-        if self._units:
-            le = np.log(eps)
-            lg = np.log(EPS_GRID)
-            for i, u in enumerate(self._units):
-                e = float(np.interp(le, lg, self._err[i]))
-                f = float(np.interp(le, lg, self._floor[i]))
-                fmt = (lambda x: f"{x:,.3g}") if u.kind == "numeric" else (lambda x: f"{100 * x:.1f} %")
-                # bounds still to be estimated with DP: the search range gives the worst case only
-                self.table.item(i, 2).setText(("\u2264 " if u.worst_case else "") + fmt(e))
-                self.table.item(i, 3).setText(fmt(f))
-            self.error_chart.set_epsilon(eps)
-            self._draw_histogram(eps)
-        vals = self.attack_chart.set_epsilon(eps)
-        if vals is not None:
-            text = tr("At ε = {0:.3g}: best attacker right {1:.0%} of the time; public columns alone {2:.0%}.").format(
-                eps, vals[2], vals[0])
-            share = getattr(self, "_leak_share", None)
-            if share is not None:
-                s = float(np.interp(np.log(eps), np.log(self._leak_x), np.asarray(share, float)))
-                text += " " + tr("{0:.0%} of people are exposed beyond the label guarantee (advantage > 0.1).").format(s)
-            self.attack_chart.caption.setText(text + " " + tr("Estimated from the raw data: internal use only."))
-        else:
-            self.attack_chart.caption.setText("")
-
+    # ---- histogram: a sample privatized with the current plan's noise parameters ----------
     def _ensure_sample(self, unit) -> None:
         key = (unit, id(self.session.loaded))
         if key == self._sample_key:
@@ -329,17 +472,21 @@ class PreviewPanel(QWidget):
         self._sample_worker = None
         if key == self._sample_key and self._units:
             self._sample = sample
-            rec = self.session.recipe
-            if rec is not None:
-                self._draw_histogram(rec.budget.epsilon)
+            plan, _ = self.session.plan()
+            if plan is not None:
+                self._draw_histogram(plan, plan.recipe.budget.epsilon)
 
-    def _draw_histogram(self, eps: float) -> None:
+    def _draw_histogram(self, plan, eps: float) -> None:
         sample = self._sample
         if sample is None:
             return
-        t0 = time.perf_counter()
-        pos, a, b = sample.histogram(eps)
         u = sample.unit
+        try:
+            noise = plan.unit(u.name).noise
+        except KeyError:
+            return
+        t0 = time.perf_counter()
+        pos, a, b = sample.histogram(noise)
         if u.kind == "numeric":
             self.hist_chart.set_numeric(pos, a, b, u.name)
         else:
@@ -348,24 +495,43 @@ class PreviewPanel(QWidget):
             f"{len(sample.values):,}", f"{len(self.session.frame):,}", eps))
         self.last_hist_ms = 1000 * (time.perf_counter() - t0)
 
+    def _synth_columns(self, rec) -> None:
+        names = [c.name for c in rec.columns if c.role not in ("identifier", "ignore", "embedding")]
+        if [self.column_combo.itemText(i) for i in range(self.column_combo.count())] != names:
+            _refill_combo(self.column_combo, names)
+        self.notes.setText("")
+
+    def _draw_trial(self) -> None:
+        name = self.column_combo.currentText()
+        marg = (self.trial or {}).get("marginals", {}).get(name)
+        if marg is None:
+            self.hist_chart.show_message(tr("Run a quick trial fit (below) to compare the original and the "
+                                            "synthetic distribution of “{0}”.").format(name) if name else
+                                         tr("Nothing to preview yet."))
+            self.hist_chart.caption.setText("")
+            return
+        self.hist_chart.set_series_names(tr("original (sample)"), tr("synthetic (trial)"))
+        self.hist_chart.title.setText("<b>" + tr("Original vs synthetic values (quick trial fit)") + "</b>")
+        kind, pos, a, b = marg
+        if kind == "numeric":
+            self.hist_chart.set_numeric(pos, a, b, name)
+        else:
+            self.hist_chart.set_categorical(pos, a, b, name)
+        self.hist_chart.caption.setText(tr("1-way distribution of “{0}”: the trial sample vs rows generated by a "
+                                           "short trial fit. The real release trains longer.").format(name))
+
     # ---- synthetic -----------------------------------------------------------------------
     def _update_synth(self, rec) -> None:
         rows = self.session.schema.rows if self.session.schema is not None else 0
-        budget_split = synth_budget_plan(rec, rows)
-        split = budget_plan_text(budget_split, rec.release.options.get("method", "pearl"))
+        # the synthesizer's own split of its budget (Synthesizer.budget_plan: public quantities only)
+        synth_plan = synth_budget_plan(rec, rows)
+        split = budget_plan_text(synth_plan, rec.release.options.get("method", "pearl"))
         self.error_chart.show_message(tr("Synthetic data adds its noise inside the synthesizer, not to each "
                                          "value: see the noise-to-signal ratio and the trial fit.")
                                       + ("<br><br>" + split if split else ""))
-        plan, err = self.session.plan()
-        nsr = None
-        if plan is not None and isinstance(plan.extra, dict):
-            nsr = plan.extra.get("noise_to_signal")
-        calc = embedding_noise_to_signal(rec, rows, budget_split) if nsr is None and err is None else None
-        if nsr is not None:
-            self.synth_text.setText(tr("Noise-to-signal ratio of the private summary (embedding): {0:.3g}. "
-                                       "Below 0.1 the generator sees the data clearly; above 1 mostly noise.").format(float(nsr)))
-            self.synth_text.setToolTip("")
-        elif calc is not None:
+        _plan, err = self.session.plan()
+        calc = embedding_noise_to_signal(rec, rows, synth_plan) if err is None else None
+        if calc is not None:
             self.synth_text.setText(tr(
                 "Noise-to-signal ratio of the private summary: at least <b>{0:.3g}</b> "
                 "({1}). Below 0.1 the generator sees the data clearly; around 1 and above it "
@@ -436,9 +602,9 @@ def synth_budget_plan(recipe, rows: int) -> list[dict] | None:
         return None
     labels = [c for c in recipe.columns if c.role == "label"]
     classes = 1
-    if labels and labels[0].domain is not None and labels[0].domain.categories:
-        classes = len(labels[0].domain.categories) + (1 if labels[0].domain.other is not None
-                                                       and labels[0].domain.other not in labels[0].domain.categories else 0)
+    d = labels[0].domain if labels else None
+    if d is not None and d.categories:
+        classes = len(d.categories) + (1 if d.other is not None and d.other not in d.categories else 0)
     try:
         return synth.budget_plan(b.epsilon, b.delta, rows, classes)
     except ValueError:
@@ -508,8 +674,8 @@ def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> di
     1-way marginals of every column, original sample vs synthetic rows.  Nothing is published."""
     from dataclasses import replace
 
-    from dpstudio.engine.release import release_module
     from dpstudio.engine.rng import make_random_source
+    from dpstudio.plan import release_module
 
     rows = rows or TRIAL_ROWS
     method = recipe.release.options.get("method", "pearl")
@@ -523,9 +689,9 @@ def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> di
     module = release_module(recipe.release.type)
     sample = frame.sample(min(rows, len(frame)), random_state=0) if len(frame) > rows else frame
     sample = sample.reset_index(drop=True)
-    plan = module.plan(recipe)
+    plan = module.compile(recipe)
     t0 = time.perf_counter()
-    outcome = module.run(recipe, sample, plan, make_random_source(0), progress=progress, cancel=cancel)
+    outcome = module.execute(plan, sample, make_random_source(0), progress=progress, cancel=cancel)
     cancel.check()
     synth = outcome.data
     text = tr("Trial: trained on {0:,} sampled rows in {1:.1f} s ({2}); {3:,} synthetic rows. Pick a "

@@ -7,8 +7,17 @@ from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QDoubleValidator
-from PySide6.QtWidgets import (QDoubleSpinBox, QGroupBox, QHBoxLayout, QInputDialog, QLabel, QLineEdit,
-                               QPushButton, QSlider, QVBoxLayout)
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QGroupBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+)
 
 from dpstudio.gui.charts.preview import EPS_MAX, EPS_MIN
 from dpstudio.gui.texts import delta_tooltip, epsilon_tooltip
@@ -228,6 +237,8 @@ class BudgetPage(WizardPage):
 
     def set_cap(self, epsilon: float):
         from dpstudio.gui.dialogs import show_error
+        if self.session.loaded is None:  # no dataset: no ledger entry to cap
+            return
         try:
             from dpstudio.ledger import Ledger
             Ledger().set_cap(self.session.loaded.sha256, epsilon)

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QPushButton,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
 
 from dpstudio.gui.texts import role_text
-from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
+from dpstudio.gui.wizard.base import WizardPage, blocked, cell_widget, note_label, table_item
 from dpstudio.gui.wizard.domain_editor import DomainEditor, domain_summary
 from dpstudio.gui.wizard.edits import DROPPED_ROLES, confirm_suggestions, set_domain, set_role, set_type
 from dpstudio.recipe.model import COLUMN_TYPES, ROLES
@@ -76,6 +84,8 @@ class ColumnsPage(WizardPage):
     def on_data_changed(self):
         rec = self.session.recipe
         schema = self.session.schema
+        if rec is None or schema is None:  # both are set together by Session.set_data
+            return
         self._names = [c.name for c in rec.columns]
         self.table.setRowCount(len(rec.columns))
         for i, c in enumerate(rec.columns):
@@ -110,7 +120,8 @@ class ColumnsPage(WizardPage):
             self.on_data_changed()
         problems = self.problems()
         for i, c in enumerate(rec.columns):
-            role_w, type_w = self.table.cellWidget(i, COL_ROLE), self.table.cellWidget(i, COL_TYPE)
+            role_w = cell_widget(self.table, i, COL_ROLE, QComboBox)
+            type_w = cell_widget(self.table, i, COL_TYPE, QComboBox)
             with blocked(role_w, type_w):
                 role_w.setCurrentIndex(role_w.findData(c.role))
                 type_w.setCurrentIndex(type_w.findData(c.type))
@@ -120,21 +131,21 @@ class ColumnsPage(WizardPage):
             type_w.setToolTip(self.tr("Read from the data, not confirmed: it decides the released grid "
                                       "(integer or float).") if type_inferred else "")
             dropped = c.role in DROPPED_ROLES
-            name = self.table.item(i, COL_NAME)
+            name = table_item(self.table, i, COL_NAME)
             f = QFont(name.font())
             f.setStrikeOut(dropped)
             name.setFont(f)
             grey = QColor(140, 140, 140)
             name.setForeground(grey if dropped else self.palette().text().color())
-            dom = self.table.item(i, COL_DOMAIN)
+            dom = table_item(self.table, i, COL_DOMAIN)
             from dpstudio.recipe.validate import perturbed_roles
             passes = c.role not in perturbed_roles(rec.release.type) and c.domain is None
             dom.setText("" if dropped else (self.tr("— not needed: released as it is") if passes
                                             else domain_summary(c) or self.tr("⚠ missing: type the public range")))
             dom.setForeground(QColor("#D55E00") if c.domain is not None and c.domain.source == "data"
                               else self.palette().text().color())
-            mine = [p for p in problems if p.startswith(f"column {c.name!r}")]
-            status = self.table.item(i, COL_STATUS)
+            mine = [p for p in problems if p.field == f"column:{c.name}"]
+            status = table_item(self.table, i, COL_STATUS)
             if dropped:
                 status.setText(self.tr("dropped"))
                 status.setForeground(grey)

@@ -5,9 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
-                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSplitter,
-                               QTableView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpstudio.gui.dialogs import show_error
 from dpstudio.gui.session import load_for_session, load_recipe_and_data
@@ -22,9 +36,11 @@ RECENT_MAX = 8
 
 def recent_files() -> list[str]:
     value = QSettings().value(RECENT_KEY, [])
-    if isinstance(value, str):
-        value = [value]
-    return [v for v in (value or []) if isinstance(v, str)]
+    if isinstance(value, str):  # a one-item list may come back as its item
+        return [value]
+    if not isinstance(value, (list, tuple)):  # None (nothing stored yet) or something unreadable
+        return []
+    return [v for v in value if isinstance(v, str)]
 
 
 def remember_file(path: str) -> None:
@@ -133,7 +149,7 @@ class DataPage(WizardPage):
                        "(you can change them in the next step). The table's fingerprint (SHA-256) identifies "
                        "it in the privacy budget ledger, so renaming the file does not reset its budget.")
 
-    def isComplete(self):  # noqa: N802
+    def isComplete(self):  # noqa: N802 - Qt override
         return self.session.has_data and self.worker is None
 
     # ---- loading -----------------------------------------------------------------------
@@ -220,6 +236,8 @@ class DataPage(WizardPage):
         s = self.session
         self.model.set_frame(s.frame)
         schema = s.schema
+        if s.loaded is None or schema is None:  # both are set together by Session.set_data
+            return
         self.schema_table.setRowCount(len(schema.columns))
         for i, c in enumerate(schema.columns):
             cells = [c.name, c.type, f"{c.missing:,}", f"{c.distinct:,}", role_text(c.suggested_role)[0]]
@@ -231,7 +249,7 @@ class DataPage(WizardPage):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.schema_table.setItem(i, j, item)
         missing = sum(c.missing for c in schema.columns)
-        types = {}
+        types: dict[str, int] = {}
         for c in schema.columns:
             types[c.type] = types.get(c.type, 0) + 1
         type_text = ", ".join(f"{n} {t}" for t, n in sorted(types.items(), key=lambda kv: -kv[1]))
@@ -251,11 +269,11 @@ class DataPage(WizardPage):
             self.model.set_dropped(dropped)
 
     # ---- drag and drop -----------------------------------------------------------------
-    def dragEnterEvent(self, event):  # noqa: N802
+    def dragEnterEvent(self, event):  # noqa: N802 - Qt override
         if event.mimeData().hasUrls():
             event.acceptProposedAction()
 
-    def dropEvent(self, event):  # noqa: N802
+    def dropEvent(self, event):  # noqa: N802 - Qt override
         urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
         if urls:
             self.load(urls[0].toLocalFile())

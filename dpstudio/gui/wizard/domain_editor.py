@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QDoubleValidator
-from PySide6.QtWidgets import (QButtonGroup, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit,
-                               QMessageBox, QRadioButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpstudio.gui.texts import domain_source_text
 from dpstudio.gui.wizard.base import blocked
@@ -62,7 +72,7 @@ class DomainEditor(QGroupBox):
             self.radio[src] = rb
             self.sources.addButton(rb)
             box.addWidget(rb)
-            rb.toggled.connect(lambda on, s=src: on and self._source_chosen(s))
+            rb.toggled.connect(lambda on, s=src: self._source_toggled(on, s))
         self.explain = QLabel()
         self.explain.setWordWrap(True)
         self.explain.setObjectName("note")
@@ -146,7 +156,8 @@ class DomainEditor(QGroupBox):
             self.radio[src].setChecked(True)
             self.low.setText(_fmt(d.low) if d is not None and src == "public" else "")
             self.high.setText(_fmt(d.high) if d is not None and src == "public" else "")
-            self.categories.setText(", ".join(d.categories) if d is not None and d.categories and src == "public" else "")
+            public_categories = d is not None and d.categories and src == "public"
+            self.categories.setText(", ".join(d.categories) if public_categories else "")
             self.other.setText(d.other or "" if d is not None else "")
             self.search_low.setText(_fmt(d.search_low) if d is not None else "")
             self.search_high.setText(_fmt(d.search_high) if d is not None else "")
@@ -157,10 +168,11 @@ class DomainEditor(QGroupBox):
 
     def _layout_for(self, src: str, kind: str) -> None:
         numeric = kind == "numeric"
-        vis = {"public": {self.low, self.high} if numeric else {self.categories, self.other},
-               "dp": {self.search_low, self.search_high, self.cost} if numeric else {self.candidates, self.cost},
-               "data": set() if numeric else {self.other}}[src]
-        self._rows(vis)
+        rows: dict[str, set[QWidget]] = {
+            "public": {self.low, self.high} if numeric else {self.categories, self.other},
+            "dp": {self.search_low, self.search_high, self.cost} if numeric else {self.candidates, self.cost},
+            "data": set() if numeric else {self.other}}
+        self._rows(rows[src])
         self.explain.setText(domain_source_text(src)[1])
         if src == "data":
             self.warning.setText(self.tr("⚠ Copied from the private data: the exact extremes or rare "
@@ -169,19 +181,23 @@ class DomainEditor(QGroupBox):
         else:
             self.warning.setText("")
 
+    def _source_toggled(self, on: bool, src: str) -> None:
+        if on:
+            self._source_chosen(src)
+
     def _source_chosen(self, src: str) -> None:
         col = self.column
-        if col is None:
+        kind = None if col is None else domain_kind(col.type)
+        if col is None or kind is None:  # no domain to choose (show_column hides the choice)
             return
         if src == "data" and not (col.domain is not None and col.domain.source == "data"):
             if not self.confirm_copy(col.name):
                 self.show_column(col)  # revert the radio button
                 return
-            kind = domain_kind(col.type)
             self._layout_for(src, kind)
             self.domainEdited.emit(col.name, Domain(kind=kind, source="data"), True)
             return
-        self._layout_for(src, domain_kind(col.type))
+        self._layout_for(src, kind)
         self._emit()
 
     def _ask_copy(self, name: str) -> bool:
@@ -200,9 +216,9 @@ class DomainEditor(QGroupBox):
 
     def current_domain(self) -> Domain | None:
         col = self.column
-        if col is None:
+        kind = None if col is None else domain_kind(col.type)
+        if col is None or kind is None:  # a column of this type has no domain
             return None
-        kind = domain_kind(col.type)
         src = next((s for s, rb in self.radio.items() if rb.isChecked()), "public")
         if src == "public":
             if kind == "numeric":

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dpstudio.recipe.model import Domain, Mechanism, Recipe
-from dpstudio.recipe.validate import (ACK_DOMAIN_FROM_DATA, NUMERIC_TYPES, default_mechanism,
-                                      perturbed_roles)
+from dpstudio.recipe.validate import ACK_DOMAIN_FROM_DATA, NUMERIC_TYPES, default_mechanism, perturbed_roles
 
 DROPPED_ROLES = ("identifier", "ignore")
 RECORD_TYPES = ("record", "label", "semi-sensitive")

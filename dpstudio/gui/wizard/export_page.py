@@ -7,9 +7,22 @@ from pathlib import Path
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QLineEdit, QMessageBox, QProgressBar, QPushButton, QSpinBox,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpstudio.gui.dialogs import show_error
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
@@ -32,26 +45,15 @@ def run_release(recipe, output_path, report_path, report_variant, *, progress, c
     ``state`` (a dict) learns ``committed`` at the point of no return and then ``result``: the
     worker reports a cancel pressed after the commit as "cancelled", and the page must still tell
     the truth (written and recorded)."""
-    from dpstudio.recipe.run import execute_release
+    from dpstudio.ledger import Ledger
+    from dpstudio.pipeline import execute_release
 
-    try:
-        from dpstudio.ledger import Ledger
-        ledger = Ledger()
-    except ImportError:
-        ledger = None
-    missing_report = False
-    if report_path:
-        try:
-            from dpstudio.report import write_report  # noqa: F401
-        except ImportError:
-            report_path, missing_report = None, True
+    ledger = Ledger()
     state = {} if state is None else state
     result = execute_release(recipe, output_path=output_path, ledger=ledger, report_path=report_path or None,
                              report_variant=report_variant, progress=progress, cancel=cancel,
                              new_dataset=new_dataset, recipe_path=recipe_path,
                              on_commit=lambda: state.__setitem__("committed", True))
-    if missing_report:
-        result.warnings.append("the report writer is not available yet in this version: no report was written")
     state["result"] = result
     return result
 
@@ -96,7 +98,8 @@ class ExportPage(WizardPage):
         self.report_format.currentIndexChanged.connect(self._report_format_chosen)
         self.variant = QComboBox()
         for key, label in REPORT_VARIANTS:
-            self.variant.addItem(self.tr(label), key)
+            # PySide6's stub types QT_TRANSLATE_NOOP as returning object; it returns its message (a str)
+            self.variant.addItem(self.tr(label), key)  # type: ignore[arg-type]
 
         form = QFormLayout()
         out_row = QHBoxLayout()
@@ -186,7 +189,7 @@ class ExportPage(WizardPage):
                        "risk estimates computed from the raw data; give the external variant to anyone outside "
                        "your organisation.")
 
-    def isComplete(self):  # noqa: N802
+    def isComplete(self):  # noqa: N802 - Qt override
         return self.result is not None
 
     def can_release(self) -> bool:
@@ -279,6 +282,8 @@ class ExportPage(WizardPage):
         s = self.session
         out = Path(s.output_path)
         plan, _ = s.plan()
+        if plan is None:  # can_release() checked there is one
+            return None
         text = self.tr("This draws the noise and writes {0}. It spends ε = {1:.3g} of this dataset's budget "
                        "and cannot be undone.").format(out.name, plan.total.epsilon)
         if out.exists():

@@ -2,20 +2,45 @@
 in plain words (what it protects, what it does not)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QComboBox, QDoubleSpinBox, QFileDialog,
-                               QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
-                               QMessageBox, QPushButton, QRadioButton, QSpinBox, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QButtonGroup,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpstudio.gui.texts import mechanism_text, mechanism_tooltip, release_text
-from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
-from dpstudio.gui.wizard.edits import (allowed_mechanisms, embedding_pool, embedding_units, pool_file_problem,
-                                       set_embedding_pool, set_mechanism, set_release_type)
-from dpstudio.recipe.model import Params, RELEASE_TYPES
+from dpstudio.gui.wizard.base import WizardPage, blocked, note_label, table_item
+from dpstudio.gui.wizard.edits import (
+    allowed_mechanisms,
+    embedding_pool,
+    embedding_units,
+    pool_file_problem,
+    set_embedding_pool,
+    set_mechanism,
+    set_release_type,
+)
+from dpstudio.recipe.model import RELEASE_TYPES, Params
 
 # release options edited on this page: (key, kind, minimum, maximum, step, special text at the minimum)
 MODEL_OPTIONS = ("norm_bound", "lambda")
@@ -32,15 +57,6 @@ def set_release_option(recipe, key: str, value):
     return replace(recipe, release=replace(recipe.release, options=Params.of(opts)))
 
 
-def release_available(rtype: str) -> bool:
-    from dpstudio.engine.release import release_module
-    try:
-        release_module(rtype)
-        return True
-    except Exception:  # noqa: BLE001 - the engine part may not exist yet
-        return False
-
-
 class ReleasePage(WizardPage):
     key = "release"
 
@@ -54,9 +70,6 @@ class ReleasePage(WizardPage):
             title, what, guarantee = release_text(rtype)
             rb = QRadioButton(title)
             rb.setToolTip(f"{what}\n\n{guarantee}")
-            if not release_available(rtype):
-                rb.setEnabled(False)
-                rb.setText(title + " " + self.tr("(not available yet)"))
             self.type_group.addButton(rb)
             self.type_buttons[rtype] = rb
             rb.toggled.connect(lambda on, t=rtype: on and self._type_chosen(t))
@@ -142,7 +155,7 @@ class ReleasePage(WizardPage):
         self.method_label.setVisible(show)
         if not show:
             return
-        from dpstudio.engine.release.synthetic import DEFAULT_METHOD, METHOD_TEXT, recommend_method
+        from dpstudio.plan.synthetic import DEFAULT_METHOD, METHOD_TEXT, recommend_method
         best, why = recommend_method(rec)
         with blocked(self.method):
             if self.method.count() != len(METHOD_TEXT) or self.method.property("recommended") != best:
@@ -169,7 +182,8 @@ class ReleasePage(WizardPage):
                         combo.addItem(mechanism_text(m)[0], m)
                         combo.setItemData(combo.count() - 1, mechanism_tooltip(m), Qt.ItemDataRole.ToolTipRole)
                     combo.currentIndexChanged.connect(
-                        lambda _i, n=c.name, w=combo: self.session.update(lambda r: set_mechanism(r, n, w.currentData())))
+                        lambda _i, n=c.name, w=combo: self.session.update(
+                            lambda r: set_mechanism(r, n, w.currentData())))
                     self.table.setCellWidget(i, 1, combo)
                 else:
                     self.table.removeCellWidget(i, 1)
@@ -195,15 +209,15 @@ class ReleasePage(WizardPage):
         for i, c in enumerate(rows):
             allowed = allowed_mechanisms(c, rtype)
             mech = c.mechanism.name if c.mechanism is not None else (allowed[0] if allowed else None)
-            combo = self.table.cellWidget(i, 1)
-            if isinstance(combo, QComboBox):
-                with blocked(combo):
-                    combo.setCurrentIndex(max(0, combo.findData(mech)))
-            spin = self.table.cellWidget(i, 2)
-            if isinstance(spin, QDoubleSpinBox):
-                with blocked(spin):
-                    spin.setValue(c.mechanism.weight if c.mechanism is not None else 1.0)
-            item = self.table.item(i, 3)
+            mech_cell = self.table.cellWidget(i, 1)
+            if isinstance(mech_cell, QComboBox):
+                with blocked(mech_cell):
+                    mech_cell.setCurrentIndex(max(0, mech_cell.findData(mech)))
+            share_cell = self.table.cellWidget(i, 2)
+            if isinstance(share_cell, QDoubleSpinBox):
+                with blocked(share_cell):
+                    share_cell.setValue(c.mechanism.weight if c.mechanism is not None else 1.0)
+            item = table_item(self.table, i, 3)
             if mech is None:
                 item.setText({"synthetic": self.tr("Used to train the synthesizer; never published row by row."),
                               "model": self.tr("Used to fit the model (a feature or the label); never published "
@@ -226,7 +240,7 @@ class ReleasePage(WizardPage):
                 # start from the recommended synthesizer; the user can still pick another
                 from dataclasses import replace
 
-                from dpstudio.engine.release.synthetic import recommend_method
+                from dpstudio.plan.synthetic import recommend_method
                 best, _why = recommend_method(r)
                 r = replace(r, release=replace(r.release, options=r.release.options.with_(method=best)))
             return r
@@ -236,14 +250,15 @@ class ReleasePage(WizardPage):
         from dataclasses import replace
         m = self.method.currentData()
         if m:
-            self.session.update(lambda r: replace(r, release=replace(r.release, options=r.release.options.with_(method=m))))
+            self.session.update(
+                lambda r: replace(r, release=replace(r.release, options=r.release.options.with_(method=m))))
 
 
     # ---- release options (model, density) ---------------------------------------------
     def _build_options(self) -> QGroupBox:
         box = QGroupBox(self.tr("Options"))
         form = QFormLayout(box)
-        self.opt = {}
+        self.opt: dict[str, QSpinBox | QDoubleSpinBox] = {}
         nb = QDoubleSpinBox()
         nb.setRange(0.01, 1000.0)
         nb.setDecimals(2)
@@ -301,7 +316,10 @@ class ReleasePage(WizardPage):
                 self._opt_form.setRowVisible(w, key in shown)
                 v = o.get(key)
                 default = {"norm_bound": 1.0, "sample_rows": 0}.get(key, w.minimum())
-                w.setValue(default if v is None else float(v) if isinstance(w, QDoubleSpinBox) else int(v))
+                if isinstance(w, QDoubleSpinBox):
+                    w.setValue(default if v is None else float(v))
+                else:
+                    w.setValue(int(default) if v is None else int(v))
 
     def _option_edited(self, key):
         w = self.opt[key]
@@ -409,7 +427,7 @@ class ReleasePage(WizardPage):
         return self.session.update(lambda r: set_embedding_pool(r, key, "dataset", acknowledge=True))
 
 
-def _collapse(problems: list[str]) -> list[str]:
+def _collapse(problems: Sequence[str]) -> list[str]:
     """One line for the many identical problems of an embedding group's columns."""
     import re
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout
 
 from dpstudio.gui.texts import domain_source_text, release_text
@@ -65,10 +64,14 @@ class ReviewPage(WizardPage):
             loss = f"ε = {t.epsilon:.4g}" + (f", δ = {t.delta:.2e}" if t.delta else ", δ = 0")
             parts.append(f"<h3>{e(tr('Total privacy loss (computed)'))}</h3><p style='font-size:16pt'><b>{loss}</b> "
                          f"&nbsp;({e(plan.guarantee)} {e(tr('guarantee'))})</p>")
-            rows = "".join(f"<tr><td>{e(c.label or c.kind)}</td><td>{c.epsilon:.4g}</td><td>{c.delta:.2e}</td></tr>"
-                           for c in plan.components)
-            parts.append(f"<table cellpadding=3 border=1 style='border-collapse:collapse'><tr><th>"
-                         f"{e(tr('Part of the release'))}</th><th>ε</th><th>δ</th></tr>{rows}</table>")
+            # every unit as the plan compiled it: its own (epsilon, delta), noise, expected error, floor
+            from dpstudio.gui.wizard.budget_charts import joint_gaussian_note, table_headers, unit_cells
+            head = "".join(f"<th>{e(h)}</th>" for h in table_headers())
+            rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in unit_cells(u)) + "</tr>" for u in plan.units)
+            parts.append(f"<table cellpadding=3 border=1 style='border-collapse:collapse'><tr>{head}</tr>{rows}"
+                         "</table>")
+            if any(u.noise.zcdp_rho is not None for u in plan.units):
+                parts.append(f"<p><i>{e(joint_gaussian_note())}</i></p>")
         else:
             parts.append(f"<h3>{e(tr('Total privacy loss'))}</h3><p style='color:#D55E00'>"
                          f"{e(tr('Not computable yet'))}: {e(err or '')}</p>")
@@ -87,7 +90,7 @@ class ReviewPage(WizardPage):
             warnings.append(tr("a fixed random seed ({0}) makes the noise reproducible by anyone who knows it: "
                                "for tests only").format(rec.randomness.seed))
         if rec.release.type in ("label", "semi-sensitive"):
-            warnings.extend(self._leakage_lines(rec))
+            warnings.extend(self._leakage_lines(rec, plan))
         dropped = [c.name for c in rec.columns if c.role in ("identifier", "ignore")]
         unchanged = self._unchanged(rec)
         parts.append(f"<h3>{e(tr('Warnings and residual risks'))}</h3>")
@@ -101,8 +104,10 @@ class ReviewPage(WizardPage):
             parts.append(f"<p>{e(tr('None needed.'))}</p>")
         parts.append(f"<h3>{e(tr('Risk summary'))}</h3><ul>")
         parts.append(f"<li>{e(tr('Dropped (not released): {0}').format(', '.join(dropped) or tr('none')))}</li>")
-        parts.append(f"<li>{e(tr('Released unchanged (no protection): {0}').format(', '.join(unchanged) or tr('none')))}</li>")
-        parts.append(f"<li>{e(tr('Randomness: {0}').format(tr('cryptographically secure') if rec.randomness.secure else tr('fixed seed (test only)')))}</li>")
+        unchanged_text = tr('Released unchanged (no protection): {0}').format(', '.join(unchanged) or tr('none'))
+        parts.append(f"<li>{e(unchanged_text)}</li>")
+        randomness = tr('cryptographically secure') if rec.randomness.secure else tr('fixed seed (test only)')
+        parts.append(f"<li>{e(tr('Randomness: {0}').format(randomness))}</li>")
         parts.append("</ul>")
         self.view.setHtml("".join(parts))
 
@@ -114,20 +119,19 @@ class ReviewPage(WizardPage):
         roles = perturbed_roles(rec.release.type)
         return [c.name for c in rec.columns if c.role not in roles and c.role not in ("identifier", "ignore")]
 
-    def _leakage_lines(self, rec):
-        got = [v for k, v in self.session.derived.items() if isinstance(k, tuple) and k and k[0] == "leakage"]
-        if not got:
+    def _leakage_lines(self, rec, plan):
+        """The attacker estimate read at the label's own epsilon (``plan.label.label_unit_epsilon``),
+        exactly as the budget page's attacker chart reads it."""
+        from dpstudio.gui.wizard.budget_charts import attacker_at, leakage_key
+
+        key = leakage_key(self.session, rec)
+        model = self.session.derived.get(key) if key is not None else None
+        if model is None or plan is None or plan.label is None:
             return [self.tr("public columns are released unchanged; the attack estimate has not been computed "
                             "(open the Budget step to compute it)")]
-        (uninf, naive, inf) = got[-1][1]
-        try:
-            from dpstudio.gui.charts.preview import EPS_GRID
-            import numpy as np
-            from dpstudio.gui.wizard.budget_charts import PreviewPanel  # noqa: F401
-            le = np.log(rec.budget.epsilon)
-            vals = [float(np.interp(le, np.log(EPS_GRID), c)) for c in (uninf, naive, inf)]
-        except Exception:  # noqa: BLE001
-            return []
-        return [self.tr("at the label's ε an attacker using public columns and the released label guesses it "
-                        "right {0:.0%} of the time (public columns alone: {1:.0%}, released label alone: {2:.0%}) "
-                        "— estimated from the raw data, for internal use only").format(vals[2], vals[0], vals[1])]
+        eps_label = plan.label.label_unit_epsilon
+        vals, _share = attacker_at(model, eps_label)
+        return [self.tr("at the label's ε = {3:.3g} (its randomized response alone) an attacker using public "
+                        "columns and the released label guesses it right {0:.0%} of the time (public columns "
+                        "alone: {1:.0%}, released label alone: {2:.0%}) — estimated from the raw data, for "
+                        "internal use only").format(vals[2], vals[0], vals[1], eps_label)]
