@@ -416,26 +416,6 @@ def zcdp_rho_for(epsilon: float, delta: float) -> float:
     return rho
 
 
-def zcdp_rho_for_many(epsilon: npt.ArrayLike, delta: float) -> npt.NDArray[np.float64]:
-    """Vectorised, slightly conservative :func:`zcdp_rho_for` (for previews over an epsilon grid).
-
-    At each order alpha the conversion is exactly ``eps`` for ``rho = (eps - c(alpha)) / alpha``,
-    so the largest such rho over the order grid is a valid rho (within ~1e-4 relative of the best)."""
-    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-    alpha = 1.0 + np.exp(_ZCDP_LOG_AM1)
-    c = _zcdp_eps_at(0.0, delta, alpha)
-    rho: npt.NDArray[np.float64] = np.maximum(np.max((eps[:, None] - c[None, :]) / alpha[None, :], axis=1), 0.0)
-    return rho
-
-
-def zcdp_epsilon_many(rho: npt.ArrayLike, delta: float) -> npt.NDArray[np.float64]:
-    """Vectorised :func:`zcdp_epsilon` on the order grid only (valid; slightly above it)."""
-    rho = np.atleast_1d(np.asarray(rho, dtype=float))
-    alpha = 1.0 + np.exp(_ZCDP_LOG_AM1)
-    out = np.min(_zcdp_eps_at(rho[:, None], delta, alpha[None, :]), axis=1)
-    return np.where(rho > 0, np.maximum(out, 0.0), 0.0)
-
-
 # ---------------------------------------------------------------------------------------------
 # Composition
 # ---------------------------------------------------------------------------------------------
