@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test fuzz bench screenshots package clean
+.PHONY: demo test test-fast lint fuzz bench screenshots package clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "dpstudio needs Python >= 3.11, found " + sys.version.split()[0]'
@@ -32,6 +32,17 @@ test-deps:
 
 test: $(VENV)/.installed-test test-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider tests
+
+# The edit loop: everything but the GUI and the tests marked slow (`make test` runs them all).
+test-fast: $(VENV)/.installed-test
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -m "not slow" --ignore=tests/gui tests
+
+# Static checks (configuration in pyproject.toml); does not modify any file.  ruff: lint;
+# mypy: strict for the engine and the plan; import-linter: the layers of docs/architecture.md.
+lint: $(VENV)/.installed-test
+	$(PY) -m ruff check dpstudio tests benchmarks packaging resources
+	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 
 # The full fuzz and fault suite (1,200 cases; the fast subset is part of `make test`); prints JSON.
 fuzz: $(VENV)/.installed-test

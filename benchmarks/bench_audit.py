@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpstudio.engine.audit import audit  # noqa: E402
+from dpstudio.engine.audit import audit
 
 RUNS = [
     ("laplace", None, 1.0, 0.0), ("laplace", None, 1.0, 1e-3), ("gaussian", None, 1.0, 1e-5),

@@ -52,7 +52,8 @@ def main(rows: int = 1_000_000, steps: int = 60) -> dict:
     win.resize(1360, 860)
     win.show()
     win.session.set_data(*load_for_session(path, progress=lambda *a: None, cancel=NEVER_CANCELLED))
-    doms = {"income": Domain(kind="numeric", low=0, high=500_000), "education_level": Domain(kind="numeric", low=1, high=16),
+    doms = {"income": Domain(kind="numeric", low=0, high=500_000),
+            "education_level": Domain(kind="numeric", low=1, high=16),
             "employed": Domain(kind="categorical", categories=("0", "1"))}
     r = win.session.recipe
     for name, d in doms.items():

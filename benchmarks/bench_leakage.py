@@ -16,8 +16,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dpstudio.engine.leakage.embedding import embedding_risk, speaker_like_embeddings  # noqa: E402
-from dpstudio.engine.leakage.label import DEFAULT_GRID, LabelLeakageModel  # noqa: E402
+from dpstudio.engine.leakage.embedding import embedding_risk, speaker_like_embeddings
+from dpstudio.engine.leakage.label import DEFAULT_GRID, LabelLeakageModel
 
 
 def main(n: int = 100_000, seed: int = 0) -> dict:

@@ -5,7 +5,8 @@ Why: intake must not be the slow or memory-hungry step of a release.  Targets: o
 within 3x of the loaded frame's size.
 
 Each measurement runs in a fresh subprocess so peak RSS (``VmHWM``; ``ru_maxrss`` would
-inherit the parent's peak across fork+exec) is not shared between runs; each is repeated 3 times and medians are printed as JSON:
+inherit the parent's peak across fork+exec) is not shared between runs; each is repeated 3 times
+and medians are printed as JSON:
 ``{rows, cols, seconds, peak_rss_mb, frame_mb, pyarrow_seconds, ratio, ...}``.
 
 Usage: ``.venv/bin/python benchmarks/bench_load.py [--rows N] [--repeat K]``
@@ -110,7 +111,10 @@ def main(argv: list[str] | None = None) -> dict:
     for _ in range(args.repeat):  # interleave so background load hits both alike
         arrow.append(_run(_ARROW.format(path=path)))
         ours.append(_run(_OURS.format(root=str(ROOT), path=path)))
-    med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
+
+    def med(rs, k):
+        return statistics.median(r[k] for r in rs)
+
     result = {
         "rows": args.rows,
         "cols": 20,

@@ -48,16 +48,17 @@ def datasets(quick=False):
     lab = "income_gt_50k"
     allx = pd.concat([tr, te]).drop(columns=lab).to_numpy(float)
     lo, hi = allx.min(0), allx.max(0)
-    Ztr, Zte = _scale(tr.drop(columns=lab).to_numpy(float), lo, hi), _scale(te.drop(columns=lab).to_numpy(float), lo, hi)
+    Ztr = _scale(tr.drop(columns=lab).to_numpy(float), lo, hi)
+    Zte = _scale(te.drop(columns=lab).to_numpy(float), lo, hi)
     for s in range(2 if quick else 5):
         out.append(("adult", s, Ztr, tr[lab].to_numpy(), Zte, te[lab].to_numpy()))
     return out
 
 
-def _metrics(score, y):
+def _metrics(score, y) -> dict:
     from sklearn.metrics import roc_auc_score
 
-    return float(np.mean((score > 0) == (y == 1))), float(roc_auc_score(y, score))
+    return {"accuracy": float(np.mean((score > 0) == (y == 1))), "auc": float(roc_auc_score(y, score))}
 
 
 def run_diffprivlib(quick):
@@ -72,7 +73,7 @@ def run_diffprivlib(quick):
             m = LogisticRegression(epsilon=eps, data_norm=1.0, random_state=1000 + s)
             m.fit(Ztr, ytr)
             res.append({"data": name, "split": s, "epsilon": eps, "method": "diffprivlib",
-                        **dict(zip(("accuracy", "auc"), _metrics(m.decision_function(Zte), yte)))})
+                        **_metrics(m.decision_function(Zte), yte)})
     return res
 
 
@@ -86,7 +87,7 @@ def run_ours(quick):
     for name, s, Ztr, ytr, Zte, yte in datasets(quick):
         sk = LogisticRegression(max_iter=2000).fit(Ztr * math.sqrt(Ztr.shape[1]), ytr)
         res.append({"data": name, "split": s, "epsilon": None, "method": "sklearn (non-private)",
-                    **dict(zip(("accuracy", "auc"), _metrics(sk.decision_function(Zte * math.sqrt(Zte.shape[1])), yte)))})
+                    **_metrics(sk.decision_function(Zte * math.sqrt(Zte.shape[1])), yte)})
         yy = np.where(ytr == 1, 1.0, -1.0)
         zt = np.hstack([Ztr, np.ones((len(ytr), 1))])
         zte = np.hstack([Zte, np.ones((len(yte), 1))])
@@ -96,7 +97,7 @@ def run_ours(quick):
             r = gl.sample_rejection(yy[:, None] * zt, cal, RandomSource(10_000 + s), batch=64)
             res.append({"data": name, "split": s, "epsilon": eps, "method": "dpstudio Gibbs (exact)",
                         "seconds": time.time() - t, "proposals": r.proposals,
-                        **dict(zip(("accuracy", "auc"), _metrics(zte @ r.theta, yte)))})
+                        **_metrics(zte @ r.theta, yte)})
     return res
 
 

@@ -46,7 +46,7 @@ def main(argv=None) -> dict:
     procs = [subprocess.Popen([sys.executable, "-c", _PROBE.format(core=c, seconds=a.seconds, every=a.every)],
                               stdout=subprocess.PIPE, text=True) for c in cores]
     out = {}
-    for c, p in zip(cores, procs):
+    for c, p in zip(cores, procs, strict=True):
         s = sorted(json.loads(p.communicate()[0]))
         out[f"cpu{c}"] = {"samples": len(s), "min_ms": round(s[0], 3), "median_ms": round(s[len(s) // 2], 3),
                           "max_ms": round(s[-1], 3),

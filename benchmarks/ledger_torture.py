@@ -1,7 +1,8 @@
 """Kill tests of the ledger's crash-consistent release protocol.
 
 ``--phases`` (what the test suite runs): one release per protocol phase, each killing itself at
-that phase, so every window is hit on any machine.  The default random mode is a stress run: each trial starts a release in a child process and SIGKILLs it after a random delay (some
+that phase, so every window is hit on any machine.  The default random mode is a stress run: each
+trial starts a release in a child process and SIGKILLs it after a random delay (some
 trials are left to finish), then reopens the ledger (which runs recovery) and checks:
 
 * every complete entry's output exists and has the recorded SHA-256;

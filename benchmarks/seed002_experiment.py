@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +27,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dpstudio.engine.leakage.label import LabelLeakageModel, flip_probability  # noqa: E402
-from dpstudio.engine.leakage.logistic import Design, fit_logistic  # noqa: E402
+from dpstudio.engine.leakage.label import LabelLeakageModel, flip_probability
+from dpstudio.engine.leakage.logistic import Design, fit_logistic
 
 EPS = (0.5, 1.0, 2.0, 4.0)
 
@@ -113,12 +114,22 @@ def run_experiment(n_sim: int = 4000, reps: int = 5, seed: int = 0,
 
 # ---- the figure: attacker accuracy (x) vs test AUC (y), seed 002 Fig. 1 ------------------------
 
+def _plot_map(x0, y0, pw, ph, xlo, xhi, ylo, yhi):
+    """Data (x, y) -> the panel's pixel QPointF (y grows upwards)."""
+    from PySide6.QtCore import QPointF
+
+    def pt(ax, ay):
+        return QPointF(x0 + (ax - xlo) / (xhi - xlo) * pw, y0 + ph - (ay - ylo) / (yhi - ylo) * ph)
+
+    return pt
+
+
 def draw_figure(res: dict, path: Path) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QPointF, QRectF, Qt
     from PySide6.QtGui import QColor, QFont, QGuiApplication, QImage, QPainter, QPen
 
-    app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841
+    app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841 - keeps Qt alive while painting
     W, H = 1300, 560
     img = QImage(W, H, QImage.Format_ARGB32)
     img.fill(QColor("white"))
@@ -140,10 +151,7 @@ def draw_figure(res: dict, path: Path) -> None:
         xlo, xhi = 0.5, 1.0
         ylo, yhi = min(0.5, min(ys) - 0.02), 1.0
         xlo = min(xlo, min(xs) - 0.02)
-
-        def pt(ax, ay):
-            return QPointF(x0 + (ax - xlo) / (xhi - xlo) * pw, y0 + ph - (ay - ylo) / (yhi - ylo) * ph)
-
+        pt = _plot_map(x0, y0, pw, ph, xlo, xhi, ylo, yhi)
         p.setPen(QPen(QColor("black"), 1))
         p.drawRect(QRectF(x0, y0, pw, ph))
         for i in range(6):
@@ -173,8 +181,8 @@ def draw_figure(res: dict, path: Path) -> None:
                 pen.setStyle(styles[att])
                 p.setPen(pen)
                 accs = [s["uninformed"] if att == "uninformed" else s["by_eps"][e][att] for e in eps_keys]
-                pts = [pt(a, u) for a, u in zip(accs, aucs)]
-                for a, b in zip(pts, pts[1:]):
+                pts = [pt(a, u) for a, u in zip(accs, aucs, strict=True)]
+                for a, b in pairwise(pts):
                     p.drawLine(a, b)
                 for q in pts:
                     p.drawEllipse(q, 3, 3)

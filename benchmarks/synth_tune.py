@@ -41,8 +41,8 @@ DATA = ROOT.parent / "shared" / "datasets" / "adult"
 SPLIT_SEED = 12345
 FIT_FRACTION = 0.9
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np  # noqa: E402 - after the BLAS thread settings above
+import pandas as pd  # noqa: E402 - after the BLAS thread settings above
 
 
 def parse_opt(text: str):
@@ -72,6 +72,7 @@ def split_train():
 
 def run_seed(method: str, opts: dict, eps: float, delta: float, seed: int) -> dict:
     from synth_adult import evaluate, marginal_tv
+
     from dpstudio.engine.rng import RandomSource
     from dpstudio.engine.synth import SYNTHESIZERS
     from dpstudio.engine.synth.encoding import spec_from_adult

@@ -49,7 +49,8 @@ def main() -> int:
     ms = os.environ.get("DPSTUDIO_EXIT_AFTER_MS", "").strip()
     if ms:
         _install_exit_hook(int(ms))
-    from dpstudio.cli import gui_entry, main as cli_main
+    from dpstudio.cli import gui_entry
+    from dpstudio.cli import main as cli_main
 
     exe = os.path.basename(sys.executable).lower()
     if exe.startswith("dpstudio-gui"):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import zipfile
 
 import pytest
+from test_report import make_release, pdf_text
 
 from dpstudio.export import write_table
 from dpstudio.report import render, write_report
-from test_report import make_release, pdf_text
 
 CANARY_TEXT = "CANARY_ID_7f3a"
 CANARY_NUM = 987654.321

@@ -93,7 +93,7 @@ def test_acceptance_bound_is_a_lower_bound():
 
 
 def test_sampler_polls_cancel():
-    from dpstudio.engine.progress import CancelToken, Cancelled
+    from dpstudio.engine.progress import Cancelled, CancelToken
 
     tok = CancelToken()
     tok.cancel()

@@ -182,6 +182,7 @@ def test_writer_failure_leaves_nothing(tmp_path):
 
 def test_cancel_during_write_with_export(tmp_path):
     import pandas as pd
+
     from dpstudio.engine.progress import Cancelled, CancelToken
     from dpstudio.export import write_table
 

@@ -37,28 +37,28 @@ CASES = [(n_cat, n_num, unseen) for n_cat in (0, 1, 3) for n_num in (0, 1, 3, 14
 def test_tree_rate_equals_the_dense_scan(monkeypatch, n_cat, n_num, unseen):
     g = np.random.default_rng(100 * n_cat + 10 * n_num + unseen)
     orig, rel = _tables(g, 800, n_cat, n_num, unseen)
-    O, R, Oc, Rc, *_ = lk._split(orig, rel, list(orig.columns))
+    orig_num, rel_num, orig_cat, rel_cat, *_ = lk._split(orig, rel, list(orig.columns))
     targets = np.sort(g.choice(len(orig), 300, replace=False))
     dense = {"targets": 0}
     real = lk._dense_successes
 
-    def counting(O, R, Oc, Rc, t, *a):
+    def counting(orig_num, rel_num, orig_cat, rel_cat, t, *a):
         dense["targets"] += t.size
-        return real(O, R, Oc, Rc, t, *a)
+        return real(orig_num, rel_num, orig_cat, rel_cat, t, *a)
     monkeypatch.setattr(lk, "_dense_successes", counting)
-    for A, Ac in ((R, Rc), (O, Oc)):          # the release, and the unperturbed baseline
+    for A, Ac in ((rel_num, rel_cat), (orig_num, orig_cat)):  # the release, and the unperturbed baseline
         dense["targets"] = 0
-        got = lk.linkage_rate(O, A, Oc, Ac, targets)
-        want = real(O, A, Oc, Ac, targets, 1e6, 64, 1e-9) / targets.size
+        got = lk.linkage_rate(orig_num, A, orig_cat, Ac, targets)
+        want = real(orig_num, A, orig_cat, Ac, targets, 1e6, 64, 1e-9) / targets.size
         assert got == pytest.approx(want, abs=1e-12)
-        wide = O.shape[1] + Oc.shape[1] > lk.TREE_MAX_DIMS
+        wide = orig_num.shape[1] + orig_cat.shape[1] > lk.TREE_MAX_DIMS
         if wide:                              # a tree would visit most leaves: all dense
             assert dense["targets"] == targets.size
         else:                                 # only targets whose released categories no original has
-            keys = {tuple(r) for r in Oc}
+            keys = {tuple(r) for r in orig_cat}
             missing = sum(tuple(Ac[t]) not in keys for t in targets)
             assert dense["targets"] == missing
-    assert lk.linkage_rate(O, O, Oc, Oc, targets) > 0
+    assert lk.linkage_rate(orig_num, orig_num, orig_cat, orig_cat, targets) > 0
 
 
 def test_exact_duplicates_split_the_success():

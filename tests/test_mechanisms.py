@@ -67,10 +67,17 @@ def test_continuous_laplace_profile_by_integration():
     # integrate (p - e^eps q)_+ for Lap(0, b) vs Lap(diam, b) numerically
     from scipy import integrate
     eps, b, diam = 0.8, 1.0, 1.5
-    p = lambda x: math.exp(-abs(x) / b) / (2 * b)  # noqa: E731
-    q = lambda x: math.exp(-abs(x - diam) / b) / (2 * b)  # noqa: E731
-    f = lambda x: max(0.0, p(x) - math.exp(eps) * q(x))  # noqa: E731
-    val = integrate.quad(f, -60, diam, points=[0.0, (diam - eps * b) / 2], limit=200)[0]
+
+    def p(x):
+        return math.exp(-abs(x) / b) / (2 * b)
+
+    def q(x):
+        return math.exp(-abs(x - diam) / b) / (2 * b)
+
+    def hockey_stick(x):
+        return max(0.0, p(x) - math.exp(eps) * q(x))
+
+    val = integrate.quad(hockey_stick, -60, diam, points=[0.0, (diam - eps * b) / 2], limit=200)[0]
     assert val == pytest.approx(L.continuous_laplace_delta(eps, diam / b), rel=1e-7)
 
 
@@ -116,7 +123,7 @@ def test_discrete_laplace_rdp_matches_summation():
     p = S.discrete_laplace_pmf(x, t)
     q = S.discrete_laplace_pmf(x - s, t)
     rdp = L.discrete_laplace_rdp(t, s, orders=(1.5, 2.0, 8.0))
-    for a, v in zip((1.5, 2.0, 8.0), rdp):
+    for a, v in zip((1.5, 2.0, 8.0), rdp, strict=True):
         assert v == pytest.approx(logsumexp(a * np.log(p) + (1 - a) * np.log(q)) / (a - 1), rel=1e-9)
 
 
@@ -126,7 +133,10 @@ def test_analytic_gaussian_published_value():
     assert s == pytest.approx(3.73, abs=0.005)  # Balle & Wang 2018 (eps=1, delta=1e-5)
     # independent check: recompute delta from the closed form with plain scipy.stats.norm
     from scipy.stats import norm
-    d = lambda sg: norm.cdf(1 / (2 * sg) - sg) - math.e * norm.cdf(-1 / (2 * sg) - sg)  # noqa: E731
+
+    def d(sg):
+        return norm.cdf(1 / (2 * sg) - sg) - math.e * norm.cdf(-1 / (2 * sg) - sg)
+
     assert d(s) <= 1e-5 < d(s * 0.9999)
     assert analytic_gaussian_delta(1.0, s, 1.0) == pytest.approx(d(s), rel=1e-9)
 
@@ -137,7 +147,8 @@ def test_classic_gaussian_is_larger(eps):
 
 
 def test_analytic_gaussian_scales_and_large_eps():
-    assert analytic_gaussian_sigma(1.0, 1e-5, 7.0) == pytest.approx(7 * analytic_gaussian_sigma(1.0, 1e-5, 1.0), rel=1e-9)
+    assert analytic_gaussian_sigma(1.0, 1e-5, 7.0) == pytest.approx(7 * analytic_gaussian_sigma(1.0, 1e-5, 1.0),
+                                                                    rel=1e-9)
     s = analytic_gaussian_sigma(20.0, 1e-5, 1.0)
     assert 0 < analytic_gaussian_delta(20.0, s, 1.0) <= 1e-5
 
@@ -193,7 +204,7 @@ def test_rr_rdp_matches_bruteforce():
     P = np.array([m.keep, m.p, m.p, m.p])
     Q = np.array([m.p, m.keep, m.p, m.p])
     rdp = m.privacy_loss().rdp
-    for a, v in zip(RDP_ORDERS, rdp):
+    for a, v in zip(RDP_ORDERS, rdp, strict=True):
         assert v == pytest.approx(logsumexp(a * np.log(P) + (1 - a) * np.log(Q)) / (a - 1), rel=1e-9)
     assert max(rdp) <= 1.0 + 1e-9
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpstudio.engine.progress import CancelToken, Cancelled
+from dpstudio.engine.progress import Cancelled, CancelToken
 from dpstudio.engine.rng import RandomSource
 from dpstudio.engine.synth import SYNTHESIZERS
 from dpstudio.engine.synth.encoding import ColumnSpec, TableSpec
@@ -81,9 +81,12 @@ def test_label_conditioning_pearl():
 def test_determinism_with_seed(method):
     data = mixture(1000)
     kw = dict(k=64, steps=50, hidden=16) if method == "pearl" else {}
-    a = SYNTHESIZERS[method](**kw).fit(data, SPEC, epsilon=1, delta=1e-5, rng=RandomSource(9)).sample(200, RandomSource(1))
-    b = SYNTHESIZERS[method](**kw).fit(data, SPEC, epsilon=1, delta=1e-5, rng=RandomSource(9)).sample(200, RandomSource(1))
-    pd.testing.assert_frame_equal(a, b)
+
+    def fit_and_sample():
+        fitted = SYNTHESIZERS[method](**kw).fit(data, SPEC, epsilon=1, delta=1e-5, rng=RandomSource(9))
+        return fitted.sample(200, RandomSource(1))
+
+    pd.testing.assert_frame_equal(fit_and_sample(), fit_and_sample())
 
 
 def test_cancel_stops_fit_quickly():
@@ -128,7 +131,7 @@ def test_budget_plan_matches_the_fit(method):
         assert labels.count("1-way") >= 1 and labels.count("2-way") >= 1
         return
     assert len(plan) == len(fitted.components)
-    for part, comp in zip(plan, fitted.components):
+    for part, comp in zip(plan, fitted.components, strict=True):
         assert part["part"] in comp.label
         if "sigma" in part:
             assert comp.details["sigma"] == pytest.approx(part["sigma"], rel=1e-12)

@@ -146,7 +146,7 @@ def test_block_softmax_matches_reference_on_both_shift_paths():
         out = heads.forward(a.copy())
         ref = np.empty_like(a)
         ref[:, 0] = np.tanh(a[:, 0])
-        for start, size in zip(1 + heads.rel, heads.sizes):
+        for start, size in zip(1 + heads.rel, heads.sizes, strict=True):
             blk = a[:, start:start + size]
             e = np.exp(blk - blk.max(axis=1, keepdims=True))
             ref[:, start:start + size] = e / e.sum(axis=1, keepdims=True)
@@ -159,7 +159,10 @@ def test_critic_weights_mixed_to_the_minimum_effective_sample_size():
     gen = np.random.default_rng(6)
     peaked = np.exp(gen.standard_normal(k) * 3)
     peaked *= k / peaked.sum()                       # mean 1, ESS far below k/2
-    ess = lambda a: a.sum() ** 2 / (a * a).sum()     # noqa: E731
+
+    def ess(a):
+        return a.sum() ** 2 / (a * a).sum()
+
     assert ess(peaked) < 0.1 * k
     for rho in (0.3, 0.5, 0.9):
         mixed = mix_to_min_ess(peaked, rho)

@@ -7,8 +7,7 @@ import pytest
 
 from dpstudio.engine.rng import RandomSource
 from dpstudio.engine.synth.encoding import ColumnSpec, TableSpec, spec_from_adult
-from dpstudio.engine.synth.mst import (MSTSynthesizer, column_bins, pair_counts, project_table,
-                                       selection_score)
+from dpstudio.engine.synth.mst import MSTSynthesizer, column_bins, pair_counts, project_table, selection_score
 from dpstudio.engine.synth.privacy import zcdp_rho_for
 
 
@@ -33,7 +32,7 @@ def test_auto_bins_follow_the_public_spec_only():
                                "z": gen.uniform(-1, 1, 300), "y": gen.integers(0, 2, 300)})):
         f = MSTSynthesizer().fit(data, small, epsilon=1.0, delta=1e-5, rng=RandomSource(1))
         fits.append([b.edges for b in f.col_bins])
-    for e1, e2, c in zip(*fits, small.numeric):
+    for e1, e2, c in zip(*fits, small.numeric, strict=True):
         assert np.array_equal(e1, e2)
         assert np.array_equal(e1, column_bins(c).edges)
 
@@ -97,7 +96,10 @@ def test_project_table_is_the_least_squares_projection():
             j1, j2 = gen.choice(4, 2, replace=False)
             step = min(x[i1, j2], x[i2, j1]) * gen.random()
             y = x.copy()
-            y[i1, j1] += step; y[i2, j2] += step; y[i1, j2] -= step; y[i2, j1] -= step
+            y[i1, j1] += step
+            y[i2, j2] += step
+            y[i1, j2] -= step
+            y[i2, j1] -= step
             assert ((y - noisy) ** 2).sum() >= f0 - 1e-3
     feasible = gen.integers(1, 9, (3, 3)).astype(float)
     assert np.allclose(project_table(feasible, feasible.sum(1), feasible.sum(0)), feasible, atol=1e-6)

@@ -7,11 +7,15 @@ import pytest
 
 from dpstudio.engine.accounting import RDP_ORDERS
 from dpstudio.engine.rng import RandomSource
-from dpstudio.engine.synth.encoding import ColumnSpec, Encoder, TableSpec
-from dpstudio.engine.synth.pearl import (class_proportions, pair_distance_mean,
-                                         pair_distance_sensitivity, weighted_embedding)
-from dpstudio.engine.synth.mst import pair_counts, selection_score
 from dpstudio.engine.synth import privacy as P
+from dpstudio.engine.synth.encoding import ColumnSpec, Encoder, TableSpec
+from dpstudio.engine.synth.mst import pair_counts, selection_score
+from dpstudio.engine.synth.pearl import (
+    class_proportions,
+    pair_distance_mean,
+    pair_distance_sensitivity,
+    weighted_embedding,
+)
 
 
 def test_gdp_calibration_matches_brief_and_rdp_crosscheck():
@@ -73,7 +77,7 @@ def _extreme_record(enc, gen):
     """Corner records: numbers at +-1, random categories (the extremes of the domain)."""
     x = np.zeros(enc.dim)
     x[:enc.n_num] = gen.choice([-1.0, 1.0], enc.n_num)
-    for s, m in zip(enc.starts, enc.sizes):
+    for s, m in zip(enc.starts, enc.sizes, strict=True):
         x[s + gen.integers(m)] = 1.0
     return x
 
@@ -98,7 +102,7 @@ def test_embedding_sensitivity_monte_carlo():
     enc = Encoder(spec)
     n, k = 50, 64
     worst = 0.0
-    for trial in range(150):
+    for _ in range(150):
         frame = _frame(n, gen)
         x = enc.encode(frame, dtype=np.float64)
         y = enc.label_codes(frame)
@@ -138,7 +142,7 @@ def test_pair_distance_sensitivity_monte_carlo():
         worst = max(worst, d)
         assert d <= sens + 1e-12
     # diameter is attained: opposite corners with different categories
-    a = np.zeros(enc.dim); b = np.zeros(enc.dim)
+    a, b = np.zeros(enc.dim), np.zeros(enc.dim)
     a[:enc.n_num], b[:enc.n_num] = 1, -1
     for s in enc.starts:
         a[s], b[s + 1] = 1, 1
@@ -159,7 +163,7 @@ def test_mst_score_sensitivity():
 
 
 def test_decode_stretch_reaches_the_public_bounds():
-    from dpstudio.engine.synth.encoding import Encoder, TableSpec, ColumnSpec
+    from dpstudio.engine.synth.encoding import ColumnSpec, Encoder, TableSpec
     spec = TableSpec(columns=(ColumnSpec.numeric("gain", 0.0, 100.0),), label=None)
     enc = Encoder(spec)
     s = np.array([[-0.999], [-0.5], [0.0], [0.995]], dtype=np.float32)

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_synth_fit import SPEC, mixture
 
-from dpstudio.engine.progress import CancelToken, Cancelled
+from dpstudio.engine.progress import Cancelled, CancelToken
 from dpstudio.engine.rng import RandomSource
 from dpstudio.engine.synth import SYNTHESIZERS, shards
 from dpstudio.engine.synth.shards import run_local, run_shards, run_together, sum_in_order
-
-from test_synth_fit import SPEC, mixture
 
 ROOT = Path(__file__).resolve().parents[1]
 

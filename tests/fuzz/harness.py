@@ -37,7 +37,8 @@ import stat
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -512,7 +513,7 @@ def run_cases(cases: list[dict], *, jobs: int = 2, case_seconds: float = CASE_SE
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             futures = [(c, pool.submit(run_case, c)) for c in batch]
             hung = False
-            for i, (c, fut) in enumerate(futures):
+            for c, fut in futures:
                 if hung:  # the pool is being torn down: re-queue what did not run
                     if fut.done() and not fut.cancelled() and fut.exception() is None:
                         results.append(fut.result())
@@ -538,7 +539,10 @@ def summarise(results: list[dict]) -> dict:
         return sum(1 for r in results if pred(r))
 
     probs = [r for r in results if r.get("problems")]
-    text = lambda r: " ".join(r.get("problems", []))  # noqa: E731
+
+    def text(r):
+        return " ".join(r.get("problems", []))
+
     by_family: dict[str, dict] = {}
     for r in results:
         f = by_family.setdefault(r["family"], {"cases": 0, "failed": 0})

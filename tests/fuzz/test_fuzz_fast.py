@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import harness  # noqa: E402  (beside this file; also runnable as a script)
+import harness  # beside this file (also runnable as a script)
 
 
 @pytest.fixture(scope="module")
