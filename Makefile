@@ -37,10 +37,12 @@ test: $(VENV)/.installed-test test-deps
 test-fast: $(VENV)/.installed-test
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -m "not slow" --ignore=tests/gui tests
 
-# Static checks (configuration in pyproject.toml); does not modify any file.  ruff: lint;
+# Static checks (configuration in pyproject.toml); does not modify any file.  ruff: lint and
+# format (`ruff format` fixes the layout);
 # mypy: strict for the engine and the plan; import-linter: the layers of docs/architecture.md.
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check dpstudio tests benchmarks packaging resources
+	$(PY) -m ruff format --check dpstudio tests benchmarks packaging resources
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
 

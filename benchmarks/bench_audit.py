@@ -1,4 +1,5 @@
 """Full statistical audit at 1e6 trials: every mechanism and every broken variant (JSON list)."""
+
 import json
 import sys
 import time
@@ -9,10 +10,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dpstudio.engine.audit import audit
 
 RUNS = [
-    ("laplace", None, 1.0, 0.0), ("laplace", None, 1.0, 1e-3), ("gaussian", None, 1.0, 1e-5),
-    ("rr", None, 1.0, 0.0), ("exponential", None, 1.0, 0.0), ("metric", None, 4.0, 0.0),
-    ("laplace", "laplace_half_scale", 1.0, 0.0), ("gaussian", "gaussian_half_sigma", 1.0, 1e-5),
-    ("rr", "rr_2eps", 1.0, 0.0), ("metric", "metric_2eps", 4.0, 0.0),
+    ("laplace", None, 1.0, 0.0),
+    ("laplace", None, 1.0, 1e-3),
+    ("gaussian", None, 1.0, 1e-5),
+    ("rr", None, 1.0, 0.0),
+    ("exponential", None, 1.0, 0.0),
+    ("metric", None, 4.0, 0.0),
+    ("laplace", "laplace_half_scale", 1.0, 0.0),
+    ("gaussian", "gaussian_half_sigma", 1.0, 1e-5),
+    ("rr", "rr_2eps", 1.0, 0.0),
+    ("metric", "metric_2eps", 4.0, 0.0),
     ("exponential", "exponential_no_half", 1.0, 0.0),
 ]
 

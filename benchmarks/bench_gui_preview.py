@@ -5,6 +5,7 @@ the epsilon slider step by step; each step is timed from the slider change until
 been recomputed and the page repainted (``QWidget.grab()``).  Prints JSON:
 ``{rows, redraw_ms_median, redraw_ms_p95}``.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,21 +21,25 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 def make_table(path: Path, rows: int) -> None:
     import numpy as np
     import pandas as pd
+
     rng = np.random.default_rng(0)
-    pd.DataFrame({
-        "person_id": np.arange(rows),
-        "age": rng.integers(18, 90, rows),
-        "sex": rng.choice(["female", "male"], rows),
-        "income": rng.lognormal(10, 1, rows).round(0),
-        "education_level": rng.integers(1, 17, rows),
-        "employed": rng.integers(0, 2, rows),
-    }).to_parquet(path)
+    pd.DataFrame(
+        {
+            "person_id": np.arange(rows),
+            "age": rng.integers(18, 90, rows),
+            "sex": rng.choice(["female", "male"], rows),
+            "income": rng.lognormal(10, 1, rows).round(0),
+            "education_level": rng.integers(1, 17, rows),
+            "employed": rng.integers(0, 2, rows),
+        }
+    ).to_parquet(path)
 
 
 def main(rows: int = 1_000_000, steps: int = 60) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="dpstudio-bench-"))
     os.environ["DPSTUDIO_LEDGER"] = str(tmp / "ledger.sqlite")
     from PySide6.QtCore import QSettings
+
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp / "settings"))
     from dpstudio.engine.progress import NEVER_CANCELLED
@@ -52,9 +57,11 @@ def main(rows: int = 1_000_000, steps: int = 60) -> dict:
     win.resize(1360, 860)
     win.show()
     win.session.set_data(*load_for_session(path, progress=lambda *a: None, cancel=NEVER_CANCELLED))
-    doms = {"income": Domain(kind="numeric", low=0, high=500_000),
-            "education_level": Domain(kind="numeric", low=1, high=16),
-            "employed": Domain(kind="categorical", categories=("0", "1"))}
+    doms = {
+        "income": Domain(kind="numeric", low=0, high=500_000),
+        "education_level": Domain(kind="numeric", low=1, high=16),
+        "employed": Domain(kind="categorical", categories=("0", "1")),
+    }
     r = win.session.recipe
     for name, d in doms.items():
         if r.column(name).role not in ("identifier", "ignore", "public"):
@@ -79,9 +86,11 @@ def main(rows: int = 1_000_000, steps: int = 60) -> dict:
         app.processEvents()  # runs the queued updates and repaints every visible chart
         times.append(1000 * (time.perf_counter() - t0))
     times.sort()
-    out = {"rows": int(win.session.schema.rows),
-           "redraw_ms_median": round(times[len(times) // 2], 2),
-           "redraw_ms_p95": round(times[int(0.95 * (len(times) - 1))], 2)}
+    out = {
+        "rows": int(win.session.schema.rows),
+        "redraw_ms_median": round(times[len(times) // 2], 2),
+        "redraw_ms_p95": round(times[int(0.95 * (len(times) - 1))], 2),
+    }
     win.close()
     return out
 

@@ -3,6 +3,7 @@ recomputation of every label-leakage curve for a new epsilon (target <= 20 ms).
 
 Run: .venv/bin/python benchmarks/bench_leakage.py   (prints JSON)
 """
+
 from __future__ import annotations
 
 import json
@@ -45,17 +46,25 @@ def main(n: int = 100_000, seed: int = 0) -> dict:
     emb = embedding_risk(Xe, pool, [1.0, 10.0, 50.0, 200.0])
     emb_s = time.perf_counter() - t
     at1 = model.at(1.0)
-    out = {"fit_rows": n, "public_features": len(cols), "folds": model.info.get("folds"),
-           "fit_seconds": round(float(np.median(fits)), 3), "fit_seconds_all": [round(f, 3) for f in fits],
-           "recompute_ms_median": round(1e3 * float(np.median(recompute)), 2),
-           "recompute_ms_max": round(1e3 * float(np.max(recompute)), 2),
-           "grid_points": int(DEFAULT_GRID.size),
-           "targets": {"fit_seconds": 2.0, "recompute_ms": 20.0},
-           "at_eps_1": {"accuracy": {k: round(v, 4) for k, v in at1["accuracy"].items()},
-                        "share_iue_adv_above_0.1": round(at1["iue_adv_bound"]["share_above"], 4)},
-           "embedding_1000x256_pool5000_4eps_seconds": round(emb_s, 3),
-           "embedding_reid": [round(v, 4) for v in emb["reid_rate"]],
-           "load_average_1min": round(os.getloadavg()[0], 2), "cpus": os.cpu_count()}
+    out = {
+        "fit_rows": n,
+        "public_features": len(cols),
+        "folds": model.info.get("folds"),
+        "fit_seconds": round(float(np.median(fits)), 3),
+        "fit_seconds_all": [round(f, 3) for f in fits],
+        "recompute_ms_median": round(1e3 * float(np.median(recompute)), 2),
+        "recompute_ms_max": round(1e3 * float(np.max(recompute)), 2),
+        "grid_points": int(DEFAULT_GRID.size),
+        "targets": {"fit_seconds": 2.0, "recompute_ms": 20.0},
+        "at_eps_1": {
+            "accuracy": {k: round(v, 4) for k, v in at1["accuracy"].items()},
+            "share_iue_adv_above_0.1": round(at1["iue_adv_bound"]["share_above"], 4),
+        },
+        "embedding_1000x256_pool5000_4eps_seconds": round(emb_s, 3),
+        "embedding_reid": [round(v, 4) for v in emb["reid_rate"]],
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
+    }
     print(json.dumps(out, indent=1))
     return out
 

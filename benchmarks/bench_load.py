@@ -11,6 +11,7 @@ and medians are printed as JSON:
 
 Usage: ``.venv/bin/python benchmarks/bench_load.py [--rows N] [--repeat K]``
 """
+
 from __future__ import annotations
 
 import argparse

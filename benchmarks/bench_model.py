@@ -10,6 +10,7 @@ sqrt(d), so ||z|| <= 1 (dpstudio's "ball" scaling; diffprivlib gets data_norm=1;
 diffprivlib 0.6.6 needs scikit-learn < 1.8: it runs in .venv-bench (this script calls itself
 there with --diffprivlib).  Usage: .venv/bin/python benchmarks/bench_model.py [--quick]
 """
+
 from __future__ import annotations
 
 import json
@@ -72,8 +73,15 @@ def run_diffprivlib(quick):
         for eps in EPS:
             m = LogisticRegression(epsilon=eps, data_norm=1.0, random_state=1000 + s)
             m.fit(Ztr, ytr)
-            res.append({"data": name, "split": s, "epsilon": eps, "method": "diffprivlib",
-                        **_metrics(m.decision_function(Zte), yte)})
+            res.append(
+                {
+                    "data": name,
+                    "split": s,
+                    "epsilon": eps,
+                    "method": "diffprivlib",
+                    **_metrics(m.decision_function(Zte), yte),
+                }
+            )
     return res
 
 
@@ -86,8 +94,15 @@ def run_ours(quick):
     res = []
     for name, s, Ztr, ytr, Zte, yte in datasets(quick):
         sk = LogisticRegression(max_iter=2000).fit(Ztr * math.sqrt(Ztr.shape[1]), ytr)
-        res.append({"data": name, "split": s, "epsilon": None, "method": "sklearn (non-private)",
-                    **_metrics(sk.decision_function(Zte * math.sqrt(Zte.shape[1])), yte)})
+        res.append(
+            {
+                "data": name,
+                "split": s,
+                "epsilon": None,
+                "method": "sklearn (non-private)",
+                **_metrics(sk.decision_function(Zte * math.sqrt(Zte.shape[1])), yte),
+            }
+        )
         yy = np.where(ytr == 1, 1.0, -1.0)
         zt = np.hstack([Ztr, np.ones((len(ytr), 1))])
         zte = np.hstack([Zte, np.ones((len(yte), 1))])
@@ -95,9 +110,17 @@ def run_ours(quick):
             cal = gl.calibrate(len(ytr), zt.shape[1], eps, DELTA)
             t = time.time()
             r = gl.sample_rejection(yy[:, None] * zt, cal, RandomSource(10_000 + s), batch=64)
-            res.append({"data": name, "split": s, "epsilon": eps, "method": "dpstudio Gibbs (exact)",
-                        "seconds": time.time() - t, "proposals": r.proposals,
-                        **_metrics(zte @ r.theta, yte)})
+            res.append(
+                {
+                    "data": name,
+                    "split": s,
+                    "epsilon": eps,
+                    "method": "dpstudio Gibbs (exact)",
+                    "seconds": time.time() - t,
+                    "proposals": r.proposals,
+                    **_metrics(zte @ r.theta, yte),
+                }
+            )
     return res
 
 
@@ -113,15 +136,26 @@ def main():
         print(json.dumps(run_diffprivlib(quick)))
         return
     venv = ROOT / ".venv-bench" / "bin" / "python"
-    dp = subprocess.run([str(venv), __file__, "--diffprivlib"] + (["--quick"] if quick else []),
-                        capture_output=True, text=True, check=True, cwd=ROOT)
+    dp = subprocess.run(
+        [str(venv), __file__, "--diffprivlib"] + (["--quick"] if quick else []),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
     rows = run_ours(quick) + json.loads(dp.stdout)
     (ROOT / "benchmarks" / "results_model.json").write_text(json.dumps(rows, indent=1))
     summ = summarise(rows)
     print(summ.to_string())
-    out = {f"{k[0]}|{k[1]}|{k[2]}": {"accuracy_mean": v[("accuracy", "mean")], "accuracy_std": v[("accuracy", "std")],
-                                   "auc_mean": v[("auc", "mean")], "auc_std": v[("auc", "std")]}
-           for k, v in summ.iterrows()}
+    out = {
+        f"{k[0]}|{k[1]}|{k[2]}": {
+            "accuracy_mean": v[("accuracy", "mean")],
+            "accuracy_std": v[("accuracy", "std")],
+            "auc_mean": v[("auc", "mean")],
+            "auc_std": v[("auc", "std")],
+        }
+        for k, v in summ.iterrows()
+    }
     print(json.dumps(out, indent=1))
 
 

@@ -13,6 +13,7 @@ pace over 16 windows of the training (min / median / max), see :func:`window_pac
 
     .venv/bin/python benchmarks/bench_pearl_fit.py [--steps N] [--workers W]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,14 +32,16 @@ DATA = ROOT.parent / "shared" / "datasets" / "adult"
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=8000)
-    ap.add_argument("--workers", type=int, default=None,
-                    help="training processes (default: PearlConfig's, one per shard here)")
+    ap.add_argument(
+        "--workers", type=int, default=None, help="training processes (default: PearlConfig's, one per shard here)"
+    )
     a = ap.parse_args(argv)
     import pandas as pd
 
     from dpstudio.engine.rng import RandomSource
     from dpstudio.engine.synth import SYNTHESIZERS
     from dpstudio.engine.synth.encoding import spec_from_adult
+
     train = pd.read_csv(DATA / "train.csv")
     opts = {"steps": a.steps} if a.workers is None else {"steps": a.steps, "workers": a.workers}
     synth = SYNTHESIZERS["pearl"](**opts)
@@ -52,22 +55,28 @@ def main(argv=None) -> dict:
 
     t0 = time.perf_counter()
     c0 = resource.getrusage(resource.RUSAGE_SELF)
-    fitted = synth.fit(train, spec_from_adult(), epsilon=1.0, delta=1e-5, rng=RandomSource(0),
-                       progress=progress)
+    fitted = synth.fit(train, spec_from_adult(), epsilon=1.0, delta=1e-5, rng=RandomSource(0), progress=progress)
     t1 = time.perf_counter()
     wall = t1 - t0
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (me.ru_utime + me.ru_stime - c0.ru_utime - c0.ru_stime) + kids.ru_utime + kids.ru_stime
     own = me.ru_maxrss / 1024
     workers = fitted.info["train_worker_peak_rss_mb"]
-    out = {"steps": a.steps, "n": len(train), "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
-           "ms_per_step": round(1000 * wall / a.steps, 2),
-           "train_seconds": round(t1 - marks.get("train", t0), 2),
-           "peak_rss_mb": round(own + sum(workers), 1), "parent_peak_rss_mb": round(own, 1),
-           "worker_peak_rss_mb": [round(v, 1) for v in workers],
-           "workers": fitted.info["train_processes"], "shards": fitted.info["train_shards"],
-           "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-           "window_ms_per_step": window_pace(ticks, a.steps // 16)}
+    out = {
+        "steps": a.steps,
+        "n": len(train),
+        "wall_seconds": round(wall, 2),
+        "cpu_seconds": round(cpu, 2),
+        "ms_per_step": round(1000 * wall / a.steps, 2),
+        "train_seconds": round(t1 - marks.get("train", t0), 2),
+        "peak_rss_mb": round(own + sum(workers), 1),
+        "parent_peak_rss_mb": round(own, 1),
+        "worker_peak_rss_mb": [round(v, 1) for v in workers],
+        "workers": fitted.info["train_processes"],
+        "shards": fitted.info["train_shards"],
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+        "window_ms_per_step": window_pace(ticks, a.steps // 16),
+    }
     print(json.dumps(out))
     return out
 
@@ -89,8 +98,13 @@ def window_pace(ticks: list[tuple[float, int]], width: int) -> dict:
     if not paces:
         return {}
     paces.sort()
-    return {"windows": len(paces), "width_steps": width, "min": round(paces[0], 2),
-            "median": round(paces[len(paces) // 2], 2), "max": round(paces[-1], 2)}
+    return {
+        "windows": len(paces),
+        "width_steps": width,
+        "min": round(paces[0], 2),
+        "median": round(paces[len(paces) // 2], 2),
+        "max": round(paces[-1], 2),
+    }
 
 
 if __name__ == "__main__":

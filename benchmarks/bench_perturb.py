@@ -12,6 +12,7 @@ Targets: seconds <= 2, <= 3 x numpy floor, >= 100 x faster than diffprivlib.
 
     .venv/bin/python benchmarks/bench_perturb.py [--rows N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,14 +49,19 @@ def make_recipe(path: str):
     from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
 
     cols = [Column("person_id", "integer", "identifier")]
-    cols += [Column(f"num{i}", "float", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace"))
-             for i in range(N_NUM)]
+    cols += [
+        Column(f"num{i}", "float", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace"))
+        for i in range(N_NUM)
+    ]
     cats = tuple(str(k) for k in range(N_LEVELS))
-    cols += [Column(f"cat{i}", "categorical", "sensitive", Domain("categorical", categories=cats), Mechanism("rr"))
-             for i in range(N_CAT)]
+    cols += [
+        Column(f"cat{i}", "categorical", "sensitive", Domain("categorical", categories=cats), Mechanism("rr"))
+        for i in range(N_CAT)
+    ]
     cols.append(Column("label", "boolean", "label", Domain("categorical", categories=("0", "1")), Mechanism("rr")))
-    return Recipe(input=InputSpec(path=path), release=ReleaseSpec("record"), columns=tuple(cols),
-                  budget=Budget(epsilon=4.0))
+    return Recipe(
+        input=InputSpec(path=path), release=ReleaseSpec("record"), columns=tuple(cols), budget=Budget(epsilon=4.0)
+    )
 
 
 DIFFPRIVLIB_SCRIPT = r"""
@@ -86,8 +92,9 @@ def diffprivlib_seconds(rows_slice: int) -> float | None:
     py = ROOT / ".venv-bench" / "bin" / "python"
     if not py.exists():
         return None
-    proc = subprocess.run([str(py), "-c", DIFFPRIVLIB_SCRIPT, str(rows_slice)], capture_output=True, text=True,
-                          timeout=1800)
+    proc = subprocess.run(
+        [str(py), "-c", DIFFPRIVLIB_SCRIPT, str(rows_slice)], capture_output=True, text=True, timeout=1800
+    )
     if proc.returncode != 0:
         print(proc.stderr[-2000:], file=sys.stderr)
         return None
@@ -133,15 +140,22 @@ def main() -> None:
     dpl_extrap = None if dpl is None else dpl * args.rows / args.slice
     sec = statistics.median(ours)
     fl = statistics.median(floor)
-    print(json.dumps({
-        "rows": args.rows, "values_perturbed": n_values, "seconds": round(sec, 3),
-        "write_parquet_seconds": round(write_seconds, 3), "peak_rss_mb": round(peak, 1),
-        "numpy_floor_seconds": round(fl, 3),
-        "diffprivlib_seconds_extrapolated": None if dpl_extrap is None else round(dpl_extrap, 1),
-        "ratio_to_floor": round(sec / fl, 2),
-        "speedup_vs_diffprivlib": None if dpl_extrap is None else round(dpl_extrap / sec, 1),
-        "randomness": "secure (os.urandom)",
-    }))
+    print(
+        json.dumps(
+            {
+                "rows": args.rows,
+                "values_perturbed": n_values,
+                "seconds": round(sec, 3),
+                "write_parquet_seconds": round(write_seconds, 3),
+                "peak_rss_mb": round(peak, 1),
+                "numpy_floor_seconds": round(fl, 3),
+                "diffprivlib_seconds_extrapolated": None if dpl_extrap is None else round(dpl_extrap, 1),
+                "ratio_to_floor": round(sec / fl, 2),
+                "speedup_vs_diffprivlib": None if dpl_extrap is None else round(dpl_extrap / sec, 1),
+                "randomness": "secure (os.urandom)",
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Exact discrete Laplace/Gaussian sampler speed vs numpy's float Laplace (same run, JSON)."""
+
 import json
 import sys
 import time
@@ -35,7 +36,8 @@ def main(n: int = N):
     x = np.random.default_rng(0).uniform(-5, 105, (1_000_000, 20))
     res["laplace_mechanism_1Mx20_secure_s"] = timed(lambda: m.release(x, RandomSource(None)))
     res["ratio_secure_t1000_vs_numpy"] = round(
-        res["discrete_laplace_t1000_secure_s"] / res["numpy_laplace_float64_s"], 2)
+        res["discrete_laplace_t1000_secure_s"] / res["numpy_laplace_float64_s"], 2
+    )
     print(json.dumps(res, indent=1))
     return res
 

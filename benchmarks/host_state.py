@@ -12,6 +12,7 @@ the share of samples slower than 1.3x that core's fastest.
 
     .venv/bin/python benchmarks/host_state.py [--seconds 30] [--every 0.25]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,14 +44,24 @@ def main(argv=None) -> dict:
     ap.add_argument("--every", type=float, default=0.25)
     a = ap.parse_args(argv)
     cores = sorted(os.sched_getaffinity(0))
-    procs = [subprocess.Popen([sys.executable, "-c", _PROBE.format(core=c, seconds=a.seconds, every=a.every)],
-                              stdout=subprocess.PIPE, text=True) for c in cores]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PROBE.format(core=c, seconds=a.seconds, every=a.every)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for c in cores
+    ]
     out = {}
     for c, p in zip(cores, procs, strict=True):
         s = sorted(json.loads(p.communicate()[0]))
-        out[f"cpu{c}"] = {"samples": len(s), "min_ms": round(s[0], 3), "median_ms": round(s[len(s) // 2], 3),
-                          "max_ms": round(s[-1], 3),
-                          "slow_share": round(sum(v > 1.3 * s[0] for v in s) / len(s), 2)}
+        out[f"cpu{c}"] = {
+            "samples": len(s),
+            "min_ms": round(s[0], 3),
+            "median_ms": round(s[len(s) // 2], 3),
+            "max_ms": round(s[-1], 3),
+            "slow_share": round(sum(v > 1.3 * s[0] for v in s) / len(s), 2),
+        }
     print(json.dumps(out))
     return out
 

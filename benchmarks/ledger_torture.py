@@ -18,6 +18,7 @@ runs a small script that reserves budget and writes a ~50k-row table through
 
 Prints one JSON object: {trials, killed, consistent, inconsistent, completed, rolled_back, ...}.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,13 +53,18 @@ if _S > 0:
     _dl.Ledger.write_and_commit = _wac
 """
 
-_CLI_CHILD = _SLOW + r"""
+_CLI_CHILD = (
+    _SLOW
+    + r"""
 import sys
 from dpstudio.cli import main
 sys.exit(main(sys.argv[1:]))
 """
+)
 
-_CHILD = _SLOW + r"""
+_CHILD = (
+    _SLOW
+    + r"""
 import sys
 import numpy as np, pandas as pd
 from dpstudio.ledger import Ledger
@@ -77,6 +83,7 @@ except BaseException:
     L.abort(r)
     raise
 """
+)
 
 
 # Deterministic kills: the child SIGKILLs *itself* when the release reaches a chosen phase of
@@ -134,14 +141,23 @@ os.replace = _replace
 #: the phases of one release, in order, and where recovery must leave it: before the hashed
 #: output is marked *committing* the release is rolled back (nothing written, nothing spent);
 #: from then on it is rolled forward (the output is put in place and its spend is recorded)
-PHASES = {"reserved": "rolled_back", "before_write": "rolled_back", "partial_write": "rolled_back",
-          "written": "rolled_back", "before_rename": "completed", "after_rename": "completed",
-          "committed": "completed"}
+PHASES = {
+    "reserved": "rolled_back",
+    "before_write": "rolled_back",
+    "partial_write": "rolled_back",
+    "written": "rolled_back",
+    "before_rename": "completed",
+    "after_rename": "completed",
+    "committed": "completed",
+}
 
-_PHASE_CHILD = _PHASE_KILL + r"""
+_PHASE_CHILD = (
+    _PHASE_KILL
+    + r"""
 from dpstudio.cli import main
 sys.exit(main(sys.argv[1:]))
 """
+)
 
 
 def make_input(path: Path, rows: int, seed: int = 0) -> Path:
@@ -149,23 +165,60 @@ def make_input(path: Path, rows: int, seed: int = 0) -> Path:
     import pandas as pd
 
     rng = np.random.default_rng(seed)
-    pd.DataFrame({"person_id": [f"P{i:07d}" for i in range(rows)],
-                  "age": rng.integers(18, 90, rows),
-                  "income": rng.integers(0, 200_000, rows),
-                  "sex": rng.choice(["female", "male"], rows),
-                  "smoker": rng.choice(["yes", "no"], rows)}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "person_id": [f"P{i:07d}" for i in range(rows)],
+            "age": rng.integers(18, 90, rows),
+            "income": rng.integers(0, 200_000, rows),
+            "sex": rng.choice(["female", "male"], rows),
+            "smoker": rng.choice(["yes", "no"], rows),
+        }
+    ).to_csv(path, index=False)
     return path
 
 
 def make_recipe(data: Path, recipe: Path, env) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [PY, "-m", "dpstudio", "recipe", "init", str(data), "-o", str(recipe),
-         "--release", "record", "--epsilon", "0.01",
-         "--role", "person_id=identifier", "--role", "sex=public", "--role", "age=sensitive",
-         "--role", "income=sensitive", "--role", "smoker=sensitive",
-         "--bounds", "age=0:120", "--bounds", "income=0:250000",
-         "--categories", "sex=female,male", "--categories", "smoker=yes,no", "--seed", "1"],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+        [
+            PY,
+            "-m",
+            "dpstudio",
+            "recipe",
+            "init",
+            str(data),
+            "-o",
+            str(recipe),
+            "--release",
+            "record",
+            "--epsilon",
+            "0.01",
+            "--role",
+            "person_id=identifier",
+            "--role",
+            "sex=public",
+            "--role",
+            "age=sensitive",
+            "--role",
+            "income=sensitive",
+            "--role",
+            "smoker=sensitive",
+            "--bounds",
+            "age=0:120",
+            "--bounds",
+            "income=0:250000",
+            "--categories",
+            "sex=female,male",
+            "--categories",
+            "smoker=yes,no",
+            "--seed",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
 
 
 def cli_command(recipe: Path, out: Path, ledger: Path, *, patched: bool = False) -> list[str]:
@@ -188,8 +241,9 @@ def cli_works(work: Path, env) -> tuple[bool, str]:
     if p.returncode != 0:
         return False, (p.stderr.strip().splitlines() or ["recipe init failed"])[-1]
     out = work / "probe_out.csv"
-    p = subprocess.run(cli_command(rec, out, work / "probe.sqlite"), capture_output=True, text=True,
-                       env=env, cwd=ROOT, timeout=300)
+    p = subprocess.run(
+        cli_command(rec, out, work / "probe.sqlite"), capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
     for f in (out, data, rec):
         f.unlink(missing_ok=True)
     if p.returncode != 0:
@@ -203,8 +257,9 @@ def peek_status(ledger: Path, out: Path) -> str:
         return "none"
     con = sqlite3.connect(str(ledger), timeout=30)
     try:
-        row = con.execute("SELECT status FROM entries WHERE output_path=? ORDER BY id DESC LIMIT 1",
-                          (str(out.resolve()),)).fetchone()
+        row = con.execute(
+            "SELECT status FROM entries WHERE output_path=? ORDER BY id DESC LIMIT 1", (str(out.resolve()),)
+        ).fetchone()
     except sqlite3.Error:
         return "none"
     finally:
@@ -243,8 +298,17 @@ def check_consistency(ledger_path: Path, out_dir: Path, pattern: str = "out_*", 
     return problems
 
 
-def run(trials: int, *, mode: str = "auto", rows: int = 50_000, seed: int = 0, workdir=None,
-        finish_share: float = 0.1, slow_s: float = 0.3, log=None) -> dict:
+def run(
+    trials: int,
+    *,
+    mode: str = "auto",
+    rows: int = 50_000,
+    seed: int = 0,
+    workdir=None,
+    finish_share: float = 0.1,
+    slow_s: float = 0.3,
+    log=None,
+) -> dict:
     rnd = random.Random(seed)
     env = _env()
     own_tmp = None
@@ -281,8 +345,7 @@ def run(trials: int, *, mode: str = "auto", rows: int = 50_000, seed: int = 0, w
     for i in range(3):
         out = out_dir / f"out_cal{i}.csv"
         t0 = time.monotonic()
-        p = subprocess.Popen(command(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                             cwd=ROOT, text=True)
+        p = subprocess.Popen(command(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True)
         if mode == "direct":
             p.stdout.readline()
             t0 = time.monotonic()
@@ -294,8 +357,14 @@ def run(trials: int, *, mode: str = "auto", rows: int = 50_000, seed: int = 0, w
     # lets releases finish before their kill, which tests nothing
     span = min(durations)
 
-    counts = {"killed": 0, "consistent": 0, "inconsistent": 0, "completed": 0, "rolled_back": 0,
-              "finished_before_kill": 0}
+    counts = {
+        "killed": 0,
+        "consistent": 0,
+        "inconsistent": 0,
+        "completed": 0,
+        "rolled_back": 0,
+        "finished_before_kill": 0,
+    }
     phases: dict[str, int] = {}
     problems_seen: list[str] = []
     t_start = time.monotonic()
@@ -304,8 +373,7 @@ def run(trials: int, *, mode: str = "auto", rows: int = 50_000, seed: int = 0, w
         let_finish = rnd.random() < finish_share
         # half the kills anywhere in the run, half in its last 40 % (where the output is written)
         delay = rnd.uniform(0.0, 1.15 * span) if t % 2 else rnd.uniform(0.6 * span, 1.1 * span)
-        p = subprocess.Popen(command(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                             cwd=ROOT, text=True)
+        p = subprocess.Popen(command(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True)
         if mode == "direct":
             p.stdout.readline()  # imports done: the delay covers the release itself
         killed = False
@@ -337,14 +405,23 @@ def run(trials: int, *, mode: str = "auto", rows: int = 50_000, seed: int = 0, w
         if not killed and p.returncode != 0:
             problems_seen.append(f"trial {t}: unkilled release exited {p.returncode}")
         if log:
-            log(f"trial {t}: {'killed (' + phase + ')' if killed else 'finished'}, "
-                f"{'completed' if out.exists() else 'rolled back'}")
+            log(
+                f"trial {t}: {'killed (' + phase + ')' if killed else 'finished'}, "
+                f"{'completed' if out.exists() else 'rolled back'}"
+            )
     final = check_consistency(ledger, out_dir)
     problems_seen.extend(f"final check: {x}" for x in final)
-    result = {"trials": trials, "mode": mode, **counts, "final_check_consistent": not final, "kill_phase": phases,
-              "rows": rows, "release_seconds_median": round(span, 3),
-              "wall_seconds": round(time.monotonic() - t_start, 1),
-              "problems": problems_seen[:20]}
+    result = {
+        "trials": trials,
+        "mode": mode,
+        **counts,
+        "final_check_consistent": not final,
+        "kill_phase": phases,
+        "rows": rows,
+        "release_seconds_median": round(span, 3),
+        "wall_seconds": round(time.monotonic() - t_start, 1),
+        "problems": problems_seen[:20],
+    }
     if reason:
         result["cli_unavailable"] = reason
     if own_tmp is not None:
@@ -373,14 +450,20 @@ def run_phases(*, rows: int = 20_000, workdir=None, phases=None) -> dict:
     for i, phase in enumerate(phases or PHASES):
         out = out_dir / f"out_{i:02d}_{phase}.csv"
         cmd = [PY, "-c", _PHASE_CHILD, "release", str(recipe), "--output", str(out), "--ledger", str(ledger)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(env, DPS_KILL_AT=phase),
-                              cwd=ROOT, timeout=600)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, env=dict(env, DPS_KILL_AT=phase), cwd=ROOT, timeout=600
+        )
         killed = proc.returncode == -signal.SIGKILL
         status_before = peek_status(ledger, out)
         problems = check_consistency(ledger, out_dir, only=out)
         outcome = "completed" if out.exists() else "rolled_back"
-        result["phases"][phase] = {"killed": killed, "status_at_kill": status_before, "outcome": outcome,
-                                   "expected": PHASES.get(phase), "exit": proc.returncode}
+        result["phases"][phase] = {
+            "killed": killed,
+            "status_at_kill": status_before,
+            "outcome": outcome,
+            "expected": PHASES.get(phase),
+            "exit": proc.returncode,
+        }
         if not killed:
             result["problems"].append(f"{phase}: not killed (exit {proc.returncode}): {proc.stderr[-300:]}")
         if outcome != PHASES.get(phase):
@@ -390,6 +473,7 @@ def run_phases(*, rows: int = 20_000, workdir=None, phases=None) -> dict:
     result["problems"].extend(f"final check: {x}" for x in final)
     sys.path.insert(0, str(ROOT))
     from dpstudio.ledger import Ledger
+
     led = Ledger(ledger)
     summary = led.show(str(data))
     result["releases_recorded"] = summary["releases"]
@@ -407,15 +491,24 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--verbose", action="store_true")
-    ap.add_argument("--phases", action="store_true",
-                    help="instead of random kills: one release killed at each protocol phase (deterministic)")
+    ap.add_argument(
+        "--phases",
+        action="store_true",
+        help="instead of random kills: one release killed at each protocol phase (deterministic)",
+    )
     a = ap.parse_args(argv)
     if a.phases:
         res = run_phases(rows=a.rows, workdir=a.workdir)
         print(json.dumps(res, indent=2))
         return 0 if not res["problems"] else 1
-    res = run(a.trials, mode=a.mode, rows=a.rows, seed=a.seed, workdir=a.workdir,
-              log=(lambda m: print(m, file=sys.stderr)) if a.verbose else None)
+    res = run(
+        a.trials,
+        mode=a.mode,
+        rows=a.rows,
+        seed=a.seed,
+        workdir=a.workdir,
+        log=(lambda m: print(m, file=sys.stderr)) if a.verbose else None,
+    )
     print(json.dumps(res, indent=2))
     return 0 if res["inconsistent"] == 0 and not res["problems"] else 1
 

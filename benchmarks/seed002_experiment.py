@@ -14,6 +14,7 @@ on the RR-released training labels (70/30 split; mean over ``reps`` RR draws).
 Run:  QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/seed002_experiment.py
 Writes benchmarks/seed002_attack_vs_auc.png and prints JSON.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,7 @@ def simulated(sigma: float, n: int, seed: int):
     g = np.random.default_rng(seed)
     y = g.integers(0, 2, n)
     mean = np.zeros((n, 10))
-    mean[np.arange(n), y] = 1.0          # class 0 -> e_1, class 1 -> e_2
+    mean[np.arange(n), y] = 1.0  # class 0 -> e_1, class 1 -> e_2
     x = mean + sigma * g.normal(size=(n, 10))
     x = (x - x.min(0)) / (x.max(0) - x.min(0))
     return x, y
@@ -46,12 +47,12 @@ def simulated(sigma: float, n: int, seed: int):
 def breast_cancer_sets(seed: int = 0):
     from sklearn.datasets import load_breast_cancer
     from sklearn.feature_selection import mutual_info_classif
+
     d = load_breast_cancer()
     x = (d.data - d.data.min(0)) / (d.data.max(0) - d.data.min(0))
     mi = mutual_info_classif(x, d.target, random_state=seed)
     order = np.argsort(mi)
-    return {"high": (x[:, order[-10:]], d.target, mi[order[-10:]]),
-            "low": (x[:, order[:10]], d.target, mi[order[:10]])}
+    return {"high": (x[:, order[-10:]], d.target, mi[order[-10:]]), "low": (x[:, order[:10]], d.target, mi[order[:10]])}
 
 
 def _auc(score, y):
@@ -73,8 +74,7 @@ def evaluate(x: np.ndarray, y: np.ndarray, *, reps: int = 5, seed: int = 0, with
     mu, sd = x[tr].mean(0), x[tr].std(0) + 1e-12
     Dtr = Design((x[tr] - mu) / sd)
     Dte = Design((x[te] - mu) / sd)
-    out = {"n": int(n), "prior_1": float(y.mean()), "uninformed": float(acc["uninformed"][0]),
-           "by_eps": {}}
+    out = {"n": int(n), "prior_1": float(y.mean()), "uninformed": float(acc["uninformed"][0]), "by_eps": {}}
     L = np.log(np.clip(model.P[:, 1], 1e-6, 1 - 1e-6) / np.clip(model.P[:, 0], 1e-6, 1 - 1e-6))
     for j, eps in enumerate(EPS):
         pi = float(flip_probability(eps))
@@ -89,30 +89,42 @@ def evaluate(x: np.ndarray, y: np.ndarray, *, reps: int = 5, seed: int = 0, with
                 m = fit_logistic(Dtr, yt[tr], 2, l2=1e-3)
                 aucs.append(_auc(m.predict_proba(Dte)[:, 1], y[te]))
         out["by_eps"][str(eps)] = {
-            "informed": float(acc["informed"][j]), "naive": float(acc["naive"][j]),
+            "informed": float(acc["informed"][j]),
+            "naive": float(acc["naive"][j]),
             "informed_minus_naive": float(acc["informed"][j] - acc["naive"][j]),
-            "informed_mc": float(np.mean(mc_inf)), "naive_mc": float(np.mean(mc_naive)),
+            "informed_mc": float(np.mean(mc_inf)),
+            "naive_mc": float(np.mean(mc_naive)),
             "test_auc": float(np.mean(aucs)) if aucs else None,
             "iue_adv_bound_mean": float(model.iue_adv(eps).mean()),
-            "share_iue_adv_bound_above_0.1": float(model.at(eps)["iue_adv_bound"]["share_above"])}
+            "share_iue_adv_bound_above_0.1": float(model.at(eps)["iue_adv_bound"]["share_above"]),
+        }
     out["k_median"] = float(model.k_summary()["quantiles"]["0.5"])
     out["share_k_above_1"] = float(model.k_summary()["share_k_above_1"])
     return out
 
 
-def run_experiment(n_sim: int = 4000, reps: int = 5, seed: int = 0,
-                   sigma_high: float = 0.5, sigma_low: float = 2.5, with_auc: bool = True) -> dict:
+def run_experiment(
+    n_sim: int = 4000,
+    reps: int = 5,
+    seed: int = 0,
+    sigma_high: float = 0.5,
+    sigma_low: float = 2.5,
+    with_auc: bool = True,
+) -> dict:
     res = {"simulation": {}, "breast_cancer": {}}
     for name, sigma in (("high", sigma_high), ("low", sigma_low)):
         x, y = simulated(sigma, n_sim, seed)
         res["simulation"][name] = {"sigma": sigma, **evaluate(x, y, reps=reps, seed=seed, with_auc=with_auc)}
     for name, (x, y, mi) in breast_cancer_sets(seed).items():
-        res["breast_cancer"][name] = {"mutual_information": [float(v) for v in mi],
-                                      **evaluate(x, y, reps=reps, seed=seed, with_auc=with_auc)}
+        res["breast_cancer"][name] = {
+            "mutual_information": [float(v) for v in mi],
+            **evaluate(x, y, reps=reps, seed=seed, with_auc=with_auc),
+        }
     return res
 
 
 # ---- the figure: attacker accuracy (x) vs test AUC (y), seed 002 Fig. 1 ------------------------
+
 
 def _plot_map(x0, y0, pw, ph, xlo, xhi, ylo, yhi):
     """Data (x, y) -> the panel's pixel QPointF (y grows upwards)."""
@@ -140,13 +152,16 @@ def draw_figure(res: dict, path: Path) -> None:
     p.setFont(font)
     colors = {"high": QColor(200, 30, 30), "low": QColor(30, 60, 200)}
     styles = {"informed": Qt.DotLine, "naive": Qt.SolidLine, "uninformed": Qt.SolidLine}
-    panels = (("simulation", "(a) simulation: N(e_i, sigma^2 I)"),
-              ("breast_cancer", "(b) Breast Cancer: top-10 / bottom-10 MI features"))
+    panels = (
+        ("simulation", "(a) simulation: N(e_i, sigma^2 I)"),
+        ("breast_cancer", "(b) Breast Cancer: top-10 / bottom-10 MI features"),
+    )
     for k, (key, title) in enumerate(panels):
         x0, y0, pw, ph = 80 + k * 640, 50, 520, 420
         data = res[key]
-        xs = [v for s in data.values() for e in s["by_eps"].values()
-              for v in (e["informed"], e["naive"])] + [s["uninformed"] for s in data.values()]
+        xs = [v for s in data.values() for e in s["by_eps"].values() for v in (e["informed"], e["naive"])] + [
+            s["uninformed"] for s in data.values()
+        ]
         ys = [e["test_auc"] for s in data.values() for e in s["by_eps"].values()]
         xlo, xhi = 0.5, 1.0
         ylo, yhi = min(0.5, min(ys) - 0.02), 1.0
@@ -193,12 +208,16 @@ def draw_figure(res: dict, path: Path) -> None:
                 p.drawText(QPointF(q.x() + 5, q.y() - 5), f"eps={e}")
         # legend
         ly = y0 + ph - 95
-        for i, (lab, dname, att) in enumerate((("D_high informed", "high", "informed"),
-                                                ("D_high naive", "high", "naive"),
-                                                ("D_high uninformed", "high", "uninformed"),
-                                                ("D_low informed", "low", "informed"),
-                                                ("D_low naive", "low", "naive"),
-                                                ("D_low uninformed", "low", "uninformed"))):
+        for i, (lab, dname, att) in enumerate(
+            (
+                ("D_high informed", "high", "informed"),
+                ("D_high naive", "high", "naive"),
+                ("D_high uninformed", "high", "uninformed"),
+                ("D_low informed", "low", "informed"),
+                ("D_low naive", "low", "naive"),
+                ("D_low uninformed", "low", "uninformed"),
+            )
+        ):
             col = QColor(colors[dname])
             if att == "uninformed":
                 col.setAlpha(90)
@@ -218,13 +237,26 @@ def main() -> None:
     res = run_experiment()
     out = Path(__file__).resolve().parent / "seed002_attack_vs_auc.png"
     draw_figure(res, out)
-    summary = {ds: {name: {e: {k: round(v, 4) for k, v in r.items()} for e, r in s["by_eps"].items()}
-                    for name, s in d.items()} for ds, d in res.items()}
-    extra = {ds: {name: {"uninformed": round(s["uninformed"], 4), "k_median": round(s["k_median"], 3),
-                         "share_k_above_1": round(s["share_k_above_1"], 3)}
-                  for name, s in d.items()} for ds, d in res.items()}
-    print(json.dumps({"by_eps": summary, "per_set": extra, "figure": str(out),
-                      "figure_bytes": out.stat().st_size}, indent=1))
+    summary = {
+        ds: {name: {e: {k: round(v, 4) for k, v in r.items()} for e, r in s["by_eps"].items()} for name, s in d.items()}
+        for ds, d in res.items()
+    }
+    extra = {
+        ds: {
+            name: {
+                "uninformed": round(s["uninformed"], 4),
+                "k_median": round(s["k_median"], 3),
+                "share_k_above_1": round(s["share_k_above_1"], 3),
+            }
+            for name, s in d.items()
+        }
+        for ds, d in res.items()
+    }
+    print(
+        json.dumps(
+            {"by_eps": summary, "per_set": extra, "figure": str(out), "figure_bytes": out.stat().st_size}, indent=1
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ the public lists (same for real and synthetic training data).
     .venv/bin/python benchmarks/synth_adult.py --quick      # one seed, eps = 1  (< 5 min)
     .venv/bin/python benchmarks/synth_adult.py              # 3 methods x eps {0.2,1,10} x 5 seeds
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,6 +57,7 @@ def _classifiers(seed):
     from sklearn.neural_network import MLPClassifier
     from sklearn.svm import LinearSVC
     from sklearn.tree import DecisionTreeClassifier
+
     # settings of the DP-MERF / PEARL evaluation code where it had them
     return {
         "LogisticRegression": LogisticRegression(solver="lbfgs", max_iter=5000),
@@ -75,14 +77,16 @@ def _classifiers(seed):
 
 def features(frame, spec):
     from dpstudio.engine.synth.encoding import Encoder
+
     enc = Encoder(spec)
     x = enc.encode(frame, dtype=np.float64)
-    x[:, :enc.n_num] = (x[:, :enc.n_num] + 1.0) / 2.0
+    x[:, : enc.n_num] = (x[:, : enc.n_num] + 1.0) / 2.0
     return x
 
 
 def _score_one(name, clf, xtr, ytr, xte, yte):
     from sklearn.metrics import average_precision_score, roc_auc_score
+
     if len(np.unique(ytr)) < 2:
         return name, {"roc": 0.5, "prc": float(yte.mean()), "prob_roc": 0.5}
     with warnings.catch_warnings():
@@ -101,12 +105,14 @@ def evaluate(train, test, spec, seed, n_jobs=None):
     """The 12 classifiers, fitted in ``n_jobs`` worker processes (default: all cores; every
     classifier has a fixed random_state, so the scores do not depend on it)."""
     from joblib import Parallel, delayed
+
     lab = spec.label.name
     xtr, ytr = features(train, spec), train[lab].to_numpy().astype(int)
     xte, yte = features(test, spec), test[lab].to_numpy().astype(int)
     jobs = n_jobs or int(os.environ.get("SYNTH_EVAL_JOBS", os.cpu_count() or 1))
-    done = Parallel(n_jobs=jobs)(delayed(_score_one)(name, clf, xtr, ytr, xte, yte)
-                                 for name, clf in _classifiers(seed).items())
+    done = Parallel(n_jobs=jobs)(
+        delayed(_score_one)(name, clf, xtr, ytr, xte, yte) for name, clf in _classifiers(seed).items()
+    )
     return dict(done)
 
 
@@ -130,25 +136,34 @@ def _fit_job(method, eps, delta, seed, q):
     from dpstudio.engine.rng import RandomSource
     from dpstudio.engine.synth import SYNTHESIZERS
     from dpstudio.engine.synth.encoding import spec_from_adult
+
     train = pd.read_csv(DATA / "train.csv")
     spec = spec_from_adult()
     t0 = time.perf_counter()
     c0 = time.process_time()
     fitted = SYNTHESIZERS[method]().fit(train, spec, epsilon=eps, delta=delta, rng=RandomSource(seed))
     fit_s = time.perf_counter() - t0
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)       # the training workers, if any
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the training workers, if any
     fit_cpu = time.process_time() - c0 + kids.ru_utime + kids.ru_stime
     info = getattr(fitted, "info", {}) or {}
-    rss = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-           + sum(info.get("train_worker_peak_rss_mb", [])))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0 + sum(info.get("train_worker_peak_rss_mb", []))
     t1 = time.perf_counter()
     synth = fitted.sample(len(train), RandomSource(seed + 1000))
     sample_s = time.perf_counter() - t1
     loss = fitted.privacy_loss()
-    q.put({"synth": synth, "fit_s": fit_s, "fit_cpu_s": fit_cpu, "sample_s": sample_s,
-           "peak_rss_mb": rss, "epsilon_spent": loss.epsilon, "delta": loss.delta,
-           "n_releases": len(fitted.components),
-           "noise": sorted({c.details.get("noise", "") for c in fitted.components})})
+    q.put(
+        {
+            "synth": synth,
+            "fit_s": fit_s,
+            "fit_cpu_s": fit_cpu,
+            "sample_s": sample_s,
+            "peak_rss_mb": rss,
+            "epsilon_spent": loss.epsilon,
+            "delta": loss.delta,
+            "n_releases": len(fitted.components),
+            "noise": sorted({c.details.get("noise", "") for c in fitted.components}),
+        }
+    )
 
 
 def run_fit(method, eps, delta, seed):
@@ -165,60 +180,76 @@ def summarise(rows):
     rocs = [np.mean([r["roc"] for r in row["clf"].values()]) for row in rows]
     prcs = [np.mean([r["prc"] for r in row["clf"].values()]) for row in rows]
     proc = [np.mean([r["prob_roc"] for r in row["clf"].values() if "prob_roc" in r]) for row in rows]
-    out = {"roc_mean": float(np.mean(rocs)), "roc_std": float(np.std(rocs)),
-           "prc_mean": float(np.mean(prcs)), "prc_std": float(np.std(prcs)),
-           "prob_roc_mean": float(np.mean(proc)), "prob_roc_std": float(np.std(proc)),
-           "tv_mean": float(np.mean([row["tv"] for row in rows])), "n_seeds": len(rows)}
+    out = {
+        "roc_mean": float(np.mean(rocs)),
+        "roc_std": float(np.std(rocs)),
+        "prc_mean": float(np.mean(prcs)),
+        "prc_std": float(np.std(prcs)),
+        "prob_roc_mean": float(np.mean(proc)),
+        "prob_roc_std": float(np.std(proc)),
+        "tv_mean": float(np.mean([row["tv"] for row in rows])),
+        "n_seeds": len(rows),
+    }
     for key in ("fit_s", "fit_cpu_s", "sample_s", "peak_rss_mb"):
         if key in rows[0]:
             out[key] = float(np.mean([row[key] for row in rows]))
     if "noise" in rows[0]:
         out["noise"] = rows[0]["noise"]
-    out["per_classifier_roc"] = {k: float(np.mean([row["clf"][k]["roc"] for row in rows]))
-                                 for k in rows[0]["clf"]}
+    out["per_classifier_roc"] = {k: float(np.mean([row["clf"][k]["roc"] for row in rows])) for k in rows[0]["clf"]}
     return out
 
 
 def markdown(results, meta):
-    lines = ["## Synthetic data (Adult)", "",
-             f"Generated by `benchmarks/synth_adult.py{' --quick' if meta['quick'] else ''}` on "
-             f"{meta['date']} ({meta['host']}; {meta['threads']} BLAS thread(s); other jobs shared "
-             f"the 2 cores; benchmark wall time {meta['total_seconds']:.0f} s). delta = 1e-5. "
-             "12 classifiers trained on synthetic rows (hard categories), "
-             "tested on the real test split; ROC/PRC use hard predicted labels (seed 003's metric), "
-             "prob-ROC uses predict_proba/decision_function. TV = mean total variation of 1-way "
-             "marginals. Mean ± std over seeds.", "",
-             "| method | ε | seeds | ROC (hard) | PRC (hard) | prob-ROC | TV 1-way | fit s (wall / cpu) "
-             "| sample s | peak RSS MB |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Synthetic data (Adult)",
+        "",
+        f"Generated by `benchmarks/synth_adult.py{' --quick' if meta['quick'] else ''}` on "
+        f"{meta['date']} ({meta['host']}; {meta['threads']} BLAS thread(s); other jobs shared "
+        f"the 2 cores; benchmark wall time {meta['total_seconds']:.0f} s). delta = 1e-5. "
+        "12 classifiers trained on synthetic rows (hard categories), "
+        "tested on the real test split; ROC/PRC use hard predicted labels (seed 003's metric), "
+        "prob-ROC uses predict_proba/decision_function. TV = mean total variation of 1-way "
+        "marginals. Mean ± std over seeds.",
+        "",
+        "| method | ε | seeds | ROC (hard) | PRC (hard) | prob-ROC | TV 1-way | fit s (wall / cpu) "
+        "| sample s | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         s = r["summary"]
         fit = f"{s['fit_s']:.1f} / {s['fit_cpu_s']:.1f}" if "fit_s" in s else "-"
         samp = f"{s['sample_s']:.1f}" if "sample_s" in s else "-"
         rss = f"{s['peak_rss_mb']:.0f}" if "peak_rss_mb" in s else "-"
-        lines.append(f"| {r['method']} | {r['epsilon']} | {s['n_seeds']} | {s['roc_mean']:.3f} ± {s['roc_std']:.3f} | "
-                     f"{s['prc_mean']:.3f} ± {s['prc_std']:.3f} | {s['prob_roc_mean']:.3f} ± {s['prob_roc_std']:.3f} | "
-                     f"{s['tv_mean']:.3f} | {fit} | {samp} | {rss} |")
-    lines += ["", "Paper reference (seed 003, same split, (1, 1e-5), hard labels): real 0.765 / 0.654, "
-              "DP-MERF 0.641 / 0.536, PEARL 0.721 / 0.618.", "",
-              "Methods: PEARL k=500, batch 0.1 n, 8000 Adam steps (lr 0.005, cosine decay to 10 %), "
-              "hidden 100, critic every 10 steps (its weights mixed with uniform ones to keep an effective "
-              "sample size >= k/2), sigma0 = DP mean pair distance (3 % of mu^2), "
-              "DP class proportions (3 %), embedding (94 %), exact GDP composition; categories drawn "
-              "from the generator's softmax blocks, numbers decoded from clip(1.02 tanh) so they can "
-              "sit on a public bound; the batch cut in 2 fixed shards trained in 2 worker processes "
-              "(fit CPU and peak RSS include the workers; spawned workers re-import this script's "
-              "module-level imports, pandas included, ~110 MB each here against ~44 MB under the "
-              "CLI, so the RSS column is ~2 x 110 MB above the fit process's own). "
-              "DP-MERF: k=500, 4000 steps, public length scale, embedding + proportions in one release, "
-              "no critic, same decoding. MST: bins from the public spec (one per value for small "
-              "integer ranges, zero bin + log bins for amounts spanning decades, else 16 equal-width), "
-              "rho/3 each for 1-way marginals, exponential-mechanism tree selection with AIM's "
-              "table-size penalty (eps^2/8 zCDP per round) and tree 2-way marginals on the compressed "
-              "domains (rare cells merged from released counts), least-squares consistent tables, "
-              "zCDP total. All Gaussian noise: exact discrete Gaussian on a 2^-20 x sensitivity grid. "
-              "Hyper-parameters were chosen on a validation split of train (benchmarks/synth_tune.py), "
-              "never on the test split.", ""]
+        lines.append(
+            f"| {r['method']} | {r['epsilon']} | {s['n_seeds']} | {s['roc_mean']:.3f} ± {s['roc_std']:.3f} | "
+            f"{s['prc_mean']:.3f} ± {s['prc_std']:.3f} | {s['prob_roc_mean']:.3f} ± {s['prob_roc_std']:.3f} | "
+            f"{s['tv_mean']:.3f} | {fit} | {samp} | {rss} |"
+        )
+    lines += [
+        "",
+        "Paper reference (seed 003, same split, (1, 1e-5), hard labels): real 0.765 / 0.654, "
+        "DP-MERF 0.641 / 0.536, PEARL 0.721 / 0.618.",
+        "",
+        "Methods: PEARL k=500, batch 0.1 n, 8000 Adam steps (lr 0.005, cosine decay to 10 %), "
+        "hidden 100, critic every 10 steps (its weights mixed with uniform ones to keep an effective "
+        "sample size >= k/2), sigma0 = DP mean pair distance (3 % of mu^2), "
+        "DP class proportions (3 %), embedding (94 %), exact GDP composition; categories drawn "
+        "from the generator's softmax blocks, numbers decoded from clip(1.02 tanh) so they can "
+        "sit on a public bound; the batch cut in 2 fixed shards trained in 2 worker processes "
+        "(fit CPU and peak RSS include the workers; spawned workers re-import this script's "
+        "module-level imports, pandas included, ~110 MB each here against ~44 MB under the "
+        "CLI, so the RSS column is ~2 x 110 MB above the fit process's own). "
+        "DP-MERF: k=500, 4000 steps, public length scale, embedding + proportions in one release, "
+        "no critic, same decoding. MST: bins from the public spec (one per value for small "
+        "integer ranges, zero bin + log bins for amounts spanning decades, else 16 equal-width), "
+        "rho/3 each for 1-way marginals, exponential-mechanism tree selection with AIM's "
+        "table-size penalty (eps^2/8 zCDP per round) and tree 2-way marginals on the compressed "
+        "domains (rare cells merged from released counts), least-squares consistent tables, "
+        "zCDP total. All Gaussian noise: exact discrete Gaussian on a 2^-20 x sensitivity grid. "
+        "Hyper-parameters were chosen on a validation split of train (benchmarks/synth_tune.py), "
+        "never on the test split.",
+        "",
+    ]
     lines += [status_text(results), ""]
     lines.append("Per-classifier hard ROC (mean over seeds):")
     lines.append("")
@@ -231,8 +262,8 @@ def markdown(results, meta):
     return "\n".join(lines) + "\n"
 
 
-TARGETS = {"pearl": 0.721, "mst": 0.74}   # issue targets at (1, 1e-5), hard-label ROC
-FIT_TARGET_S = 60.0                          # PEARL fit at the paper's settings
+TARGETS = {"pearl": 0.721, "mst": 0.74}  # issue targets at (1, 1e-5), hard-label ROC
+FIT_TARGET_S = 60.0  # PEARL fit at the paper's settings
 
 
 def status_text(results) -> str:
@@ -242,13 +273,17 @@ def status_text(results) -> str:
         if r["method"] in TARGETS and float(r["epsilon"]) == 1.0:
             s = r["summary"]
             ok = s["roc_mean"] >= TARGETS[r["method"]]
-            parts.append(f"{r['method']} at eps = 1: ROC {s['roc_mean']:.3f} +- {s['roc_std']:.3f} over "
-                         f"{s['n_seeds']} seed(s) vs target {TARGETS[r['method']]:.3f}: "
-                         f"{'met' if ok else 'NOT met'}")
+            parts.append(
+                f"{r['method']} at eps = 1: ROC {s['roc_mean']:.3f} +- {s['roc_std']:.3f} over "
+                f"{s['n_seeds']} seed(s) vs target {TARGETS[r['method']]:.3f}: "
+                f"{'met' if ok else 'NOT met'}"
+            )
             if r["method"] == "pearl" and "fit_s" in s:
                 fast = s["fit_s"] <= FIT_TARGET_S
-                parts.append(f"pearl fit {s['fit_s']:.0f} s wall / {s['fit_cpu_s']:.0f} s CPU vs target "
-                             f"{FIT_TARGET_S:.0f} s: {'met' if fast else 'NOT met'}")
+                parts.append(
+                    f"pearl fit {s['fit_s']:.0f} s wall / {s['fit_cpu_s']:.0f} s CPU vs target "
+                    f"{FIT_TARGET_S:.0f} s: {'met' if fast else 'NOT met'}"
+                )
     return "Status: " + "; ".join(parts) + "." if parts else ""
 
 
@@ -258,7 +293,7 @@ def write_results(md: str):
     start = text.find("## Synthetic data (Adult)")
     if start >= 0:
         nxt = text.find("\n## ", start + 5)
-        text = text[:start] + md + (text[nxt + 1:] if nxt >= 0 else "")
+        text = text[:start] + md + (text[nxt + 1 :] if nxt >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + md
     path.write_text(text)
@@ -273,8 +308,9 @@ def main(argv=None):
     ap.add_argument("--seed-start", type=int, default=0)
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--json-out", default=None, help="also save the JSON here")
-    ap.add_argument("--merge", nargs="+", default=None,
-                    help="write RESULTS.md from saved JSON files (first one's real-data row)")
+    ap.add_argument(
+        "--merge", nargs="+", default=None, help="write RESULTS.md from saved JSON files (first one's real-data row)"
+    )
     a = ap.parse_args(argv)
     if a.merge:
         docs = [json.loads(Path(f).read_text()) for f in a.merge]
@@ -282,25 +318,28 @@ def main(argv=None):
         for d in docs:
             for r in d["results"][1:]:
                 rows = groups.setdefault((r["method"], float(r["epsilon"])), [])
-                for row in r["seeds"]:   # the same seed run twice (quick + full) counts once
-                    if all(json.dumps(row["clf"], sort_keys=True) != json.dumps(o["clf"], sort_keys=True)
-                           for o in rows):
+                for row in r["seeds"]:  # the same seed run twice (quick + full) counts once
+                    if all(
+                        json.dumps(row["clf"], sort_keys=True) != json.dumps(o["clf"], sort_keys=True) for o in rows
+                    ):
                         rows.append(row)
         order = {"pearl": 0, "merf": 1, "mst": 2}
         results = docs[0]["results"][:1] + [
             {"method": m, "epsilon": e, "summary": summarise(rows), "seeds": rows}
-            for (m, e), rows in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1]))]
+            for (m, e), rows in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1]))
+        ]
         meta = dict(docs[0]["meta"])
         meta["quick"] = all(d["meta"]["quick"] for d in docs)
         meta["total_seconds"] = sum(d["meta"]["total_seconds"] for d in docs)
         # the rows come from separate runs: say which method ran when (a code change between
         # runs re-runs only the methods it touched)
         meta["date"] = "; ".join(
-            f"{'/'.join(sorted({r['method'] for r in d['results'][1:]}))} {d['meta']['date']}"
-            for d in docs)
+            f"{'/'.join(sorted({r['method'] for r in d['results'][1:]}))} {d['meta']['date']}" for d in docs
+        )
         write_results(markdown(results, meta))
         return
     from dpstudio.engine.synth.encoding import spec_from_adult
+
     spec = spec_from_adult()
     train = pd.read_csv(DATA / "train.csv")
     test = pd.read_csv(DATA / "test.csv")
@@ -325,14 +364,27 @@ def main(argv=None):
                 row["clf"] = evaluate(synth, test, spec, seed)
                 row["tv"] = marginal_tv(train, synth, spec)
                 rows.append(row)
-                print(f"{method} eps={eps} seed={seed}: roc={np.mean([r['roc'] for r in row['clf'].values()]):.3f} "
-                      f"fit={row['fit_s']:.1f}s rss={row['peak_rss_mb']:.0f}MB  [{time.perf_counter() - t_all:.0f}s]",
-                      file=sys.stderr, flush=True)
-            results.append({"method": method, "epsilon": eps, "summary": summarise(rows),
-                            "seeds": [{k: v for k, v in r.items()} for r in rows]})
-    meta = {"quick": a.quick, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "host": os.uname().nodename, "threads": os.environ.get("OPENBLAS_NUM_THREADS"),
-            "total_seconds": time.perf_counter() - t_all}
+                print(
+                    f"{method} eps={eps} seed={seed}: roc={np.mean([r['roc'] for r in row['clf'].values()]):.3f} "
+                    f"fit={row['fit_s']:.1f}s rss={row['peak_rss_mb']:.0f}MB  [{time.perf_counter() - t_all:.0f}s]",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            results.append(
+                {
+                    "method": method,
+                    "epsilon": eps,
+                    "summary": summarise(rows),
+                    "seeds": [{k: v for k, v in r.items()} for r in rows],
+                }
+            )
+    meta = {
+        "quick": a.quick,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "host": os.uname().nodename,
+        "threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+        "total_seconds": time.perf_counter() - t_all,
+    }
     doc = json.dumps({"meta": meta, "results": results}, indent=1, default=str)
     print(doc)
     if a.json_out:

@@ -20,6 +20,7 @@ literals), falling back to the raw string.  Output: one JSON line per seed, then
 fit_s_mean, per_classifier_roc}.  With ``--jobs N`` seeds run in N spawned processes (each
 with one BLAS thread); default 1 (in-process, one at a time).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,25 +81,29 @@ def run_seed(method: str, opts: dict, eps: float, delta: float, seed: int) -> di
     fit_rows, val_rows = split_train()
     spec = spec_from_adult()
     t0 = time.perf_counter()
-    if method == "real":        # reference row: the fit rows themselves (no privacy)
+    if method == "real":  # reference row: the fit rows themselves (no privacy)
         synth, loss = fit_rows, None
     else:
-        fitted = SYNTHESIZERS[method](**opts).fit(fit_rows, spec, epsilon=eps, delta=delta,
-                                                  rng=RandomSource(seed))
+        fitted = SYNTHESIZERS[method](**opts).fit(fit_rows, spec, epsilon=eps, delta=delta, rng=RandomSource(seed))
         loss = fitted.privacy_loss()
     fit_s = time.perf_counter() - t0
     if loss is not None:
         synth = fitted.sample(len(fit_rows), RandomSource(seed + 1000))
     clf = evaluate(synth, val_rows, spec, seed)
-    return {"seed": seed, "roc": float(np.mean([r["roc"] for r in clf.values()])),
-            "prc": float(np.mean([r["prc"] for r in clf.values()])),
-            "prob_roc": float(np.mean([r["prob_roc"] for r in clf.values() if "prob_roc" in r])),
-            "tv": marginal_tv(fit_rows, synth, spec), "fit_s": fit_s,
-            "epsilon_spent": float(loss.epsilon) if loss else None,
-            "delta_spent": float(loss.delta) if loss else None,
-            "fit_info": {k: v for k, v in getattr(fitted, "info", {}).items()
-                         if isinstance(v, (int, float, str))} if loss else {},
-            "per_classifier_roc": {k: v["roc"] for k, v in clf.items()}}
+    return {
+        "seed": seed,
+        "roc": float(np.mean([r["roc"] for r in clf.values()])),
+        "prc": float(np.mean([r["prc"] for r in clf.values()])),
+        "prob_roc": float(np.mean([r["prob_roc"] for r in clf.values() if "prob_roc" in r])),
+        "tv": marginal_tv(fit_rows, synth, spec),
+        "fit_s": fit_s,
+        "epsilon_spent": float(loss.epsilon) if loss else None,
+        "delta_spent": float(loss.delta) if loss else None,
+        "fit_info": {k: v for k, v in getattr(fitted, "info", {}).items() if isinstance(v, (int, float, str))}
+        if loss
+        else {},
+        "per_classifier_roc": {k: v["roc"] for k, v in clf.items()},
+    }
 
 
 def _job(args):
@@ -107,15 +112,22 @@ def _job(args):
 
 def summarise(method, opts, eps, delta, rows) -> dict:
     rocs = [r["roc"] for r in rows]
-    return {"method": method, "opts": opts, "eps": eps, "delta": delta,
-            "seeds": [r["seed"] for r in rows],
-            "roc_mean": float(np.mean(rocs)), "roc_std": float(np.std(rocs)),
-            "prc_mean": float(np.mean([r["prc"] for r in rows])),
-            "prob_roc_mean": float(np.mean([r["prob_roc"] for r in rows])),
-            "tv_mean": float(np.mean([r["tv"] for r in rows])),
-            "fit_s_mean": float(np.mean([r["fit_s"] for r in rows])),
-            "per_classifier_roc": {k: float(np.mean([r["per_classifier_roc"][k] for r in rows]))
-                                   for k in rows[0]["per_classifier_roc"]}}
+    return {
+        "method": method,
+        "opts": opts,
+        "eps": eps,
+        "delta": delta,
+        "seeds": [r["seed"] for r in rows],
+        "roc_mean": float(np.mean(rocs)),
+        "roc_std": float(np.std(rocs)),
+        "prc_mean": float(np.mean([r["prc"] for r in rows])),
+        "prob_roc_mean": float(np.mean([r["prob_roc"] for r in rows])),
+        "tv_mean": float(np.mean([r["tv"] for r in rows])),
+        "fit_s_mean": float(np.mean([r["fit_s"] for r in rows])),
+        "per_classifier_roc": {
+            k: float(np.mean([r["per_classifier_roc"][k] for r in rows])) for k in rows[0]["per_classifier_roc"]
+        },
+    }
 
 
 def main(argv=None):
@@ -138,6 +150,7 @@ def main(argv=None):
     if a.jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context
+
         with ProcessPoolExecutor(max_workers=a.jobs, mp_context=get_context("spawn")) as ex:
             for row in ex.map(_job, jobs):
                 rows.append(row)

@@ -3,6 +3,7 @@
 Exit codes: 0 success, 2 user error (one line on stderr, no traceback), 1 internal error.
 This module never imports Qt; ``dpstudio gui`` imports the GUI lazily.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,7 +66,7 @@ def _brief(text: str, limit: int = 40) -> str:
     return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
-_SEED = _bounded_int(0, 2 ** 63 - 1)
+_SEED = _bounded_int(0, 2**63 - 1)
 
 
 def _compact(obj):
@@ -92,14 +93,22 @@ def _load_options(args) -> dict | None:
 
 # ---- commands ------------------------------------------------------------------------------
 
+
 def cmd_inspect(args) -> int:
     from dpstudio.engine.data.loader import load_table
     from dpstudio.engine.data.schema import infer_schema
 
     loaded = load_table(args.file, _load_options(args))
     schema = infer_schema(loaded.frame)
-    _print_json({"path": str(loaded.path), "format": loaded.format, "options": loaded.options,
-                 "sha256": loaded.sha256, **schema.to_json()})
+    _print_json(
+        {
+            "path": str(loaded.path),
+            "format": loaded.format,
+            "options": loaded.options,
+            "sha256": loaded.sha256,
+            **schema.to_json(),
+        }
+    )
     return EXIT_OK
 
 
@@ -127,12 +136,22 @@ def cmd_recipe_init(args) -> int:
             raise UserError(f"--option: expected KEY=VALUE, got {item!r}")
         options[k] = _option_value(k, v)
     recipe = recipe_from_schema(
-        loaded, schema, release=args.release, epsilon=args.epsilon, delta=args.delta,
-        roles=parse_assignments(args.role, "--role"), bounds=parse_assignments(args.bounds, "--bounds"),
+        loaded,
+        schema,
+        release=args.release,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        roles=parse_assignments(args.role, "--role"),
+        bounds=parse_assignments(args.bounds, "--bounds"),
         categories=parse_assignments(args.categories, "--categories"),
-        mechanisms=parse_assignments(args.mechanism, "--mechanism"), seed=args.seed,
-        weights=parse_assignments(args.weight, "--weight"), types=parse_assignments(args.type, "--type"),
-        out_format=args.format, rows=args.rows, release_options=options)
+        mechanisms=parse_assignments(args.mechanism, "--mechanism"),
+        seed=args.seed,
+        weights=parse_assignments(args.weight, "--weight"),
+        types=parse_assignments(args.type, "--type"),
+        out_format=args.format,
+        rows=args.rows,
+        release_options=options,
+    )
     if args.confirm_inferred:
         recipe = confirm_inferred_facts(recipe)  # recorded per column as "confirmed"
     recipe = fill_domains_from_data(recipe, loaded.frame)  # only for domains the user asked to copy
@@ -140,29 +159,36 @@ def cmd_recipe_init(args) -> int:
         from dataclasses import replace
 
         from dpstudio.plan.synthetic import recommend_method
+
         method, why = recommend_method(recipe)
-        recipe = replace(recipe, release=replace(recipe.release,
-                                                 options=recipe.release.options.with_(method=method)))
+        recipe = replace(recipe, release=replace(recipe.release, options=recipe.release.options.with_(method=method)))
         print(f"synthetic method: {method} (recommended: {why}; choose with --synth)", file=sys.stderr)
     if args.no_formula_protection:
         from dataclasses import replace as _replace
+
         recipe = _replace(recipe, outputs=_replace(recipe.outputs, formula_protection=False))
     # the recipe must never replace the data it describes (nor the ledger)
     from dpstudio.ledger import default_ledger_path
     from dpstudio.targets import refuse_overwrite
+
     refuse_overwrite("recipe", args.output, input_path=args.file, ledger_path=default_ledger_path())
     write_text(recipe.dumps() + "\n", args.output)
     problems = plan_problems(recipe, schema) + declared_type_problems(recipe, loaded.frame)
-    print(f"wrote {args.output}" + (f" ({len(problems)} problem(s) to fix: run 'dpstudio recipe check')"
-                                     if problems else ""), file=sys.stderr)
+    print(
+        f"wrote {args.output}"
+        + (f" ({len(problems)} problem(s) to fix: run 'dpstudio recipe check')" if problems else ""),
+        file=sys.stderr,
+    )
     for p in problems:
         print(f"  - {p}", file=sys.stderr)
     inferred = inferred_facts(recipe)
     if inferred:
         # the type fixes the output grid and the role whether a column is released at all
-        print(f"{len(inferred)} column(s) have a type or role read from the data, not confirmed "
-              f"(listed by 'dpstudio recipe check'); confirm with --type/--role or --confirm-inferred",
-              file=sys.stderr)
+        print(
+            f"{len(inferred)} column(s) have a type or role read from the data, not confirmed "
+            f"(listed by 'dpstudio recipe check'); confirm with --type/--role or --confirm-inferred",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -197,16 +223,19 @@ def cmd_recipe_check(args) -> int:
     if args.input or args.with_data:
         from dpstudio.engine.data.schema import infer_schema
         from dpstudio.pipeline import load_input
+
         frame = load_input(recipe, args.input).frame
         schema = infer_schema(frame)
     result = check_recipe(recipe, schema, frame)
     if frame is not None:
         from dpstudio.recipe.validate import declared_type_problems
+
         type_problems = declared_type_problems(recipe, frame)
         if type_problems:
             result["valid"] = False
             result["problems"] = list(result["problems"]) + type_problems
     from dpstudio.recipe.validate import inferred_facts
+
     # a caveat, not a problem: the recipe is valid, but these public choices were made by the data
     result["inferred_from_data"] = inferred_facts(recipe)
     _print_json(result)
@@ -226,9 +255,11 @@ def cmd_release(args) -> int:
     recipe = load_recipe(args.recipe)
     if args.dataset:
         from dataclasses import replace
+
         recipe = replace(recipe, input=replace(recipe.input, dataset=args.dataset))
     if args.no_ledger:  # consulted (a cap still refuses) when one exists, never written
         from dpstudio.ledger import Ledger
+
         ledger = Ledger.open_existing(getattr(args, "ledger", None))
     else:
         ledger = open_ledger(args)
@@ -238,10 +269,19 @@ def cmd_release(args) -> int:
             print(f"[{fraction * 100:5.1f}%] {message}", file=sys.stderr)
 
     with _FinalAfterCommit() as on_commit:
-        result = execute_release(recipe, output_path=args.output, input_path=args.input, ledger=ledger,
-                                 report_path=args.report, report_variant=args.report_variant,
-                                 progress=progress, new_dataset=args.new_dataset, record=not args.no_ledger,
-                                 recipe_path=args.recipe, on_commit=on_commit)
+        result = execute_release(
+            recipe,
+            output_path=args.output,
+            input_path=args.input,
+            ledger=ledger,
+            report_path=args.report,
+            report_variant=args.report_variant,
+            progress=progress,
+            new_dataset=args.new_dataset,
+            record=not args.no_ledger,
+            recipe_path=args.recipe,
+            on_commit=on_commit,
+        )
         return _print_release(result)
 
 
@@ -249,14 +289,24 @@ def _print_release(result) -> int:
     """The summary of a committed release: exit 0 even when the report failed (a warning)."""
     if result.report_error is not None:
         print(f"dpstudio: warning: {result.done_text()}", file=sys.stderr)
-    summary = {"release_id": result.release_id, "output": result.output_path,
-               "output_sha256": result.output_sha256, "report": result.report_path,
-               "total": result.plan.total.to_json(), "guarantee": result.plan.guarantee,
-               "recorded": _recorded(result),
-               "randomness": result.randomness, "warnings": result.warnings}
-    summary["ledger"] = (result.ledger_after if result.ledger_after is not None else
-                         "recorded (the ledger summary could not be read)" if result.ledger_recorded else
-                         "not recorded in any ledger")
+    summary = {
+        "release_id": result.release_id,
+        "output": result.output_path,
+        "output_sha256": result.output_sha256,
+        "report": result.report_path,
+        "total": result.plan.total.to_json(),
+        "guarantee": result.plan.guarantee,
+        "recorded": _recorded(result),
+        "randomness": result.randomness,
+        "warnings": result.warnings,
+    }
+    summary["ledger"] = (
+        result.ledger_after
+        if result.ledger_after is not None
+        else "recorded (the ledger summary could not be read)"
+        if result.ledger_recorded
+        else "not recorded in any ledger"
+    )
     if result.ledger_identity is not None:
         summary["dataset_identity"] = result.ledger_identity
     if not result.ledger_recorded:
@@ -302,6 +352,7 @@ class _FinalAfterCommit:
     def __exit__(self, *exc: object) -> Literal[False]:
         if self._old is not None:
             import signal
+
             signal.signal(signal.SIGINT, self._old)
         return False
 
@@ -310,8 +361,14 @@ def cmd_audit(args) -> int:
     from dpstudio.engine.audit import audit
 
     try:
-        result = audit(args.mechanism, epsilon=args.epsilon, delta=args.delta, trials=args.trials,
-                       seed=args.seed, broken=args.broken)
+        result = audit(
+            args.mechanism,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            trials=args.trials,
+            seed=args.seed,
+            broken=args.broken,
+        )
     except ValueError as exc:
         raise UserError(str(exc)) from None
     _print_json(result)
@@ -363,8 +420,9 @@ def cmd_ledger_reinit(args) -> int:
     from dpstudio.ledger import Ledger
 
     if not args.confirm:
-        raise UserError("ledger reinit accepts the loss of the spend the ledger no longer holds; "
-                        "run it again with --confirm")
+        raise UserError(
+            "ledger reinit accepts the loss of the spend the ledger no longer holds; run it again with --confirm"
+        )
     _print_json(Ledger.reinit(getattr(args, "ledger", None), reason=args.reason or ""))
     return EXIT_OK
 
@@ -420,24 +478,31 @@ def run_headless_demo(out_dir: Path) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     recipe = load_recipe(demo_recipe_path())
     data = demo_dataset()
-    recipe = replace(recipe, input=InputSpec(path=str(data), format=recipe.input.format,
-                                             options=recipe.input.options, sha256=fingerprint(data)))
+    recipe = replace(
+        recipe,
+        input=InputSpec(
+            path=str(data), format=recipe.input.format, options=recipe.input.options, sha256=fingerprint(data)
+        ),
+    )
     from dpstudio.ledger import Ledger
+
     ledger = Ledger(os.environ.get("DPSTUDIO_LEDGER") or str(out_dir / "ledger.sqlite"))
     report = out_dir / "demo_report.html"
-    result = execute_release(recipe, output_path=out_dir / "demo_release.csv", ledger=ledger,
-                             report_path=report)
+    result = execute_release(recipe, output_path=out_dir / "demo_release.csv", ledger=ledger, report_path=report)
     print("dpstudio demo (headless: no display found)")
     print(f"  input:    {data}")
     print(f"  recipe:   {demo_recipe_path()}")
     print(f"  released: {result.output_path}")
     print(f"  report:   {report}")
-    print(f"  total privacy loss: epsilon={result.plan.total.epsilon:g}, delta={result.plan.total.delta:g} "
-          f"({result.plan.guarantee})")
+    print(
+        f"  total privacy loss: epsilon={result.plan.total.epsilon:g}, delta={result.plan.total.delta:g} "
+        f"({result.plan.guarantee})"
+    )
     return EXIT_OK
 
 
 # ---- parser --------------------------------------------------------------------------------
+
 
 def _add_load_options(p) -> None:
     p.add_argument("--delimiter", help="CSV delimiter (detected when omitted)")
@@ -446,16 +511,19 @@ def _add_load_options(p) -> None:
 
 
 def _add_ledger_option(p) -> None:
-    p.add_argument("--ledger", help="ledger database path (default: $DPSTUDIO_LEDGER or the user's "
-                                    "application-data directory)")
+    p.add_argument(
+        "--ledger", help="ledger database path (default: $DPSTUDIO_LEDGER or the user's application-data directory)"
+    )
 
 
 def _show_help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     """The command of a group run without a subcommand: print the group's help, exit 2.
     (A ``lambda`` reading the variable ``p`` printed the help of the last parser bound to it: "demo".)"""
+
     def show(args: argparse.Namespace) -> int:
         parser.print_help()
         return EXIT_USER
+
     return show
 
 
@@ -479,33 +547,66 @@ def build_parser() -> argparse.ArgumentParser:
     pi.add_argument("-o", "--output", required=True, help="recipe JSON to write")
     pi.add_argument("--release", default="record", choices=RELEASE_TYPES)
     pi.add_argument("--epsilon", type=_finite, default=1.0)
-    pi.add_argument("--delta", type=_finite, default=None,
-                    help="default: 0 for pure-DP releases, min(1e-6, 0.1/n) where needed")
-    pi.add_argument("--role", action="append", metavar="COL=ROLE",
-                    help="identifier, public, sensitive, label, embedding or ignore")
-    pi.add_argument("--type", action="append", metavar="COL=TYPE",
-                    help="integer, float, categorical or boolean: the released form (an integer or float "
-                         "grid) then follows this choice, not the data")
-    pi.add_argument("--confirm-inferred", action="store_true",
-                    help="confirm every type and role read from the data as your own choice (recorded)")
-    pi.add_argument("--bounds", action="append", metavar="COL=LOW:HIGH",
-                    help="public bounds; or dp:LOW:HIGH[:EPS] to estimate within a public range with DP; "
-                         "or 'data' to copy from the data (flagged as a privacy risk)")
-    pi.add_argument("--categories", action="append", metavar="COL=A,B,C",
-                    help="public category list; or dp[:EPS[:CANDIDATES]]; or 'data' (flagged)")
-    pi.add_argument("--mechanism", action="append", metavar="COL=NAME",
-                    help="laplace, gaussian, rr, metric[:POOLFILE|:dataset] or none")
-    pi.add_argument("--weight", action="append", metavar="COL=W",
-                    help="relative share of the per-record budget for a perturbed column (default 1)")
-    pi.add_argument("--seed", type=_SEED, default=None, help="fixed seed (reproducible; reported). "
-                                                           "Default: the OS's secure randomness")
+    pi.add_argument(
+        "--delta", type=_finite, default=None, help="default: 0 for pure-DP releases, min(1e-6, 0.1/n) where needed"
+    )
+    pi.add_argument(
+        "--role", action="append", metavar="COL=ROLE", help="identifier, public, sensitive, label, embedding or ignore"
+    )
+    pi.add_argument(
+        "--type",
+        action="append",
+        metavar="COL=TYPE",
+        help="integer, float, categorical or boolean: the released form (an integer or float "
+        "grid) then follows this choice, not the data",
+    )
+    pi.add_argument(
+        "--confirm-inferred",
+        action="store_true",
+        help="confirm every type and role read from the data as your own choice (recorded)",
+    )
+    pi.add_argument(
+        "--bounds",
+        action="append",
+        metavar="COL=LOW:HIGH",
+        help="public bounds; or dp:LOW:HIGH[:EPS] to estimate within a public range with DP; "
+        "or 'data' to copy from the data (flagged as a privacy risk)",
+    )
+    pi.add_argument(
+        "--categories",
+        action="append",
+        metavar="COL=A,B,C",
+        help="public category list; or dp[:EPS[:CANDIDATES]]; or 'data' (flagged)",
+    )
+    pi.add_argument(
+        "--mechanism",
+        action="append",
+        metavar="COL=NAME",
+        help="laplace, gaussian, rr, metric[:POOLFILE|:dataset] or none",
+    )
+    pi.add_argument(
+        "--weight",
+        action="append",
+        metavar="COL=W",
+        help="relative share of the per-record budget for a perturbed column (default 1)",
+    )
+    pi.add_argument(
+        "--seed",
+        type=_SEED,
+        default=None,
+        help="fixed seed (reproducible; reported). Default: the OS's secure randomness",
+    )
     pi.add_argument("--format", default="csv", choices=OUTPUT_FORMATS, help="output data format")
     pi.add_argument("--rows", type=_bounded_int(1, 10_000_000), default=None, help="synthetic data: rows to generate")
-    pi.add_argument("--no-formula-protection", action="store_true",
-                    help="CSV/TSV/XLSX: write text cells starting with = + - @ verbatim (by default "
-                         "they get a leading ' so a spreadsheet cannot run them as formulas)")
-    pi.add_argument("--synth", choices=("pearl", "merf", "mst"), default=None,
-                    help="synthetic data method (release type synthetic)")
+    pi.add_argument(
+        "--no-formula-protection",
+        action="store_true",
+        help="CSV/TSV/XLSX: write text cells starting with = + - @ verbatim (by default "
+        "they get a leading ' so a spreadsheet cannot run them as formulas)",
+    )
+    pi.add_argument(
+        "--synth", choices=("pearl", "merf", "mst"), default=None, help="synthetic data method (release type synthetic)"
+    )
     pi.add_argument("--option", action="append", metavar="KEY=VALUE", help="release option (JSON value)")
     _add_load_options(pi)
     pi.set_defaults(func=cmd_recipe_init)
@@ -517,21 +618,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("release", help="run a recipe: write the privatized data (and a report)")
     p.add_argument("recipe")
-    p.add_argument("--output", required=True, help="output data file (.csv, .parquet, .xlsx; .json for "
-                                                    "model/density)")
+    p.add_argument("--output", required=True, help="output data file (.csv, .parquet, .xlsx; .json for model/density)")
     p.add_argument("--report", help="report file (.html or .pdf)")
     p.add_argument("--report-variant", choices=("internal", "external"), default="internal")
     p.add_argument("--input", help="the input file, if it moved since the recipe was made")
     p.add_argument("--progress", action="store_true", help="print progress to stderr")
-    p.add_argument("--new-dataset", action="store_true",
-                   help="declare the input a new dataset even if the ledger recognises its rows (or "
-                        "name) as a known dataset's; recorded in the ledger and the report")
-    p.add_argument("--dataset", metavar="NAME",
-                   help="the dataset's name in the ledger (overrides the recipe's input.dataset)")
-    p.add_argument("--no-ledger", action="store_true",
-                   help="for tests and simulations: record nothing. An existing ledger is still "
-                        "consulted, so a cap still refuses; the output and report say 'not recorded "
-                        "in any ledger'")
+    p.add_argument(
+        "--new-dataset",
+        action="store_true",
+        help="declare the input a new dataset even if the ledger recognises its rows (or "
+        "name) as a known dataset's; recorded in the ledger and the report",
+    )
+    p.add_argument(
+        "--dataset", metavar="NAME", help="the dataset's name in the ledger (overrides the recipe's input.dataset)"
+    )
+    p.add_argument(
+        "--no-ledger",
+        action="store_true",
+        help="for tests and simulations: record nothing. An existing ledger is still "
+        "consulted, so a cap still refuses; the output and report say 'not recorded "
+        "in any ledger'",
+    )
     _add_ledger_option(p)
     p.set_defaults(func=cmd_release)
 
@@ -570,8 +677,10 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--head", help="a ledger head printed in an earlier report: is it in the chain?")
     _add_ledger_option(pv)
     pv.set_defaults(func=cmd_ledger_verify)
-    pr = lsub.add_parser("reinit", help="accept the loss of a damaged ledger and start a new hash "
-                                        "chain (recorded, shown in every later report)")
+    pr = lsub.add_parser(
+        "reinit",
+        help="accept the loss of a damaged ledger and start a new hash chain (recorded, shown in every later report)",
+    )
     pr.add_argument("--confirm", action="store_true", help="required: spend the ledger lost is not counted")
     pr.add_argument("--reason", help="why (recorded)")
     _add_ledger_option(pr)
@@ -614,17 +723,33 @@ def main(argv=None) -> int:
     except Exception as exc:  # an internal error: keep the traceback for the bug report
         if isinstance(exc, OSError) and exc.errno in _USER_ERRNOS and exc.filename:
             # a full or read-only disk, a forbidden folder, a name too long: the user's path
-            print(f"dpstudio: {exc.strerror or 'cannot use this path'}: {_path_text(exc.filename)}",
-                  file=sys.stderr)
+            print(f"dpstudio: {exc.strerror or 'cannot use this path'}: {_path_text(exc.filename)}", file=sys.stderr)
             return EXIT_USER
         _report_internal_error(exc)
         return EXIT_INTERNAL
 
 
 # OSErrors about a path the user chose (output, report, ledger) rather than a defect in dpstudio
-_USER_ERRNOS = frozenset(getattr(errno, name) for name in (
-    "ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENAMETOOLONG", "ENOTDIR", "EISDIR", "ENOENT",
-    "EFBIG", "EEXIST", "ELOOP", "EXDEV", "ETXTBSY") if hasattr(errno, name))
+_USER_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in (
+        "ENOSPC",
+        "EDQUOT",
+        "EROFS",
+        "EACCES",
+        "EPERM",
+        "ENAMETOOLONG",
+        "ENOTDIR",
+        "EISDIR",
+        "ENOENT",
+        "EFBIG",
+        "EEXIST",
+        "ELOOP",
+        "EXDEV",
+        "ETXTBSY",
+    )
+    if hasattr(errno, name)
+)
 
 
 def _path_text(name) -> str:
@@ -646,8 +771,11 @@ def _report_internal_error(exc: BaseException) -> None:
         return
     print("Traceback (most recent call last):", file=sys.stderr)
     sys.stderr.write("".join(traceback.format_tb(exc.__traceback__)))
-    print(f"dpstudio: internal error: {type(exc).__name__} (message withheld: it may quote private "
-          f"data; set DPSTUDIO_DEBUG=1 to show it)", file=sys.stderr)
+    print(
+        f"dpstudio: internal error: {type(exc).__name__} (message withheld: it may quote private "
+        f"data; set DPSTUDIO_DEBUG=1 to show it)",
+        file=sys.stderr,
+    )
 
 
 def gui_entry() -> int:

@@ -3,6 +3,7 @@
 The CLI maps :class:`UserError` to exit code 2 with its one-line message and no
 traceback; anything else is an internal error (exit 1).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -1,6 +1,7 @@
 """Writing outputs: always to a temporary file in the target directory, then renamed atomically,
 so a failed or cancelled export leaves no file behind.  Spreadsheet-formula protection (on by
 default for CSV, TSV and XLSX) keeps a cell such as ``=HYPERLINK(...)`` or ``+1+1`` as text."""
+
 from __future__ import annotations
 
 import contextlib
@@ -15,8 +16,16 @@ import pandas as pd
 from dpstudio.engine.progress import NEVER_CANCELLED
 from dpstudio.errors import UserError
 
-FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx",
-           ".json": "json", ".html": "html", ".pdf": "pdf"}
+FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".xlsx": "xlsx",
+    ".json": "json",
+    ".html": "html",
+    ".pdf": "pdf",
+}
 #: field separator of each delimited-text format.  Chosen from the format the caller passes (or the
 #: target's name), never from the path being written, which is a temporary name.
 _SEPARATORS = {"csv": ",", "tsv": "\t"}
@@ -51,7 +60,7 @@ def temp_stem(name: str, directory, *, room: int) -> str:
     if len(raw) <= limit:
         return name
     digest = hashlib.sha256(raw).hexdigest()[:16]
-    head = raw[:max(limit - len(digest) - 1, 0)].decode("utf-8", errors="ignore")
+    head = raw[: max(limit - len(digest) - 1, 0)].decode("utf-8", errors="ignore")
     return f"{head}~{digest}"
 
 
@@ -65,8 +74,9 @@ def atomic_path(target, *, cancel=NEVER_CANCELLED):
     if not directory.is_dir():
         raise UserError(f"output directory does not exist: {directory}")
     # "." + name + "." + 8 random characters + ".dpstmp" must stay within the name limit
-    fd, tmp = tempfile.mkstemp(prefix=f".{temp_stem(target.name, directory, room=20)}.", suffix=".dpstmp",
-                               dir=directory)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{temp_stem(target.name, directory, room=20)}.", suffix=".dpstmp", dir=directory
+    )
     os.close(fd)
     # mkstemp makes the file private (0600); a finished export gets the user's usual permissions
     umask = os.umask(0)
@@ -145,8 +155,10 @@ def _check_xlsx_text(frame: pd.DataFrame) -> None:
 
     for i, name in enumerate(frame.columns):
         if isinstance(name, str) and ILLEGAL_CHARACTERS_RE.search(name):
-            raise UserError(f"column {i + 1}: its name contains a control character that XLSX cannot "
-                            f"store; write CSV or Parquet instead")
+            raise UserError(
+                f"column {i + 1}: its name contains a control character that XLSX cannot "
+                f"store; write CSV or Parquet instead"
+            )
         s = frame.iloc[:, i]
         categorical = isinstance(s.dtype, pd.CategoricalDtype)
         if categorical:
@@ -160,8 +172,10 @@ def _check_xlsx_text(frame: pd.DataFrame) -> None:
         flagged = bad.astype("boolean").fillna(False).to_numpy(dtype=bool)
         if flagged.any():
             where = "a category" if categorical else f"data row {int(np.flatnonzero(flagged)[0]) + 1}"
-            raise UserError(f"{where} of column {name!r} contains a control character that XLSX cannot "
-                            f"store; write CSV or Parquet instead")
+            raise UserError(
+                f"{where} of column {name!r} contains a control character that XLSX cannot "
+                f"store; write CSV or Parquet instead"
+            )
 
 
 def _write_xlsx(frame: pd.DataFrame, path: Path) -> None:
@@ -194,8 +208,9 @@ def _write_xlsx(frame: pd.DataFrame, path: Path) -> None:
     wb.save(path)
 
 
-def write_table(frame: pd.DataFrame, target, *, fmt: str | None = None, formula_protection: bool = True,
-                cancel=NEVER_CANCELLED) -> str:
+def write_table(
+    frame: pd.DataFrame, target, *, fmt: str | None = None, formula_protection: bool = True, cancel=NEVER_CANCELLED
+) -> str:
     """Write ``frame`` atomically; returns the SHA-256 of the written file.
 
     ``fmt`` names the format ("csv", "tsv", "parquet", "xlsx", "json"); without it the format
@@ -212,6 +227,7 @@ def write_table(frame: pd.DataFrame, target, *, fmt: str | None = None, formula_
         elif fmt == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
+
             table = pa.Table.from_pandas(frame, preserve_index=False)
             # no pandas metadata: it would carry the index and dtypes of the raw frame
             table = table.replace_schema_metadata(None)

@@ -55,6 +55,7 @@ dead (pid and start time, so a reused pid is not mistaken for the writer) are ro
 (*committing*: the output with the recorded hash exists, or the rename is finished, -> complete;
 otherwise the row is deleted).  No Qt here.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -88,8 +89,10 @@ MATCH_THRESHOLD = 0.5
 _MIN_SAMPLES = 16
 _GENESIS = "0" * 64
 _CAP_FIRST = "cap set before the first release"  # such a file's rows are still matched at its release
-REINIT_HINT = ("restore it from a backup, or accept the loss and re-initialise it explicitly with "
-               "'dpstudio ledger reinit --confirm' (recorded and shown in every later report)")
+REINIT_HINT = (
+    "restore it from a backup, or accept the loss and re-initialise it explicitly with "
+    "'dpstudio ledger reinit --confirm' (recorded and shown in every later report)"
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS datasets (
@@ -143,11 +146,14 @@ CREATE INDEX IF NOT EXISTS entries_status ON entries(status);
 CREATE INDEX IF NOT EXISTS files_dataset ON files(dataset);
 """
 #: columns added by schema 2 to tables of schema 1 (ALTER TABLE ... ADD COLUMN)
-_ADDED_COLUMNS = {"datasets": (("label", "TEXT"), ("declared_new", "INTEGER NOT NULL DEFAULT 0")),
-                  "entries": (("input_sha256", "TEXT"), ("identity", "TEXT"))}
+_ADDED_COLUMNS = {
+    "datasets": (("label", "TEXT"), ("declared_new", "INTEGER NOT NULL DEFAULT 0")),
+    "entries": (("input_sha256", "TEXT"), ("identity", "TEXT")),
+}
 
 
 # ---- where -----------------------------------------------------------------------------------
+
 
 def default_ledger_path() -> Path:
     """``$DPSTUDIO_LEDGER``, else ``ledger.sqlite`` in the user's application-data folder."""
@@ -169,6 +175,7 @@ def app_data_dir() -> Path:
 
 # ---- processes ---------------------------------------------------------------------------------
 
+
 def _proc_start_time(pid: int) -> str | None:
     """A token that identifies the process ``pid`` across pid reuse, or None if unknown.
 
@@ -184,7 +191,7 @@ def _proc_start_time(pid: int) -> str | None:
             raise ProcessLookupError(pid) from None
         except OSError:
             return None
-        fields = raw[raw.rfind(")") + 2:].split()
+        fields = raw[raw.rfind(")") + 2 :].split()
         if fields and fields[0] in ("Z", "X", "x"):
             raise ProcessLookupError(pid)  # zombie: dead, not yet reaped
         return fields[19] if len(fields) > 19 else None
@@ -194,8 +201,10 @@ def _proc_start_time(pid: int) -> str | None:
         raise ProcessLookupError(pid)
     try:
         import subprocess
-        out = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True,
-                             text=True, timeout=5).stdout.strip()
+
+        out = subprocess.run(
+            ["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True, text=True, timeout=5
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     if not out:
@@ -268,8 +277,10 @@ def _self_start() -> str | None:
 
 # ---- files -------------------------------------------------------------------------------------
 
+
 def _sha256_file(path) -> str:
     from dpstudio.export import file_sha256  # one streamed hasher for outputs everywhere
+
     return file_sha256(path)
 
 
@@ -332,6 +343,7 @@ def _as_loss(loss) -> tuple[float, float, str | None]:
         rdp_json = None
         if rdp is not None:
             from dpstudio.engine.accounting import RDP_ORDERS
+
             rdp_json = json.dumps({"orders": list(RDP_ORDERS), "epsilons": [float(x) for x in rdp]})
     else:
         eps, delta = (float(x) for x in loss)
@@ -419,6 +431,7 @@ def _text_hashes(values):
 
 def _rotl(x, b: int):
     import numpy as np
+
     return (x << np.uint64(b)) | (x >> np.uint64(64 - b))
 
 
@@ -440,10 +453,20 @@ def _siphash24(key: bytes, m):
         for _ in range(n):  # a fixed number of whole-array rounds, not a loop over rows
             # one SipRound, laid out line for line as in the reference implementation (Aumasson &
             # Bernstein 2012) so it can be checked against it: hence the semicolons and their noqa markers
-            v0 += v1; v1 = _rotl(v1, 13); v1 ^= v0; v0 = _rotl(v0, 32)  # noqa: E702
-            v2 += v3; v3 = _rotl(v3, 16); v3 ^= v2  # noqa: E702
-            v0 += v3; v3 = _rotl(v3, 21); v3 ^= v0  # noqa: E702
-            v2 += v1; v1 = _rotl(v1, 17); v1 ^= v2; v2 = _rotl(v2, 32)  # noqa: E702
+            v0 += v1
+            v1 = _rotl(v1, 13)
+            v1 ^= v0
+            v0 = _rotl(v0, 32)  # noqa: E702
+            v2 += v3
+            v3 = _rotl(v3, 16)
+            v3 ^= v2  # noqa: E702
+            v0 += v3
+            v3 = _rotl(v3, 21)
+            v3 ^= v0  # noqa: E702
+            v2 += v1
+            v1 = _rotl(v1, 17)
+            v1 ^= v2
+            v2 = _rotl(v2, 32)  # noqa: E702
 
     v3 ^= m
     rounds(2)
@@ -514,11 +537,13 @@ def sketch_overlap(a, b, k: int = SKETCH_K) -> float:
 
 def _pack(sketch) -> bytes:
     import numpy as np
+
     return np.asarray(sketch, dtype="<u8").tobytes()
 
 
 def _unpack(blob):
     import numpy as np
+
     return np.frombuffer(blob, dtype="<u8").astype(np.uint64)
 
 
@@ -535,6 +560,7 @@ class Fingerprint:
 
 
 # ---- integrity: the hash chain, its head file, the key -----------------------------------------
+
 
 def _canonical(body: dict) -> str:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
@@ -586,14 +612,17 @@ class _Replay:
             self.key_id = b.get("key_id", self.key_id)
             if kind == "reinit":
                 self.reinits = list(b.get("earlier") or []) + [
-                    {k: b.get(k) for k in ("time", "lost_head", "problems", "reason")}]
+                    {k: b.get(k) for k in ("time", "lost_head", "problems", "reason")}
+                ]
         elif kind == "dataset":
             self.datasets[b["dataset"]] = {"label": b.get("label"), "cap": (None, None)}
         elif kind == "label":
             self.datasets.setdefault(b["dataset"], {"label": None, "cap": (None, None)})["label"] = b["label"]
         elif kind == "cap":
             self.datasets.setdefault(b["dataset"], {"label": None, "cap": (None, None)})["cap"] = (
-                b.get("epsilon"), b.get("delta"))
+                b.get("epsilon"),
+                b.get("delta"),
+            )
         elif kind == "file":
             self.files[b["file"]] = (b["dataset"], b.get("sketch"))
         elif kind == "release":
@@ -621,6 +650,7 @@ def _desc(row) -> str:
 
 
 # ---- the ledger ----------------------------------------------------------------------------------
+
 
 class Ledger:
     """The privacy budget ledger; cheap to create (one short connection per operation).
@@ -657,8 +687,7 @@ class Ledger:
     # -- connections ------------------------------------------------------------------------
     def _connect(self) -> _Con:
         try:
-            con = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None,
-                                  factory=_Con)
+            con = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None, factory=_Con)
         except sqlite3.Error as exc:
             raise UserError(f"cannot open the privacy ledger {self.path}: {exc}") from None
         con.row_factory = sqlite3.Row
@@ -668,8 +697,9 @@ class Ledger:
             con.execute("PRAGMA foreign_keys=ON")
         except sqlite3.DatabaseError as exc:
             con.close()
-            raise UserError(f"the privacy ledger {self.path} is not a usable SQLite database: {exc}; "
-                            f"{REINIT_HINT}") from None
+            raise UserError(
+                f"the privacy ledger {self.path} is not a usable SQLite database: {exc}; {REINIT_HINT}"
+            ) from None
         return con
 
     def _begin(self, con) -> None:
@@ -684,8 +714,10 @@ class Ledger:
                 if "locked" not in str(exc) and "busy" not in str(exc):
                     raise
                 if time.monotonic() > deadline:
-                    raise UserError(f"the privacy ledger {self.path} is busy (locked by another "
-                                    f"process for over {self.busy_timeout:g} s); try again") from None
+                    raise UserError(
+                        f"the privacy ledger {self.path} is busy (locked by another "
+                        f"process for over {self.busy_timeout:g} s); try again"
+                    ) from None
                 time.sleep(0.05)
 
     @contextlib.contextmanager
@@ -724,18 +756,23 @@ class Ledger:
             else:
                 raise UserError(f"the privacy ledger {self.path} is locked by another process")
             if str(mode).lower() != "wal":
-                raise UserError(f"the privacy ledger {self.path} cannot use write-ahead logging "
-                                f"(journal mode {mode}); put it on a local disk")
+                raise UserError(
+                    f"the privacy ledger {self.path} cannot use write-ahead logging "
+                    f"(journal mode {mode}); put it on a local disk"
+                )
         except sqlite3.DatabaseError as exc:
-            raise UserError(f"the privacy ledger {self.path} is not a usable SQLite database: {exc}; "
-                            f"{REINIT_HINT}") from None
+            raise UserError(
+                f"the privacy ledger {self.path} is not a usable SQLite database: {exc}; {REINIT_HINT}"
+            ) from None
         finally:
             con.close()
         with self._tx() as con:
             version = con.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                raise UserError(f"the privacy ledger {self.path} was written by a newer dpstudio "
-                                f"(schema {version}); upgrade dpstudio")
+                raise UserError(
+                    f"the privacy ledger {self.path} was written by a newer dpstudio "
+                    f"(schema {version}); upgrade dpstudio"
+                )
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
                     con.execute(stmt)
@@ -749,8 +786,10 @@ class Ledger:
             if con.execute("SELECT 1 FROM log LIMIT 1").fetchone():
                 return
             if version == 1:  # a ledger from before the chain: chain what it holds
-                con.execute("INSERT OR IGNORE INTO files(sha256, dataset, name, how, time) "
-                            "SELECT sha256, sha256, name, 'file', created FROM datasets")
+                con.execute(
+                    "INSERT OR IGNORE INTO files(sha256, dataset, name, how, time) "
+                    "SELECT sha256, sha256, name, 'file', created FROM datasets"
+                )
                 key = self._load_key() or self._new_key()
                 self._rebuild_log(con, "migrated", {"key_id": _key_id(key), "from_schema": 1})
             elif version == 0 and not self.head_path.exists():
@@ -766,14 +805,15 @@ class Ledger:
     def _append(self, con, kind: str, body: dict) -> None:
         seq, prev = self._db_head(con)
         seq, at, text = seq + 1, _now(), _canonical(body)
-        con.execute("INSERT INTO log(seq, time, kind, body, prev, hash) VALUES (?,?,?,?,?,?)",
-                    (seq, at, kind, text, prev, _link(prev, seq, at, kind, text)))
+        con.execute(
+            "INSERT INTO log(seq, time, kind, body, prev, hash) VALUES (?,?,?,?,?,?)",
+            (seq, at, kind, text, prev, _link(prev, seq, at, kind, text)),
+        )
         con.appended = True
 
     def _write_head(self, seq: int, digest: str) -> None:
         with contextlib.suppress(OSError):  # a lagging head file is valid (an ancestor); healed later
-            _write_atomic(self.head_path, json.dumps(
-                {"seq": seq, "hash": digest, "ledger": self.path.name}).encode())
+            _write_atomic(self.head_path, json.dumps({"seq": seq, "hash": digest, "ledger": self.path.name}).encode())
 
     def _sync_head(self) -> None:
         """Write the database's head to the head file, holding the write lock so that no later
@@ -793,8 +833,7 @@ class Ledger:
     def _read_head(self) -> tuple[dict | None, str | None]:
         try:
             head = json.loads(self.head_path.read_text(encoding="utf-8"))
-            if not (isinstance(head, dict) and isinstance(head.get("seq"), int)
-                    and isinstance(head.get("hash"), str)):
+            if not (isinstance(head, dict) and isinstance(head.get("seq"), int) and isinstance(head.get("hash"), str)):
                 raise ValueError
             return head, None
         except FileNotFoundError:
@@ -849,8 +888,10 @@ class Ledger:
                 problems.append(f"event {i} of its hash chain is missing (the next one is {r['seq']})")
                 break
             if strict and (r["prev"] != prev or _link(prev, r["seq"], r["time"], r["kind"], r["body"]) != r["hash"]):
-                problems.append(f"event {i} of its hash chain does not follow from the events before "
-                                f"it (edited, removed or inserted)")
+                problems.append(
+                    f"event {i} of its hash chain does not follow from the events before "
+                    f"it (edited, removed or inserted)"
+                )
                 break
             try:
                 rep.apply(r["kind"], json.loads(r["body"]))
@@ -875,13 +916,19 @@ class Ledger:
         if head is not None:
             at = con.execute("SELECT hash FROM log WHERE seq=?", (head["seq"],)).fetchone()
             if head["seq"] > db_seq:
-                problems.insert(0, f"it has lost part of its history: its head file {self.head_path.name} "
-                                   f"records {head['seq']} chained events (head {head['hash'][:12]}), "
-                                   f"the database {db_seq}")
+                problems.insert(
+                    0,
+                    f"it has lost part of its history: its head file {self.head_path.name} "
+                    f"records {head['seq']} chained events (head {head['hash'][:12]}), "
+                    f"the database {db_seq}",
+                )
             elif head["seq"] > 0 and (at is None or at[0] != head["hash"]):
-                problems.insert(0, f"its hash chain does not contain the head recorded in {self.head_path.name} "
-                                   f"(event {head['seq']}, {head['hash'][:12]}): the database was replaced "
-                                   f"or rewritten")
+                problems.insert(
+                    0,
+                    f"its hash chain does not contain the head recorded in {self.head_path.name} "
+                    f"(event {head['seq']}, {head['hash'][:12]}): the database was replaced "
+                    f"or rewritten",
+                )
         elif not rows:
             problems.insert(0, "its hash chain is missing (table log is empty)")
         if not problems:
@@ -913,21 +960,37 @@ class Ledger:
             if changed:
                 problems.append(f"{len(changed)} {what} in the database differ from its hash chain")
 
-        diff("dataset(s)", {r[0]: (r[1], r[2], r[3]) for r in con.execute(
-            "SELECT sha256, label, cap_epsilon, cap_delta FROM datasets")},
-            {k: (d["label"], *d["cap"]) for k, d in rep.datasets.items()})
-        diff("file fingerprint(s)", {r[0]: (r[1], _digest(r[2])) for r in con.execute(
-            "SELECT sha256, dataset, sketch FROM files")}, rep.files)
-        diff("release(s)", {int(r[0]): (r[1], r[2], r[3]) for r in con.execute(
-            "SELECT id, dataset, epsilon, delta FROM entries WHERE status='complete'")}, rep.releases)
+        diff(
+            "dataset(s)",
+            {
+                r[0]: (r[1], r[2], r[3])
+                for r in con.execute("SELECT sha256, label, cap_epsilon, cap_delta FROM datasets")
+            },
+            {k: (d["label"], *d["cap"]) for k, d in rep.datasets.items()},
+        )
+        diff(
+            "file fingerprint(s)",
+            {r[0]: (r[1], _digest(r[2])) for r in con.execute("SELECT sha256, dataset, sketch FROM files")},
+            rep.files,
+        )
+        diff(
+            "release(s)",
+            {
+                int(r[0]): (r[1], r[2], r[3])
+                for r in con.execute("SELECT id, dataset, epsilon, delta FROM entries WHERE status='complete'")
+            },
+            rep.releases,
+        )
         return problems
 
     def _require_intact(self, con) -> None:
         problems = self._check(con)
         if problems:
             more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-            raise UserError(f"the privacy ledger {self.path} cannot be trusted: {problems[0]}{more}; "
-                            f"nothing was released or changed; {REINIT_HINT}")
+            raise UserError(
+                f"the privacy ledger {self.path} cannot be trusted: {problems[0]}{more}; "
+                f"nothing was released or changed; {REINIT_HINT}"
+            )
 
     def check(self) -> list[str]:
         """Run the integrity check now; returns the problems (empty: intact)."""
@@ -937,8 +1000,13 @@ class Ledger:
     def integrity(self) -> dict:
         """The chain's head, whether the ledger is intact, and every re-initialisation."""
         problems = self.check()
-        return {"ledger": str(self.path), "head": dict(self._head), "intact": not problems,
-                "problems": problems, "reinitialised": list(self._reinits)}
+        return {
+            "ledger": str(self.path),
+            "head": dict(self._head),
+            "intact": not problems,
+            "problems": problems,
+            "reinitialised": list(self._reinits),
+        }
 
     def head_seq(self, digest: str) -> int | None:
         """The position of ``digest`` (e.g. a head printed in an earlier report) in the chain."""
@@ -953,23 +1021,40 @@ class Ledger:
         """A new chain: ``kind`` (migrated / reinit) first, then every fact the tables hold."""
         self._append(con, kind, body)
         for d in con.execute("SELECT * FROM datasets ORDER BY created, sha256").fetchall():
-            self._append(con, "dataset", {"dataset": d["sha256"], "label": d["label"], "name": d["name"],
-                                          "declared_new": bool(d["declared_new"])})
+            self._append(
+                con,
+                "dataset",
+                {
+                    "dataset": d["sha256"],
+                    "label": d["label"],
+                    "name": d["name"],
+                    "declared_new": bool(d["declared_new"]),
+                },
+            )
             if d["cap_epsilon"] is not None or d["cap_delta"] is not None:
-                self._append(con, "cap", {"dataset": d["sha256"], "epsilon": d["cap_epsilon"],
-                                          "delta": d["cap_delta"]})
+                self._append(con, "cap", {"dataset": d["sha256"], "epsilon": d["cap_epsilon"], "delta": d["cap_delta"]})
         for f in con.execute("SELECT * FROM files ORDER BY time, sha256").fetchall():
-            self._append(con, "file", {"file": f["sha256"], "dataset": f["dataset"], "how": f["how"],
-                                       "sketch": _digest(f["sketch"])})
+            self._append(
+                con,
+                "file",
+                {"file": f["sha256"], "dataset": f["dataset"], "how": f["how"], "sketch": _digest(f["sketch"])},
+            )
         for e in con.execute("SELECT * FROM entries WHERE status='complete' ORDER BY id").fetchall():
             self._append(con, "release", self._release_body(e))
 
     @staticmethod
     def _release_body(e) -> dict:
-        return {"entry": int(e["id"]), "dataset": e["dataset"], "file": e["input_sha256"],
-                "epsilon": e["epsilon"], "delta": e["delta"], "output_sha256": e["output_sha256"],
-                "release_type": e["release_type"], "recipe_sha256": e["recipe_sha256"],
-                "identity": json.loads(e["identity"]) if e["identity"] else None}
+        return {
+            "entry": int(e["id"]),
+            "dataset": e["dataset"],
+            "file": e["input_sha256"],
+            "epsilon": e["epsilon"],
+            "delta": e["delta"],
+            "output_sha256": e["output_sha256"],
+            "release_type": e["release_type"],
+            "recipe_sha256": e["recipe_sha256"],
+            "identity": json.loads(e["identity"]) if e["identity"] else None,
+        }
 
     @staticmethod
     def _restore(con, rep: _Replay) -> dict:
@@ -981,8 +1066,10 @@ class Ledger:
             row = con.execute("SELECT cap_epsilon FROM datasets WHERE sha256=?", (key,)).fetchone()
             if row is None:
                 taken = label and con.execute("SELECT 1 FROM datasets WHERE label=?", (label,)).fetchone()
-                con.execute("INSERT INTO datasets(sha256, created, label, cap_epsilon, cap_delta) VALUES (?,?,?,?,?)",
-                            (key, now, None if taken else label, *cap))
+                con.execute(
+                    "INSERT INTO datasets(sha256, created, label, cap_epsilon, cap_delta) VALUES (?,?,?,?,?)",
+                    (key, now, None if taken else label, *cap),
+                )
                 n["datasets"] += 1
             elif cap[0] is not None and (row[0] is None or cap[0] < row[0]):
                 con.execute("UPDATE datasets SET cap_epsilon=?, cap_delta=? WHERE sha256=?", (*cap, key))
@@ -992,15 +1079,19 @@ class Ledger:
         for sha, (key, _) in rep.files.items():
             if not con.execute("SELECT 1 FROM files WHERE sha256=?", (sha,)).fetchone():
                 ensure(key)
-                con.execute("INSERT INTO files(sha256, dataset, how, time) VALUES (?,?,?,?)",
-                            (sha, key, "restored from the chain", now))
+                con.execute(
+                    "INSERT INTO files(sha256, dataset, how, time) VALUES (?,?,?,?)",
+                    (sha, key, "restored from the chain", now),
+                )
                 n["files"] += 1
         for eid, (key, eps, delta) in rep.releases.items():
             if not con.execute("SELECT 1 FROM entries WHERE id=?", (eid,)).fetchone():
                 ensure(key)
-                con.execute("INSERT INTO entries(id, dataset, time, epsilon, delta, status, release_type) "
-                            "VALUES (?,?,?,?,?,?,?)", (eid, key, now, eps, delta, "complete",
-                                                       "restored from the chain"))
+                con.execute(
+                    "INSERT INTO entries(id, dataset, time, epsilon, delta, status, release_type) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    (eid, key, now, eps, delta, "complete", "restored from the chain"),
+                )
                 n["releases"] += 1
         return n
 
@@ -1040,11 +1131,28 @@ class Ledger:
                 con.execute("UPDATE files SET sketch=NULL, rows=NULL")
             con.execute("DELETE FROM log")
             at = _now()
-            self._rebuild_log(con, "reinit", {
-                "time": at, "key_id": _key_id(key), "lost_head": head, "problems": problems[:5],
-                "earlier": rep.reinits, "reason": reason or None, "restored": restored, "new_key": new_key})
-        return {"ledger": str(self.path), "reinitialised": at, "problems": problems, "restored": restored,
-                "new_key": new_key, **self.integrity()}
+            self._rebuild_log(
+                con,
+                "reinit",
+                {
+                    "time": at,
+                    "key_id": _key_id(key),
+                    "lost_head": head,
+                    "problems": problems[:5],
+                    "earlier": rep.reinits,
+                    "reason": reason or None,
+                    "restored": restored,
+                    "new_key": new_key,
+                },
+            )
+        return {
+            "ledger": str(self.path),
+            "reinitialised": at,
+            "problems": problems,
+            "restored": restored,
+            "new_key": new_key,
+            **self.integrity(),
+        }
 
     # -- recovery ----------------------------------------------------------------------------
     def recover(self) -> list[dict]:
@@ -1059,8 +1167,7 @@ class Ledger:
         for r in rows:
             if _process_alive(r["pid"], r["pid_start_time"], r["host"]):
                 continue
-            done.append({"id": r["id"], "status": r["status"],
-                         "action": self._settle(con, r)})
+            done.append({"id": r["id"], "status": r["status"], "action": self._settle(con, r)})
         return done
 
     def _complete(self, con, r, *, stamp: bool) -> None:
@@ -1097,25 +1204,30 @@ class Ledger:
         return row[0] if row else sha
 
     def _new_file(self, con, sha, dataset, *, name, how, score=None, fp: Fingerprint | None = None) -> None:
-        con.execute("INSERT OR REPLACE INTO files(sha256, dataset, name, how, score, rows, sketch, time) "
-                    "VALUES (?,?,?,?,?,?,?,?)", (sha, dataset, name, how, score,
-                                                 fp.rows if fp else None, fp.sketch if fp else None, _now()))
-        self._append(con, "file", {"file": sha, "dataset": dataset, "how": how,
-                                   "sketch": _digest(fp.sketch) if fp else None})
+        con.execute(
+            "INSERT OR REPLACE INTO files(sha256, dataset, name, how, score, rows, sketch, time) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            (sha, dataset, name, how, score, fp.rows if fp else None, fp.sketch if fp else None, _now()),
+        )
+        self._append(
+            con, "file", {"file": sha, "dataset": dataset, "how": how, "sketch": _digest(fp.sketch) if fp else None}
+        )
 
     def _new_dataset(self, con, key, *, name, label, declared_new=False) -> None:
-        con.execute("INSERT INTO datasets(sha256, name, created, label, declared_new) VALUES (?,?,?,?,?)",
-                    (key, name, _now(), label, int(declared_new)))
-        self._append(con, "dataset", {"dataset": key, "label": label, "name": name,
-                                      "declared_new": bool(declared_new)})
+        con.execute(
+            "INSERT INTO datasets(sha256, name, created, label, declared_new) VALUES (?,?,?,?,?)",
+            (key, name, _now(), label, int(declared_new)),
+        )
+        self._append(con, "dataset", {"dataset": key, "label": label, "name": name, "declared_new": bool(declared_new)})
 
     def _best_match(self, con, sha, fp: Fingerprint | None):
         """The known file whose rows overlap most with ``fp`` (at least MATCH_THRESHOLD), or None."""
         if fp is None or not fp.sketch:
             return None, 0.0
         mine, best, score = _unpack(fp.sketch), None, 0.0
-        for r in con.execute("SELECT sha256, dataset, name, sketch FROM files "
-                             "WHERE sketch IS NOT NULL AND sha256 != ?", (sha,)).fetchall():
+        for r in con.execute(
+            "SELECT sha256, dataset, name, sketch FROM files WHERE sketch IS NOT NULL AND sha256 != ?", (sha,)
+        ).fetchall():
             s = sketch_overlap(mine, _unpack(r["sketch"]))
             if s >= MATCH_THRESHOLD and s > score:
                 best, score = r, s
@@ -1133,14 +1245,23 @@ class Ledger:
             used = con.execute("SELECT 1 FROM entries WHERE dataset=? LIMIT 1", (f["dataset"],)).fetchone()
             if used or f["how"] != _CAP_FIRST:
                 if new_dataset and not (ds["sha256"] == sha and ds["declared_new"]):
-                    raise UserError(f"this exact file is already in the ledger as dataset {_desc(ds)}: "
-                                    f"it cannot be declared a new dataset")
+                    raise UserError(
+                        f"this exact file is already in the ledger as dataset {_desc(ds)}: "
+                        f"it cannot be declared a new dataset"
+                    )
                 if write and f["sketch"] is None and fp is not None:
                     con.execute("UPDATE files SET sketch=?, rows=? WHERE sha256=?", (fp.sketch, fp.rows, sha))
-                    self._append(con, "file", {"file": sha, "dataset": f["dataset"], "how": f["how"],
-                                               "sketch": _digest(fp.sketch)})
-                if write and label and ds["label"] is None and not con.execute(
-                        "SELECT 1 FROM datasets WHERE label=?", (label,)).fetchone():
+                    self._append(
+                        con,
+                        "file",
+                        {"file": sha, "dataset": f["dataset"], "how": f["how"], "sketch": _digest(fp.sketch)},
+                    )
+                if (
+                    write
+                    and label
+                    and ds["label"] is None
+                    and not con.execute("SELECT 1 FROM datasets WHERE label=?", (label,)).fetchone()
+                ):
                     con.execute("UPDATE datasets SET label=? WHERE sha256=?", (label, ds["sha256"]))
                     self._append(con, "label", {"dataset": ds["sha256"], "label": label})
                 return ds["sha256"], {**ident, "dataset": ds["sha256"], "how": "file"}
@@ -1149,8 +1270,10 @@ class Ledger:
             ds = con.execute("SELECT * FROM datasets WHERE label=?", (label,)).fetchone()
             if ds is not None and (placeholder is None or ds["sha256"] != placeholder["sha256"]):
                 if new_dataset:
-                    raise UserError(f"the dataset name '{label}' is already in the ledger ({_desc(ds)}); "
-                                    f"give the new dataset a name of its own")
+                    raise UserError(
+                        f"the dataset name '{label}' is already in the ledger ({_desc(ds)}); "
+                        f"give the new dataset a name of its own"
+                    )
                 if write:
                     self._new_file(con, sha, ds["sha256"], name=file_name, how="name", fp=fp)
                 return ds["sha256"], {**ident, "dataset": ds["sha256"], "how": "name"}
@@ -1159,15 +1282,30 @@ class Ledger:
             if not new_dataset:
                 if write:
                     self._new_file(con, sha, match["dataset"], name=file_name, how="rows", score=score, fp=fp)
-                return match["dataset"], {**ident, "dataset": match["dataset"], "how": "rows",
-                                          "share_of_rows": round(score, 4), "matched_file": match["name"]}
+                return match["dataset"], {
+                    **ident,
+                    "dataset": match["dataset"],
+                    "how": "rows",
+                    "share_of_rows": round(score, 4),
+                    "matched_file": match["name"],
+                }
             ident["overrode_match"] = {"dataset": match["dataset"], "share_of_rows": round(score, 4)}
         if placeholder is not None:
             if write:
-                con.execute("UPDATE files SET sketch=?, rows=? WHERE sha256=?",
-                            (fp.sketch if fp else None, fp.rows if fp else None, sha))
-                self._append(con, "file", {"file": sha, "dataset": placeholder["sha256"], "how": f["how"],
-                                           "sketch": _digest(fp.sketch) if fp else None})
+                con.execute(
+                    "UPDATE files SET sketch=?, rows=? WHERE sha256=?",
+                    (fp.sketch if fp else None, fp.rows if fp else None, sha),
+                )
+                self._append(
+                    con,
+                    "file",
+                    {
+                        "file": sha,
+                        "dataset": placeholder["sha256"],
+                        "how": f["how"],
+                        "sketch": _digest(fp.sketch) if fp else None,
+                    },
+                )
             return placeholder["sha256"], {**ident, "dataset": placeholder["sha256"], "how": "file"}
         if write:
             self._new_dataset(con, sha, name=file_name, label=label, declared_new=new_dataset)
@@ -1184,7 +1322,9 @@ class Ledger:
             "COALESCE(SUM(CASE WHEN status!='complete' THEN epsilon END), 0) AS pe, "
             "COALESCE(SUM(CASE WHEN status!='complete' THEN delta END), 0) AS pd, "
             "COALESCE(SUM(CASE WHEN status!='complete' THEN 1 END), 0) AS pn "
-            "FROM entries WHERE dataset=?", (sha,)).fetchone()
+            "FROM entries WHERE dataset=?",
+            (sha,),
+        ).fetchone()
         return dict(row)
 
     def _summary(self, con, sha: str) -> dict:
@@ -1197,18 +1337,29 @@ class Ledger:
         used_e, used_d = s["e"] + s["pe"], s["d"] + s["pd"]
         remaining = None
         if cap is not None:
-            remaining = {"epsilon": max(0.0, cap["epsilon"] - used_e),
-                         "delta": None if cap["delta"] is None else max(0.0, cap["delta"] - used_d)}
-        out = {"dataset": sha, "name": ds["name"] if ds is not None else None,
-               "dataset_name": ds["label"] if ds is not None else None, "cap": cap,
-               "spent": {"epsilon": s["e"], "delta": s["d"]}, "remaining": remaining,
-               "releases": int(s["n"])}
+            remaining = {
+                "epsilon": max(0.0, cap["epsilon"] - used_e),
+                "delta": None if cap["delta"] is None else max(0.0, cap["delta"] - used_d),
+            }
+        out = {
+            "dataset": sha,
+            "name": ds["name"] if ds is not None else None,
+            "dataset_name": ds["label"] if ds is not None else None,
+            "cap": cap,
+            "spent": {"epsilon": s["e"], "delta": s["d"]},
+            "remaining": remaining,
+            "releases": int(s["n"]),
+        }
         if ds is not None and ds["declared_new"]:
             out["declared_new"] = True
         if s["pn"]:
             out["in_progress"] = {"epsilon": s["pe"], "delta": s["pd"], "releases": int(s["pn"])}
-        out["ledger"] = {"path": str(self.path), "head": dict(self._head), "intact": not self.problems,
-                         "reinitialised": list(self._reinits)}
+        out["ledger"] = {
+            "path": str(self.path),
+            "head": dict(self._head),
+            "intact": not self.problems,
+            "reinitialised": list(self._reinits),
+        }
         return out
 
     def summary(self, sha: str) -> dict:
@@ -1248,14 +1399,17 @@ class Ledger:
                     keys = {r[0] for r in con.execute("SELECT sha256 FROM datasets WHERE sha256 LIKE ?", like)}
                     keys |= {r[0] for r in con.execute("SELECT dataset FROM files WHERE sha256 LIKE ?", like)}
                     if len(keys) > 1:
-                        raise UserError(f"dataset prefix {dataset!r} is ambiguous: it matches {len(keys)} "
-                                        f"datasets; give more digits")
+                        raise UserError(
+                            f"dataset prefix {dataset!r} is ambiguous: it matches {len(keys)} "
+                            f"datasets; give more digits"
+                        )
                     if not keys:
                         raise UserError(f"no dataset with SHA-256 starting {dataset!r} in the ledger {self.path}")
                     return keys.pop()
                 else:
-                    raise UserError(f"{dataset!r} is neither a file, a dataset name in the ledger nor a "
-                                    f"dataset SHA-256 (prefix)")
+                    raise UserError(
+                        f"{dataset!r} is neither a file, a dataset name in the ledger nor a dataset SHA-256 (prefix)"
+                    )
             key = self._dataset_of(con, sha)
             known = con.execute("SELECT 1 FROM datasets WHERE sha256=?", (key,)).fetchone()
         finally:
@@ -1289,15 +1443,34 @@ class Ledger:
             out = self._summary(con, sha)
             rows = con.execute("SELECT * FROM entries WHERE dataset=? ORDER BY id", (sha,)).fetchall()
             files = con.execute("SELECT * FROM files WHERE dataset=? ORDER BY time, sha256", (sha,)).fetchall()
-        out["entries"] = [{
-            "id": r["id"], "time": r["time"], "epsilon": r["epsilon"], "delta": r["delta"],
-            "rdp": json.loads(r["rdp"]) if r["rdp"] else None, "release_type": r["release_type"],
-            "recipe_sha256": r["recipe_sha256"], "input_sha256": r["input_sha256"],
-            "identity": json.loads(r["identity"]) if r["identity"] else None,
-            "output_path": r["output_path"], "output_sha256": r["output_sha256"], "status": r["status"]}
-            for r in rows]
-        out["files"] = [{"sha256": f["sha256"], "name": f["name"], "how": f["how"], "share_of_rows": f["score"],
-                         "rows": f["rows"], "time": f["time"]} for f in files]
+        out["entries"] = [
+            {
+                "id": r["id"],
+                "time": r["time"],
+                "epsilon": r["epsilon"],
+                "delta": r["delta"],
+                "rdp": json.loads(r["rdp"]) if r["rdp"] else None,
+                "release_type": r["release_type"],
+                "recipe_sha256": r["recipe_sha256"],
+                "input_sha256": r["input_sha256"],
+                "identity": json.loads(r["identity"]) if r["identity"] else None,
+                "output_path": r["output_path"],
+                "output_sha256": r["output_sha256"],
+                "status": r["status"],
+            }
+            for r in rows
+        ]
+        out["files"] = [
+            {
+                "sha256": f["sha256"],
+                "name": f["name"],
+                "how": f["how"],
+                "share_of_rows": f["score"],
+                "rows": f["rows"],
+                "time": f["time"],
+            }
+            for f in files
+        ]
         return out
 
     def set_cap(self, dataset: str, epsilon: float, delta: float | None = None) -> dict:
@@ -1346,10 +1519,12 @@ class Ledger:
         msg += "; nothing was released"
         how = identity.get("how")
         if how == "rows":
-            msg += (f". This file was recognised as dataset {_desc(ds)} by its rows (about "
-                    f"{identity['share_of_rows']:.1%} shared with the known file "
-                    f"'{identity.get('matched_file') or '?'}'); if it really is a different dataset, "
-                    f"release it with --new-dataset")
+            msg += (
+                f". This file was recognised as dataset {_desc(ds)} by its rows (about "
+                f"{identity['share_of_rows']:.1%} shared with the known file "
+                f"'{identity.get('matched_file') or '?'}'); if it really is a different dataset, "
+                f"release it with --new-dataset"
+            )
         elif how == "name":
             msg += f" (the recipe names dataset {_desc(ds)})"
         else:
@@ -1362,9 +1537,19 @@ class Ledger:
             raise UserError(f"invalid dataset fingerprint {sha!r} (expected a SHA-256 hex digest)")
         return sha.lower()
 
-    def reserve(self, sha: str, *, dataset_name: str | None = None, loss, release_type: str | None = None,
-                recipe_sha256: str | None = None, output_path=None, label: str | None = None,
-                fingerprint: Fingerprint | None = None, new_dataset: bool = False) -> Reservation:
+    def reserve(
+        self,
+        sha: str,
+        *,
+        dataset_name: str | None = None,
+        loss,
+        release_type: str | None = None,
+        recipe_sha256: str | None = None,
+        output_path=None,
+        label: str | None = None,
+        fingerprint: Fingerprint | None = None,
+        new_dataset: bool = False,
+    ) -> Reservation:
         """Admit a release of the file ``sha`` against its dataset's cap (refusing with
         BudgetError) and record it as pending; spent = complete releases + releases of live
         processes still in flight.  The file is resolved to its dataset by SHA-256, by the
@@ -1378,30 +1563,63 @@ class Ledger:
         with self._tx() as con:
             self._require_intact(con)
             self._recover(con)
-            key, identity = self._identify(con, sha, file_name=dataset_name, label=label, fp=fingerprint,
-                                           new_dataset=new_dataset, write=True)
+            key, identity = self._identify(
+                con, sha, file_name=dataset_name, label=label, fp=fingerprint, new_dataset=new_dataset, write=True
+            )
             before = self._summary(con, key)
             self._admit(con, key, eps, delta, identity)
             cur = con.execute(
                 "INSERT INTO entries(dataset, time, epsilon, delta, rdp, release_type, recipe_sha256, "
                 "output_path, status, pid, pid_start_time, host, input_sha256, identity) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (key, _now(), eps, delta, rdp_json, release_type, recipe_sha256, out, "pending",
-                 os.getpid(), _self_start(), _HOST, sha, json.dumps(identity, sort_keys=True)))
+                (
+                    key,
+                    _now(),
+                    eps,
+                    delta,
+                    rdp_json,
+                    release_type,
+                    recipe_sha256,
+                    out,
+                    "pending",
+                    os.getpid(),
+                    _self_start(),
+                    _HOST,
+                    sha,
+                    json.dumps(identity, sort_keys=True),
+                ),
+            )
             rid = int(cur.lastrowid)
-        return Reservation(id=rid, dataset=key, epsilon=eps, delta=delta, output_path=out,
-                           ledger_path=str(self.path), identity=identity, before=before)
+        return Reservation(
+            id=rid,
+            dataset=key,
+            epsilon=eps,
+            delta=delta,
+            output_path=out,
+            ledger_path=str(self.path),
+            identity=identity,
+            before=before,
+        )
 
-    def check_unrecorded(self, sha: str, *, loss, dataset_name: str | None = None, label: str | None = None,
-                         fingerprint: Fingerprint | None = None, new_dataset: bool = False) -> dict:
+    def check_unrecorded(
+        self,
+        sha: str,
+        *,
+        loss,
+        dataset_name: str | None = None,
+        label: str | None = None,
+        fingerprint: Fingerprint | None = None,
+        new_dataset: bool = False,
+    ) -> dict:
         """For a release that will not be recorded (``--no-ledger``): resolve the file and refuse
         exactly as :meth:`reserve` would, but write nothing.  Returns the dataset's summary."""
         eps, delta, _ = _as_loss(loss)
         sha = self._check_sha(sha)
         with self._tx() as con:
             self._require_intact(con)
-            key, identity = self._identify(con, sha, file_name=dataset_name, label=label, fp=fingerprint,
-                                           new_dataset=new_dataset, write=False)
+            key, identity = self._identify(
+                con, sha, file_name=dataset_name, label=label, fp=fingerprint, new_dataset=new_dataset, write=False
+            )
             self._admit(con, key, eps, delta, identity)
             return {**self._summary(con, key), "identity": identity}
 
@@ -1437,10 +1655,14 @@ class Ledger:
         with self._tx() as con:
             r = self._row(con, reservation)
             if r is None or r["status"] != "pending":
-                raise UserError(f"release reservation {reservation.id} is no longer pending in the "
-                                f"ledger {self.path} (status {r['status'] if r else 'deleted'})")
-            con.execute("UPDATE entries SET status='writing', tmp_path=?, output_path=? WHERE id=?",
-                        (str(tmp), str(output), reservation.id))
+                raise UserError(
+                    f"release reservation {reservation.id} is no longer pending in the "
+                    f"ledger {self.path} (status {r['status'] if r else 'deleted'})"
+                )
+            con.execute(
+                "UPDATE entries SET status='writing', tmp_path=?, output_path=? WHERE id=?",
+                (str(tmp), str(output), reservation.id),
+            )
         try:
             writer(tmp)
             if not tmp.is_file():
@@ -1448,8 +1670,9 @@ class Ledger:
             _fsync_file(tmp)
             digest = _sha256_file(tmp)
             with self._tx() as con:
-                con.execute("UPDATE entries SET status='committing', output_sha256=? WHERE id=?",
-                            (digest, reservation.id))
+                con.execute(
+                    "UPDATE entries SET status='committing', output_sha256=? WHERE id=?", (digest, reservation.id)
+                )
         except BaseException:
             self._rollback(reservation)
             raise
@@ -1513,8 +1736,7 @@ class Ledger:
         con = self._connect()
         try:
             q = "SELECT * FROM entries WHERE status='complete'"
-            rows = con.execute(q + (" AND dataset=?" if dataset else ""),
-                               (dataset,) if dataset else ()).fetchall()
+            rows = con.execute(q + (" AND dataset=?" if dataset else ""), (dataset,) if dataset else ()).fetchall()
         finally:
             con.close()
         problems = []

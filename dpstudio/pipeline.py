@@ -7,6 +7,7 @@ checks and reserves that total, the plan's own mechanisms draw the noise, the ou
 atomically and the spend recorded.  Nothing random happens before the ledger has accepted the
 release; nothing after the commit can undo it.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -34,8 +35,12 @@ def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
     for the label, which depends on how well the public columns predict it (raw-data estimate).
     """
     problems = plan_problems(recipe, schema)
-    out: dict = {"valid": not problems, "problems": problems, "release": recipe.release.type,
-                 "budget": {"epsilon": recipe.budget.epsilon, "delta": recipe.budget.delta}}
+    out: dict = {
+        "valid": not problems,
+        "problems": problems,
+        "release": recipe.release.type,
+        "budget": {"epsilon": recipe.budget.epsilon, "delta": recipe.budget.delta},
+    }
     if not plan_problems(recipe):
         try:
             plan = compile_plan(recipe)
@@ -47,15 +52,22 @@ def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
             if plan.label is not None:
                 if frame is not None and not problems:
                     from dpstudio.risk import label_risk
+
                     views = label_risk(recipe, frame).get("label_views", {})
                     for name, view in views.items():
                         eff = view.get("effective_label_epsilon")
                         if eff is None:  # label release: the public columns' own information
-                            eff = {"epsilon_label_rr": view.get("epsilon_label"),
-                                   "informed_minus_naive_at_epsilon":
-                                       view.get("at_epsilon", {}).get("informed_minus_naive")}
+                            eff = {
+                                "epsilon_label_rr": view.get("epsilon_label"),
+                                "informed_minus_naive_at_epsilon": view.get("at_epsilon", {}).get(
+                                    "informed_minus_naive"
+                                ),
+                            }
                         out["label_guarantee"]["effective_for_label"] = {
-                            "column": name, **eff, "computed_on": "raw data - internal use only"}
+                            "column": name,
+                            **eff,
+                            "computed_on": "raw data - internal use only",
+                        }
     return out
 
 
@@ -90,8 +102,11 @@ class ReleaseResult:
     def written_text(self) -> str:
         """What the commit did: where the data went and what the ledger recorded."""
         eps = getattr(self.recorded_total, "epsilon", None)
-        spent = (f"\u03b5 = {eps:.3g} recorded in the ledger" if self.ledger_recorded and eps is not None
-                 else "nothing recorded in any ledger")
+        spent = (
+            f"\u03b5 = {eps:.3g} recorded in the ledger"
+            if self.ledger_recorded and eps is not None
+            else "nothing recorded in any ledger"
+        )
         return f"the data was written to {self.output_path} and {spent}"
 
     def done_text(self) -> str:
@@ -132,18 +147,21 @@ def _after_commit(result: ReleaseResult, what: str, step):
         return step()
     except BaseException as exc:  # noqa: BLE001 - nothing may undo a committed release
         failure = _Failure(_failure_text(exc))
-        result.warnings.append(f"{what} failed after the release was final ({result.written_text()}): "
-                               f"{failure.message}")
+        result.warnings.append(
+            f"{what} failed after the release was final ({result.written_text()}): {failure.message}"
+        )
         return failure
 
 
 def _quiet(progress):
     """A progress callback that cannot cancel or fail (the GUI's raises once cancel was pressed)."""
+
     def report(fraction: float, message: str = "") -> None:
         try:
             progress(fraction, message)
         except BaseException:  # noqa: BLE001 - a final release is not cancelled
             pass
+
     return report
 
 
@@ -154,15 +172,29 @@ def load_input(recipe: Recipe, input_path=None, *, progress=no_progress, cancel=
     path = input_path or recipe.input.path
     loaded = load_table(path, recipe.input.options.to_dict() or None, progress=progress, cancel=cancel)
     if recipe.input.sha256 and loaded.sha256 != recipe.input.sha256:
-        raise UserError(f"{path} is not the file this recipe was made for (SHA-256 {loaded.sha256[:12]}... "
-                        f"!= {recipe.input.sha256[:12]}...); make a new recipe for it")
+        raise UserError(
+            f"{path} is not the file this recipe was made for (SHA-256 {loaded.sha256[:12]}... "
+            f"!= {recipe.input.sha256[:12]}...); make a new recipe for it"
+        )
     return loaded
 
 
-def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None, report_path=None,
-                    report_variant: str = "internal", with_risk: bool = True, progress=no_progress,
-                    cancel=NEVER_CANCELLED, new_dataset: bool = False, record: bool = True,
-                    recipe_path=None, on_commit=None) -> ReleaseResult:
+def execute_release(
+    recipe: Recipe,
+    *,
+    output_path,
+    input_path=None,
+    ledger=None,
+    report_path=None,
+    report_variant: str = "internal",
+    with_risk: bool = True,
+    progress=no_progress,
+    cancel=NEVER_CANCELLED,
+    new_dataset: bool = False,
+    record: bool = True,
+    recipe_path=None,
+    on_commit=None,
+) -> ReleaseResult:
     """Run a whole release: load, validate, account, reserve budget, perturb, write, record.
 
     Point of no return: every target (data path and format, density side file, report path,
@@ -183,9 +215,15 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
 
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     release_id = uuid.uuid4().hex[:16]
-    targets = validate_targets(recipe, output_path, report_path=report_path, report_variant=report_variant,
-                               input_path=input_path or recipe.input.path, recipe_path=recipe_path,
-                               ledger_path=getattr(ledger, "path", None))
+    targets = validate_targets(
+        recipe,
+        output_path,
+        report_path=report_path,
+        report_variant=report_variant,
+        input_path=input_path or recipe.input.path,
+        recipe_path=recipe_path,
+        ledger_path=getattr(ledger, "path", None),
+    )
     output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
 
     loaded = load_input(recipe, input_path, progress=sub_progress(progress, 0.0, 0.15), cancel=cancel)
@@ -205,16 +243,26 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
         # the file's dataset is found by its SHA-256, the recipe's dataset name or its rows
         # hashing every row costs ~1 s per million: skipped when this exact file is already known
         rows_fp = ledger.fingerprint_rows(frame) if ledger.needs_fingerprint(loaded.sha256) else None
-        who = dict(dataset_name=Path(loaded.path).name, label=recipe.input.dataset, fingerprint=rows_fp,
-                   new_dataset=new_dataset)
+        who = dict(
+            dataset_name=Path(loaded.path).name,
+            label=recipe.input.dataset,
+            fingerprint=rows_fp,
+            new_dataset=new_dataset,
+        )
         if not record:  # refuses like a recorded release would, records nothing
             ledger_before = ledger.check_unrecorded(loaded.sha256, loss=plan.total, **who)
             ledger_identity = ledger_before.pop("identity")
             ledger = None
         else:
             # refuses (BudgetError) before any noise is drawn
-            reservation = ledger.reserve(loaded.sha256, loss=plan.total, release_type=recipe.release.type,
-                                         recipe_sha256=recipe.sha256(), output_path=str(output_path), **who)
+            reservation = ledger.reserve(
+                loaded.sha256,
+                loss=plan.total,
+                release_type=recipe.release.type,
+                recipe_sha256=recipe.sha256(),
+                output_path=str(output_path),
+                **who,
+            )
             ledger_before, ledger_identity = reservation.before, reservation.identity
     try:
         rng = make_random_source(recipe.randomness.seed)
@@ -224,19 +272,30 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
         if outcome.data is not None:
             if ledger is not None:
                 output_sha = ledger.write_and_commit(
-                    reservation, output_path,
-                    lambda tmp: write_table(outcome.data, tmp, fmt=out_fmt,
-                                            formula_protection=recipe.outputs.formula_protection,
-                                            cancel=cancel))
+                    reservation,
+                    output_path,
+                    lambda tmp: write_table(
+                        outcome.data,
+                        tmp,
+                        fmt=out_fmt,
+                        formula_protection=recipe.outputs.formula_protection,
+                        cancel=cancel,
+                    ),
+                )
             else:
-                output_sha = write_table(outcome.data, output_path, fmt=out_fmt,
-                                         formula_protection=recipe.outputs.formula_protection, cancel=cancel)
+                output_sha = write_table(
+                    outcome.data,
+                    output_path,
+                    fmt=out_fmt,
+                    formula_protection=recipe.outputs.formula_protection,
+                    cancel=cancel,
+                )
         else:
             import json
+
             text = json.dumps(outcome.artifact, indent=2)
             if ledger is not None:
-                output_sha = ledger.write_and_commit(reservation, output_path,
-                                                     lambda tmp: write_text(text, tmp))
+                output_sha = ledger.write_and_commit(reservation, output_path, lambda tmp: write_text(text, tmp))
             else:
                 output_sha = write_text(text, output_path)
     except BaseException as exc:
@@ -258,20 +317,34 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
     # total never exceeds the reserved one
     reserved_total = plan.total  # what the ledger recorded
     plan = outcome.final_plan if outcome.final_plan is not None else plan
-    result = ReleaseResult(recipe=recipe, plan=plan, outcome=outcome, schema=schema,
-                           dataset_name=Path(loaded.path).name, input_sha256=loaded.sha256,
-                           release_id=release_id, started_at=started, randomness=rng.describe(),
-                           output_path=str(output_path), output_sha256=output_sha,
-                           ledger_before=ledger_before, warnings=list(plan.notes))
+    result = ReleaseResult(
+        recipe=recipe,
+        plan=plan,
+        outcome=outcome,
+        schema=schema,
+        dataset_name=Path(loaded.path).name,
+        input_sha256=loaded.sha256,
+        release_id=release_id,
+        started_at=started,
+        randomness=rng.describe(),
+        output_path=str(output_path),
+        output_sha256=output_sha,
+        ledger_before=ledger_before,
+        warnings=list(plan.notes),
+    )
     result.committed, result.recorded_total = True, reserved_total
     pending = getattr(ledger, "completion_pending", None) if ledger is not None else None
     if pending:
-        result.warnings.append(f"the ledger could not mark the release complete ({pending}); it is recorded "
-                               f"as committing and completed when the ledger is next opened")
+        result.warnings.append(
+            f"the ledger could not mark the release complete ({pending}); it is recorded "
+            f"as committing and completed when the ledger is next opened"
+        )
     if late_interrupt is not None:
-        result.warnings.append(f"{_failure_text(late_interrupt)} while the output was being put in place; "
-                               f"the release had "
-                               f"passed its point of no return, so it was completed and recorded")
+        result.warnings.append(
+            f"{_failure_text(late_interrupt)} while the output was being put in place; "
+            f"the release had "
+            f"passed its point of no return, so it was completed and recorded"
+        )
     result.ledger_identity, result.ledger_recorded = ledger_identity, ledger is not None
     if ledger is not None:
         after = _after_commit(result, "the ledger summary", lambda: ledger.summary(loaded.sha256))
@@ -279,35 +352,42 @@ def execute_release(recipe: Recipe, *, output_path, input_path=None, ledger=None
     else:
         result.warnings.append("not recorded in any ledger: the spend of this release is not tracked")
     if recipe.randomness.seed is not None:
-        result.warnings.append(f"a fixed random seed ({recipe.randomness.seed}) was used: the noise is "
-                               f"reproducible by anyone who knows it - not for production releases")
+        result.warnings.append(
+            f"a fixed random seed ({recipe.randomness.seed}) was used: the noise is "
+            f"reproducible by anyone who knows it - not for production releases"
+        )
     if targets.artifact is not None and outcome.data is not None and outcome.artifact is not None:
         # a density with sampled values: the table is the output, the JSON goes beside it
         import json
+
         text = json.dumps(outcome.artifact, indent=2)
         done = _after_commit(result, "the density side file", lambda: write_text(text, targets.artifact))
         result.artifact_path = None if isinstance(done, _Failure) else str(targets.artifact)
     # synthetic-data risk needs a second fit on a training split: only on request (dpstudio risk)
-    if report_path is not None and report_variant == "internal" and with_risk \
-            and recipe.release.type != "synthetic":
+    if report_path is not None and report_variant == "internal" and with_risk and recipe.release.type != "synthetic":
         progress(0.88, "estimating residual risks (raw data, internal report only)")
 
         def estimate():
             try:
                 from dpstudio.risk import risk_for_recipe
+
                 result.risk = risk_for_recipe(recipe, frame, seed=0)
             except Exception as exc:  # the release is done; a failed estimate must not lose it
                 # the type only: an arbitrary error's text can quote a cell, and warnings are
                 # printed by the CLI and the report
-                result.warnings.append(f"risk estimate unavailable: it failed with {type(exc).__name__} "
-                                       f"(the error's text is withheld: it can quote a value of the raw "
-                                       f"data); the release itself is complete")
+                result.warnings.append(
+                    f"risk estimate unavailable: it failed with {type(exc).__name__} "
+                    f"(the error's text is withheld: it can quote a value of the raw "
+                    f"data); the release itself is complete"
+                )
+
         _after_commit(result, "the risk estimate", estimate)
     if report_path is not None:
         progress(0.9, "writing report")
 
         def report():
             from dpstudio.report import write_report
+
             write_report(result, report_path, variant=report_variant, frame=frame)
 
         done = _after_commit(result, "the report", report)

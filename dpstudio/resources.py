@@ -3,6 +3,7 @@
 They live in the top-level ``resources/`` folder of a checkout, beside the package in a frozen
 (PyInstaller) bundle, or where ``DPSTUDIO_RESOURCES`` points.
 """
+
 from __future__ import annotations
 
 import os

@@ -26,6 +26,7 @@ sampling only, not the fitted posterior model's own error.  Attacks that match a
 originals" (linkage, embedding re-identification) then match against the N sampled ones:
 fewer look-alikes can only help the attacker, so on a sample they overstate the full table's rate.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,17 @@ import pandas as pd
 from dpstudio.engine.leakage.label import COMPUTED_ON, DEFAULT_GRID, LabelLeakageModel, effective_label_epsilon
 from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
 
-__all__ = ["risk_for_recipe", "label_risk", "record_risk", "synthetic_risk", "row_sample",
-           "share_se", "failure_text", "MAX_ROWS", "COMPUTED_ON"]
+__all__ = [
+    "risk_for_recipe",
+    "label_risk",
+    "record_risk",
+    "synthetic_risk",
+    "row_sample",
+    "share_se",
+    "failure_text",
+    "MAX_ROWS",
+    "COMPUTED_ON",
+]
 
 #: the estimates run on at most this many rows (a uniform sample without replacement)
 MAX_ROWS = 50_000
@@ -46,8 +56,9 @@ MAX_ROWS = 50_000
 _SAMPLE_STREAM = 0x5A3D1E
 
 
-def row_sample(frame: pd.DataFrame, seed: int = 0,
-               max_rows: int | None = MAX_ROWS) -> tuple[pd.DataFrame, dict[str, Any]]:
+def row_sample(
+    frame: pd.DataFrame, seed: int = 0, max_rows: int | None = MAX_ROWS
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``(rows, info)``: ``frame`` itself when it has at most ``max_rows`` rows, else a uniform
     sample of ``max_rows`` rows without replacement (kept in table order), drawn by a numpy
     generator seeded with ``(seed, stream)`` -- the estimates' own, not the release's noise.
@@ -56,9 +67,11 @@ def row_sample(frame: pd.DataFrame, seed: int = 0,
     n = m if max_rows is None else min(m, int(max_rows))
     info: dict[str, Any] = {"rows_used": n, "rows_total": m, "sampled": n < m, "max_rows": max_rows}
     if n < m:
-        info.update(method="uniform without replacement, numpy PCG64 seeded from the estimate's seed",
-                    statement=f"estimated on a uniform sample of {n:,} of {m:,} rows; each rate's "
-                              f"row-sampling standard error is given beside it (*_se, standard_errors)")
+        info.update(
+            method="uniform without replacement, numpy PCG64 seeded from the estimate's seed",
+            statement=f"estimated on a uniform sample of {n:,} of {m:,} rows; each rate's "
+            f"row-sampling standard error is given beside it (*_se, standard_errors)",
+        )
         g = np.random.default_rng([int(seed), _SAMPLE_STREAM])
         idx = np.sort(g.choice(m, size=n, replace=False))
         return frame.iloc[idx].reset_index(drop=True), info
@@ -80,8 +93,7 @@ def failure_text(exc: BaseException) -> str:
     """What a note or warning says about a failed step: the exception's type and a generic
     sentence.  Never the exception's own text: an arbitrary error (a parser's, pandas') can quote
     a cell of the raw data, and these notes reach the CLI, the GUI and the report."""
-    return (f"{type(exc).__name__} (the error's own text is withheld: it can quote a value "
-            f"of the raw data)")
+    return f"{type(exc).__name__} (the error's own text is withheld: it can quote a value of the raw data)"
 
 
 def _prepare(frame, seed, max_rows, rows_total):
@@ -115,17 +127,30 @@ def _eps_by_column(recipe) -> dict:
     return {c: (u.epsilon, u.delta) for u in compile_plan(recipe).perturbation_units for c in u.columns}
 
 
-def risk_for_recipe(recipe, frame: pd.DataFrame, seed: int = 0, *, eps_grid=DEFAULT_GRID,
-                    max_rows: int | None = MAX_ROWS, progress=no_progress,
-                    cancel=NEVER_CANCELLED) -> dict:
+def risk_for_recipe(
+    recipe,
+    frame: pd.DataFrame,
+    seed: int = 0,
+    *,
+    eps_grid=DEFAULT_GRID,
+    max_rows: int | None = MAX_ROWS,
+    progress=no_progress,
+    cancel=NEVER_CANCELLED,
+) -> dict:
     """JSON-able internal risk estimate for ``recipe`` on ``frame`` (see module docstring), on
     at most ``max_rows`` rows (``"sample"`` says how many; ``None``: all)."""
     rtype = recipe.release.type
     frame, sample = row_sample(frame, seed, max_rows)
-    head = {"release_type": rtype, "epsilon": recipe.budget.epsilon, "delta": recipe.budget.delta,
-            "rows": sample["rows_total"], "sample": sample, "seed": seed, "computed_on": COMPUTED_ON,
-            "warning": "computed on the raw data: for the data steward and the internal report only, "
-                       "never for publication"}
+    head = {
+        "release_type": rtype,
+        "epsilon": recipe.budget.epsilon,
+        "delta": recipe.budget.delta,
+        "rows": sample["rows_total"],
+        "sample": sample,
+        "seed": seed,
+        "computed_on": COMPUTED_ON,
+        "warning": "computed on the raw data: for the data steward and the internal report only, never for publication",
+    }
     # the bodies get the sample (max_rows=None: no second sampling) and the table's size for the SEs
     kw = dict(seed=seed, max_rows=None, rows_total=sample["rows_total"], progress=progress, cancel=cancel)
     if rtype in ("label", "semi-sensitive"):
@@ -135,18 +160,30 @@ def risk_for_recipe(recipe, frame: pd.DataFrame, seed: int = 0, *, eps_grid=DEFA
     elif rtype == "synthetic":
         body = synthetic_risk(recipe, frame, **kw)
     else:
-        body = {"available": False,
-                "note": f"no attack-based risk view for a {rtype!r} release (an aggregate/model "
-                        "release: see its privacy accounting)"}
+        body = {
+            "available": False,
+            "note": f"no attack-based risk view for a {rtype!r} release (an aggregate/model "
+            "release: see its privacy accounting)",
+        }
     body.pop("sample", None)  # the head's: the bodies saw the sample as their whole table
     return _jsonable({**head, **body})
 
 
 # ---- label / semi-sensitive ------------------------------------------------------------------
 
-def label_risk(recipe, frame, *, seed=0, eps_grid=DEFAULT_GRID, threshold: float = 0.1,
-               max_rows: int | None = MAX_ROWS, rows_total: int | None = None,
-               progress=no_progress, cancel=NEVER_CANCELLED) -> dict:
+
+def label_risk(
+    recipe,
+    frame,
+    *,
+    seed=0,
+    eps_grid=DEFAULT_GRID,
+    threshold: float = 0.1,
+    max_rows: int | None = MAX_ROWS,
+    rows_total: int | None = None,
+    progress=no_progress,
+    cancel=NEVER_CANCELLED,
+) -> dict:
     """Label attackers on (a sample of at most ``max_rows`` of) the rows; ``rows_total``: the
     table's size when ``frame`` is already a sample of it (for the standard errors)."""
     labels = [c.name for c in recipe.columns if c.role == "label"]
@@ -158,8 +195,9 @@ def label_risk(recipe, frame, *, seed=0, eps_grid=DEFAULT_GRID, threshold: float
     out: dict = {"label_views": {}, "sample": sample, "computed_on": COMPUTED_ON}
     for lab in labels:
         eps_label = eps_of.get(lab, (recipe.budget.epsilon, 0.0))[0]
-        model = LabelLeakageModel.fit(frame, public, lab, seed=seed, threshold=threshold,
-                                      progress=progress, cancel=cancel)
+        model = LabelLeakageModel.fit(
+            frame, public, lab, seed=seed, threshold=threshold, progress=progress, cancel=cancel
+        )
         view = model.summary(eps_label, eps_grid)
         _add_label_standard_errors(view, model.n, fraction)
         view["epsilon_label"] = eps_label
@@ -168,24 +206,31 @@ def label_risk(recipe, frame, *, seed=0, eps_grid=DEFAULT_GRID, threshold: float
             "naive": "trusts the released label (what label DP is designed against)",
             "informed": "Bayes-optimal on P(y|public columns) and the released label",
             "accuracy_kinds": "'informed'/'uninformed': expected over the mechanism on this table's "
-                              "true labels; '*_model': with y drawn from the fitted P(y|x) (IEAU, "
-                              "Sekiguchi 2024, Def. 2.2.1)"}
+            "true labels; '*_model': with y drawn from the fitted P(y|x) (IEAU, "
+            "Sekiguchi 2024, Def. 2.2.1)",
+        }
         if recipe.release.type == "semi-sensitive":
             sens = [c.name for c in recipe.columns if c.role == "sensitive"]
             eps_sens = sum(eps_of.get(s, (0.0, 0.0))[0] for s in sens)
             if model.binary:
                 view["effective_label_epsilon"] = effective_label_epsilon(
-                    eps_label, eps_sens, posteriors=model.P, labels=model.y)
+                    eps_label, eps_sens, posteriors=model.P, labels=model.y
+                )
                 if sample["sampled"] or fraction < 1:
                     view["effective_label_epsilon"]["sample_note"] = (
                         "the public likelihood ratio is the maximum over the sampled rows: the "
-                        "whole table can hold larger ones")
+                        "whole table can hold larger ones"
+                    )
             else:
                 view["effective_label_epsilon"] = {
-                    "available": False, "note": "Prop. 4.0.1 is stated for binary labels"}
-            view["note_semi_sensitive"] = ("the attackers above ignore the perturbed sensitive "
-                                           "features: their accuracy is a lower bound on what an "
-                                           "attacker using them too could reach")
+                    "available": False,
+                    "note": "Prop. 4.0.1 is stated for binary labels",
+                }
+            view["note_semi_sensitive"] = (
+                "the attackers above ignore the perturbed sensitive "
+                "features: their accuracy is a lower bound on what an "
+                "attacker using them too could reach"
+            )
         out["label_views"][lab] = view
     return out
 
@@ -193,20 +238,22 @@ def label_risk(recipe, frame, *, seed=0, eps_grid=DEFAULT_GRID, threshold: float
 def _add_label_standard_errors(view: dict, n: int, fraction: float) -> None:
     """Row-sampling SEs beside the label view's rates (the naive attacker's accuracy is the
     RR keep probability, a constant: SE 0)."""
+
     def se(p):
         return share_se(p, n, fraction)
 
     at = view["at_epsilon"]
     acc = at["accuracy"]
-    errs = {"accuracy": {k: (0.0 if k == "naive" else float(se(v))) for k, v in acc.items()},
-            "informed_minus_naive": float(se(acc["informed"]))}
+    errs = {
+        "accuracy": {k: (0.0 if k == "naive" else float(se(v))) for k, v in acc.items()},
+        "informed_minus_naive": float(se(acc["informed"])),
+    }
     if "iue_adv_bound" in at:
         errs["iue_share_above"] = float(se(at["iue_adv_bound"]["share_above"]))
     at["standard_errors"] = errs
     at["rows_used"] = int(n)
     cur = view["curves"]
-    cur["accuracy_se"] = {k: (np.zeros(len(v)) if k == "naive" else se(v)).tolist()
-                          for k, v in cur["accuracy"].items()}
+    cur["accuracy_se"] = {k: (np.zeros(len(v)) if k == "naive" else se(v)).tolist() for k, v in cur["accuracy"].items()}
     if "iue_adv_bound" in cur:
         cur["iue_adv_bound"]["share_above_se"] = se(cur["iue_adv_bound"]["share_above"]).tolist()
     if "share_k_above_1" in view.get("k", {}):
@@ -214,6 +261,7 @@ def _add_label_standard_errors(view: dict, n: int, fraction: float) -> None:
 
 
 # ---- record ----------------------------------------------------------------------------------
+
 
 def _simulate_record_release(recipe, frame, seed):
     """A simulated release: the product's own compiled plan executed on ``frame`` (seeded)."""
@@ -225,32 +273,51 @@ def _simulate_record_release(recipe, frame, seed):
     return outcome.data, outcome.final_plan, "dpstudio record release (seeded simulation)"
 
 
-def record_risk(recipe, frame, *, seed=0, max_targets=2000, max_rows: int | None = MAX_ROWS,
-                rows_total: int | None = None, progress=no_progress, cancel=NEVER_CANCELLED) -> dict:
+def record_risk(
+    recipe,
+    frame,
+    *,
+    seed=0,
+    max_targets=2000,
+    max_rows: int | None = MAX_ROWS,
+    rows_total: int | None = None,
+    progress=no_progress,
+    cancel=NEVER_CANCELLED,
+) -> dict:
     """Linkage attack on a simulated release of (a sample of at most ``max_rows`` of) the rows."""
     from dpstudio.engine.leakage.linkage import linkage_risk
+
     frame, fraction, sample = _prepare(frame, seed, max_rows, rows_total)
     out: dict = {"sample": sample, "computed_on": COMPUTED_ON}
-    qi = [c.name for c in recipe.columns
-          if c.role in ("public", "sensitive", "label") and c.name in frame.columns]
+    qi = [c.name for c in recipe.columns if c.role in ("public", "sensitive", "label") and c.name in frame.columns]
     progress(0.05, "simulating the release")
     try:
         released, plan, how = _simulate_record_release(recipe, frame, seed)
     except Exception as exc:  # noqa: BLE001 - the estimate is then unavailable, never made up
-        out["linkage"] = {"available": False, "computed_on": COMPUTED_ON,
-                          "note": f"the simulated release failed ({failure_text(exc)}): no linkage estimate"}
+        out["linkage"] = {
+            "available": False,
+            "computed_on": COMPUTED_ON,
+            "note": f"the simulated release failed ({failure_text(exc)}): no linkage estimate",
+        }
         return out
     cancel.check()
     progress(0.4, "linkage attack")
-    out["linkage"] = {**linkage_risk(frame, released, qi, max_targets=max_targets, seed=seed),
-                      "simulation": how}
+    out["linkage"] = {**linkage_risk(frame, released, qi, max_targets=max_targets, seed=seed), "simulation": how}
     if fraction < 1:
         out["linkage"]["sample_note"] = (
             f"released and matched within a sample of {len(frame):,} rows: with fewer look-alikes to "
-            f"confuse it the attack does at least as well as on the whole table (an overstatement)")
+            f"confuse it the attack does at least as well as on the whole table (an overstatement)"
+        )
     out["expected_error"] = [
-        {"unit": u.name, "columns": list(u.columns), "mechanism": u.mechanism_name, "epsilon": u.epsilon,
-         "expected_error": u.expected_error} for u in plan.perturbation_units]
+        {
+            "unit": u.name,
+            "columns": list(u.columns),
+            "mechanism": u.mechanism_name,
+            "epsilon": u.epsilon,
+            "expected_error": u.expected_error,
+        }
+        for u in plan.perturbation_units
+    ]
     emb = [c for c in recipe.columns if c.role == "embedding"]
     if emb:
         out["embedding"] = _embedding_views(recipe, frame, emb, fraction)
@@ -274,30 +341,50 @@ def _embedding_views(recipe, frame, emb_cols, fraction: float = 1.0) -> dict:
             pool = load_pool(cols[0], frame, names, recipe)
             vecs = _vectors(frame, names)
         except Exception as exc:  # noqa: BLE001
-            views[unit] = {"available": False, "note": f"pool or vectors unavailable: {failure_text(exc)}",
-                           "computed_on": COMPUTED_ON}
+            views[unit] = {
+                "available": False,
+                "note": f"pool or vectors unavailable: {failure_text(exc)}",
+                "computed_on": COMPUTED_ON,
+            }
             continue
-        is_ds = (cols[0].mechanism is not None and cols[0].mechanism.params.get("pool") == "dataset")
+        is_ds = cols[0].mechanism is not None and cols[0].mechanism.params.get("pool") == "dataset"
         eps = u.epsilon
         grid = sorted(set([eps] + np.geomspace(0.5, 200, 12).tolist()))
         r = embedding_risk(vecs, pool, grid, pool_is_dataset=is_ds)
         i = grid.index(eps)
         n = r["n_records"]
         r["reid_rate_se"] = share_se(r["reid_rate"], n, fraction).tolist()
-        views[unit] = {"at_epsilon": {"epsilon": eps, "reid_rate": r["reid_rate"][i],
-                                      "reid_rate_se": r["reid_rate_se"][i],
-                                      "mean_angular_distortion": r["mean_angular_distortion"][i]},
-                       "curves": r, "computed_on": COMPUTED_ON}
+        views[unit] = {
+            "at_epsilon": {
+                "epsilon": eps,
+                "reid_rate": r["reid_rate"][i],
+                "reid_rate_se": r["reid_rate_se"][i],
+                "mean_angular_distortion": r["mean_angular_distortion"][i],
+            },
+            "curves": r,
+            "computed_on": COMPUTED_ON,
+        }
         if fraction < 1:
-            views[unit]["sample_note"] = (f"nearest original among the {n:,} sampled records: the rate "
-                                          f"overstates the whole table's")
+            views[unit]["sample_note"] = (
+                f"nearest original among the {n:,} sampled records: the rate overstates the whole table's"
+            )
     return views
 
 
 # ---- synthetic -------------------------------------------------------------------------------
 
-def synthetic_risk(recipe, frame, *, seed=0, holdout: float = 0.2, max_rows: int | None = MAX_ROWS,
-                   rows_total: int | None = None, progress=no_progress, cancel=NEVER_CANCELLED) -> dict:
+
+def synthetic_risk(
+    recipe,
+    frame,
+    *,
+    seed=0,
+    holdout: float = 0.2,
+    max_rows: int | None = MAX_ROWS,
+    rows_total: int | None = None,
+    progress=no_progress,
+    cancel=NEVER_CANCELLED,
+) -> dict:
     """DCR and membership inference of the recipe's synthesizer fitted on a training split of
     (a sample of at most ``max_rows`` of) the rows."""
     from dpstudio.engine.leakage.synthetic import dcr_risk
@@ -326,15 +413,21 @@ def synthetic_risk(recipe, frame, *, seed=0, holdout: float = 0.2, max_rows: int
         fitted = mech.release(_as_strings(tr, spec), spec, RandomSource(seed), cancel=cancel)
         syn = fitted.sample(len(tr), RandomSource(seed + 1))
     except Exception as exc:  # noqa: BLE001 - the estimate is then unavailable, never made up
-        return {"available": False, "note": f"synthesizer failed: {failure_text(exc)}",
-                "computed_on": COMPUTED_ON}
+        return {"available": False, "note": f"synthesizer failed: {failure_text(exc)}", "computed_on": COMPUTED_ON}
     recipe = resolved
     cols = [c.name for c in spec.all_columns if c.name in syn.columns]
     domains = {c.name: c.domain for c in recipe.columns if c.domain is not None}
     progress(0.9, "distance to closest record")
     res = dcr_risk(tr, ho, syn, cols, domains=domains, seed=seed)
-    return {"synthetic": {**res, "method": method, "train_rows": int(len(tr)),
-                          "holdout_rows": int(len(ho)),
-                          "note": "the synthesizer was fitted on 80 % of the rows for this estimate; "
-                                  "the remaining 20 % are the holdout"},
-            "sample": sample, "computed_on": COMPUTED_ON}
+    return {
+        "synthetic": {
+            **res,
+            "method": method,
+            "train_rows": int(len(tr)),
+            "holdout_rows": int(len(ho)),
+            "note": "the synthesizer was fitted on 80 % of the rows for this estimate; "
+            "the remaining 20 % are the holdout",
+        },
+        "sample": sample,
+        "computed_on": COMPUTED_ON,
+    }

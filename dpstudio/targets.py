@@ -9,6 +9,7 @@ private input, the recipe, the privacy ledger and its side files - nor one of th
 Paths are compared after resolving ``..`` and symbolic links (``os.path.realpath``) and, for files
 that exist, by device and inode, so a hard link to the input is refused too.
 """
+
 from __future__ import annotations
 
 import os
@@ -90,8 +91,7 @@ def _check_place(role: str, given, path: Path) -> None:
         raise UserError(f"the {role} path is a folder: {path}")
     if st is not None and not stat.S_ISREG(st.st_mode):
         # a device, FIFO or socket would be replaced by a regular file (as root: /dev/null)
-        raise UserError(f"the {role} path {path} is not a regular file (a device, pipe or socket); "
-                        f"choose a file name")
+        raise UserError(f"the {role} path {path} is not a regular file (a device, pipe or socket); choose a file name")
     limit = name_max(folder)
     if len(os.fsencode(path.name)) > limit:
         raise UserError(f"the {role} file name is longer than this file system allows ({limit} bytes): {path}")
@@ -134,8 +134,17 @@ def _ledger_files(ledger_path) -> tuple[str, str] | None:
     return os.path.dirname(real), os.path.basename(real)
 
 
-def validate_targets(recipe, output_path, *, report_path=None, report_variant: str = "internal",
-                     input_path=None, recipe_path=None, ledger_path=None, probe: bool = True) -> Targets:
+def validate_targets(
+    recipe,
+    output_path,
+    *,
+    report_path=None,
+    report_variant: str = "internal",
+    input_path=None,
+    recipe_path=None,
+    ledger_path=None,
+    probe: bool = True,
+) -> Targets:
     """Check every file a release will write; raise :class:`UserError` (nothing spent) or return them.
 
     ``input_path``, ``recipe_path`` and ``ledger_path`` are the files that must survive; with
@@ -167,22 +176,34 @@ def validate_targets(recipe, output_path, *, report_path=None, report_variant: s
     if probe:
         for folder in dict.fromkeys(p.parent for _, p in named):
             probe_folder(folder)
-    return Targets(output=output, output_format=fmt, artifact=artifact, report=report, report_kind=kind,
-                   report_variant=report_variant)
+    return Targets(
+        output=output,
+        output_format=fmt,
+        artifact=artifact,
+        report=report,
+        report_kind=kind,
+        report_variant=report_variant,
+    )
 
 
 def _refuse_collisions(named, *, input_path, recipe_path, ledger_path) -> None:
     """No target may be a file that must survive, nor another target."""
-    keep = [(what, _identity(p)) for what, p in (("input data file", input_path), ("recipe", recipe_path),
-                                                  ("privacy ledger", ledger_path)) if p is not None]
+    keep = [
+        (what, _identity(p))
+        for what, p in (("input data file", input_path), ("recipe", recipe_path), ("privacy ledger", ledger_path))
+        if p is not None
+    ]
     ledger = _ledger_files(ledger_path)
     ids = [(what, p, _identity(p)) for what, p in named]
     for i, (what, p, ident) in enumerate(ids):
         for other, oid in keep:
             if _same(ident, oid):
                 raise UserError(f"the {what} {p} is the {other}: writing it would destroy it; choose another name")
-        if ledger is not None and os.path.dirname(ident[0]) == ledger[0] and \
-                os.path.basename(ident[0]).startswith(ledger[1]):
+        if (
+            ledger is not None
+            and os.path.dirname(ident[0]) == ledger[0]
+            and os.path.basename(ident[0]).startswith(ledger[1])
+        ):
             raise UserError(f"the {what} {p} is one of the privacy ledger's files; choose another name")
         for other, _q, oid in ids[:i]:
             if _same(ident, oid):
@@ -192,5 +213,6 @@ def _refuse_collisions(named, *, input_path, recipe_path, ledger_path) -> None:
 def refuse_overwrite(what: str, path, *, input_path=None, recipe_path=None, ledger_path=None) -> None:
     """Refuse (UserError) a file another command writes (e.g. ``recipe init -o``) when it is the
     input, the recipe or a ledger file; the same rules as a release's targets."""
-    _refuse_collisions([(what, _absolute(path))], input_path=input_path, recipe_path=recipe_path,
-                       ledger_path=ledger_path)
+    _refuse_collisions(
+        [(what, _absolute(path))], input_path=input_path, recipe_path=recipe_path, ledger_path=ledger_path
+    )

@@ -15,6 +15,7 @@ so the smoke test can check which windows are up (e.g. no error dialog), and it 
 N + 5000 ms after it started as a safety net (should the app's own hook not fire). Nothing
 happens unless the variable is set (the CLI never imports Qt).
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,7 @@ def _install_exit_hook(ms: int) -> None:
 
         def report():
             titles = [w.windowTitle() or type(w).__name__ for w in app.topLevelWidgets() if w.isVisible()]
-            print(f"dpstudio-startup: event-loop t={time.time():.3f} windows={titles!r}",
-                  file=sys.stderr, flush=True)
+            print(f"dpstudio-startup: event-loop t={time.time():.3f} windows={titles!r}", file=sys.stderr, flush=True)
 
         QtCore.QTimer.singleShot(0, report)
         QtCore.QTimer.singleShot(ms + 5000, lambda: app.exit(0))  # safety net; the app quits first

@@ -6,6 +6,7 @@ Writes OUT_DIR/dpstudio-<N>.png for N in 16..512 and OUT_DIR/dpstudio.ico. The S
 resources/icons/dpstudio.svg when the GUI ships one, else packaging/icons/dpstudio.svg.
 Needs no display (offscreen platform).
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Accounting: RDP curves, conversions, exact GDP, composition - golden values with citations."""
+
 from __future__ import annotations
 
 import json
@@ -29,11 +30,11 @@ FINE_ORDERS = np.concatenate([np.arange(1.001, 100.0, 0.001)])
 
 def _gauss_loss(sens, sigma, label="gaussian"):
     mu = sens / sigma
-    return PrivacyLoss(epsilon=gdp_epsilon(mu, 1e-5), delta=1e-5, label=label,
-                       rdp=rdp_gaussian(sens, sigma), gdp_mu=mu)
+    return PrivacyLoss(epsilon=gdp_epsilon(mu, 1e-5), delta=1e-5, label=label, rdp=rdp_gaussian(sens, sigma), gdp_mu=mu)
 
 
 # ------------------------------------------------------------------ golden values (published)
+
 
 def test_golden_rdp_conversion_pure_dp_constant_curve():
     # google/differential-privacy, dp_accounting rdp_privacy_accountant_test.py,
@@ -58,7 +59,7 @@ def test_golden_rdp_gaussian_exactly_one_at_1e6():
 def test_golden_mironov_gaussian_rdp():
     # Mironov 2017, Prop. 7 (and dp_accounting test_compute_rdp_gaussian): alpha/(2 sigma^2).
     r = rdp_gaussian(1.0, 2.71828, orders=[3.14159])
-    assert r[0] == pytest.approx(3.14159 / (2 * 2.71828 ** 2), rel=1e-14)
+    assert r[0] == pytest.approx(3.14159 / (2 * 2.71828**2), rel=1e-14)
     r = rdp_gaussian(2.0, 4.0)
     assert np.allclose(r, np.asarray(RDP_ORDERS) * 4 / 32)
 
@@ -81,6 +82,7 @@ def test_golden_gdp_profile_mu1_against_direct_integration():
     # delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).  mu = 1, eps = 1: 0.12693674.
     # Independent check: the hockey-stick divergence  int (p - e^eps q)_+  of N(1,1) vs N(0,1).
     assert gdp_delta(1.0, 1.0) == pytest.approx(0.1269367375, abs=1e-9)
+
     def hockey_stick(x, mu, eps):
         return max(stats.norm.pdf(x, mu) - math.exp(eps) * stats.norm.pdf(x), 0.0)
 
@@ -106,15 +108,16 @@ def test_golden_pearl_two_releases_brief_3_9():
         return rdp_to_dp(2 * np.asarray(rdp_gaussian(1.0, c, orders=orders)), 1e-5, orders=orders)
 
     from scipy.optimize import brentq
+
     c_rdp = brentq(lambda c: rdp_eps(c, FINE_ORDERS) - 1.0, 4.0, 8.0, xtol=1e-10)
     assert round(c_rdp, 2) == 5.72
     assert (c_rdp / c_gdp - 1) == pytest.approx(0.084, abs=0.002)  # "8 % less noise"
-    classical = brentq(lambda c: float(np.min(np.asarray(FINE_ORDERS) / c ** 2
-                                              + math.log(1e5) / (FINE_ORDERS - 1))) - 1, 4, 10)
+    classical = brentq(
+        lambda c: float(np.min(np.asarray(FINE_ORDERS) / c**2 + math.log(1e5) / (FINE_ORDERS - 1))) - 1, 4, 10
+    )
     assert classical == pytest.approx(6.93, abs=0.01)
     # through compose(): GDP is chosen and meets the target at c_gdp; RDP (grid) is valid but larger
-    comp = compose([_gauss_loss(1.0, c_gdp, "embedding"), _gauss_loss(1.0, c_gdp, "class counts")],
-                   delta=1e-5)
+    comp = compose([_gauss_loss(1.0, c_gdp, "embedding"), _gauss_loss(1.0, c_gdp, "class counts")], delta=1e-5)
     assert comp.method == "gdp"
     assert comp.total.epsilon <= 1.0 + 1e-9 and comp.total.delta == 1e-5
     assert comp.alternatives["rdp"][0] > comp.total.epsilon
@@ -126,8 +129,7 @@ def test_golden_laplace_rdp_mironov_prop6():
     assert r == pytest.approx(math.log(2 / 3 * math.e + 1 / 3 * math.exp(-2)), rel=1e-14)
     # tends to eps = 1/lambda at large order and to KL = 1/l + e^{-1/l} - 1 as alpha -> 1
     assert rdp_laplace(1.0, 1.0, orders=[1e6])[0] == pytest.approx(1.0, abs=1e-5)
-    assert rdp_laplace(2.0, 1.0, orders=[1.0 + 1e-7])[0] == pytest.approx(0.5 + math.exp(-0.5) - 1,
-                                                                          rel=1e-5)
+    assert rdp_laplace(2.0, 1.0, orders=[1.0 + 1e-7])[0] == pytest.approx(0.5 + math.exp(-0.5) - 1, rel=1e-5)
 
 
 def test_laplace_rdp_against_numeric_renyi_divergence():
@@ -148,7 +150,7 @@ def test_randomized_response_rdp_exact():
     P = np.array([q, p, p, p, p])
     Q = np.array([p, q, p, p, p])
     for a in (1.5, 2.0, 7.0, 64.0):
-        direct = math.log(np.sum(P ** a * Q ** (1 - a))) / (a - 1)
+        direct = math.log(np.sum(P**a * Q ** (1 - a))) / (a - 1)
         assert rdp_randomized_response(eps, m, orders=[a])[0] == pytest.approx(direct, rel=1e-12)
     # RDP never exceeds the pure-DP epsilon; binary RR (m=1) is rdp_pure_dp
     assert max(rdp_randomized_response(eps, m)) <= eps + 1e-12
@@ -158,6 +160,7 @@ def test_randomized_response_rdp_exact():
 
 
 # ------------------------------------------------------------------ conversions and GDP inversion
+
 
 def test_improved_conversion_never_worse_than_mironov():
     curve = np.asarray(rdp_gaussian(1.0, 3.0))
@@ -187,6 +190,7 @@ def test_gaussian_sigma_for_gdp_target_weights():
 
 
 # ------------------------------------------------------------------ composition
+
 
 def test_gdp_vs_rdp_vs_basic_for_gaussians():
     comps = [_gauss_loss(1.0, s) for s in (2.0, 3.0, 4.5, 8.0)]
@@ -276,22 +280,24 @@ def test_cross_check_mechanisms_analytic_gaussian_sigma():
     from dpstudio.engine.mechanisms import gaussian
 
     for e, d in [(1.0, 1e-5), (0.1, 1e-6), (5.0, 1e-3), (20.0, 1e-9)]:
-        assert calibrate_gaussian_gdp(e, d, 1) == pytest.approx(
-            gaussian.analytic_gaussian_sigma(e, d, 1.0), rel=1e-9)
+        assert calibrate_gaussian_gdp(e, d, 1) == pytest.approx(gaussian.analytic_gaussian_sigma(e, d, 1.0), rel=1e-9)
 
 
 # ------------------------------------------------------------------ zCDP (joint Gaussian calibration)
+
 
 def test_golden_zcdp_conversion_matches_dp_accounting():
     # dp_accounting's test_compute_epsilon_delta_gaussian: noise multiplier 4.530877117 is exactly
     # (1, 1e-6) under the CKS 2020 Prop. 12 conversion; that Gaussian is rho = 1/(2 sigma^2)-zCDP
     from dpstudio.engine.accounting import zcdp_epsilon
-    assert zcdp_epsilon(1 / (2 * 4.530877117 ** 2), 1e-6) == pytest.approx(1.0, abs=1e-6)
+
+    assert zcdp_epsilon(1 / (2 * 4.530877117**2), 1e-6) == pytest.approx(1.0, abs=1e-6)
     assert zcdp_epsilon(0.0, 1e-6) == 0.0
 
 
 def test_zcdp_rho_for_is_the_valid_inverse():
     from dpstudio.engine.accounting import zcdp_epsilon, zcdp_rho_for
+
     for eps, delta in ((0.1, 1e-6), (1.0, 1e-6), (5.0, 1e-9)):
         rho = zcdp_rho_for(eps, delta)
         assert zcdp_epsilon(rho, delta) <= eps
@@ -303,6 +309,7 @@ def test_zcdp_rho_for_is_the_valid_inverse():
 
 def test_compose_zcdp_group_plus_basic():
     from dpstudio.engine.accounting import zcdp_epsilon
+
     g = [PrivacyLoss(epsilon=0.6, delta=5e-7, label=f"g{i}", zcdp_rho=0.01) for i in range(2)]
     lap = PrivacyLoss(epsilon=0.3, label="laplace")
     c = compose(g + [lap], delta=1e-6, method="zcdp+basic")

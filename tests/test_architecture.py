@@ -1,4 +1,5 @@
 """The engine, recipe, ledger, export and CLI never import Qt (ARCHITECTURE.md rule 1)."""
+
 import pkgutil
 import subprocess
 import sys
@@ -7,9 +8,18 @@ from pathlib import Path
 import dpstudio
 
 QT_FREE_PACKAGES = ["dpstudio.engine", "dpstudio.recipe", "dpstudio.plan"]
-QT_FREE_MODULES = ["dpstudio.cli", "dpstudio.ledger", "dpstudio.export", "dpstudio.errors", "dpstudio.pipeline",
-                   "dpstudio.risk", "dpstudio.targets",
-                   "dpstudio.resources", "dpstudio.report.html", "dpstudio.report.model"]
+QT_FREE_MODULES = [
+    "dpstudio.cli",
+    "dpstudio.ledger",
+    "dpstudio.export",
+    "dpstudio.errors",
+    "dpstudio.pipeline",
+    "dpstudio.risk",
+    "dpstudio.targets",
+    "dpstudio.resources",
+    "dpstudio.report.html",
+    "dpstudio.report.model",
+]
 
 
 def _qt_free_modules():
@@ -43,8 +53,10 @@ def test_engine_recipe_cli_never_import_qt():
 
 
 def test_cli_help_runs_without_qt():
-    code = ("import sys, contextlib, io\nfrom dpstudio.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
-            "assert 'PySide6' not in sys.modules\n")
+    code = (
+        "import sys, contextlib, io\nfrom dpstudio.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
+        "assert 'PySide6' not in sys.modules\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -1,15 +1,22 @@
 """Statistical audit: honest mechanisms pass, every broken variant is caught (2e5 trials)."""
+
 import pytest
 
 from dpstudio.engine.audit import audit, empirical_epsilon
 
 CASES = [
-    ("laplace", 1.0, 0.0), ("laplace", 1.0, 1e-3), ("gaussian", 1.0, 1e-5), ("rr", 1.0, 0.0),
-    ("exponential", 1.0, 0.0), ("metric", 4.0, 0.0),
+    ("laplace", 1.0, 0.0),
+    ("laplace", 1.0, 1e-3),
+    ("gaussian", 1.0, 1e-5),
+    ("rr", 1.0, 0.0),
+    ("exponential", 1.0, 0.0),
+    ("metric", 4.0, 0.0),
 ]
 BROKEN = [
-    ("laplace", "laplace_half_scale", 1.0, 0.0), ("gaussian", "gaussian_half_sigma", 1.0, 1e-5),
-    ("rr", "rr_2eps", 1.0, 0.0), ("metric", "metric_2eps", 4.0, 0.0),
+    ("laplace", "laplace_half_scale", 1.0, 0.0),
+    ("gaussian", "gaussian_half_sigma", 1.0, 1e-5),
+    ("rr", "rr_2eps", 1.0, 0.0),
+    ("metric", "metric_2eps", 4.0, 0.0),
     ("exponential", "exponential_no_half", 1.0, 0.0),
 ]
 KEYS = {"mechanism", "claimed_epsilon", "claimed_delta", "trials", "empirical_epsilon_lower_bound", "passed"}
@@ -48,6 +55,7 @@ def test_audit_validation():
 
 def test_identical_distributions_give_no_evidence():
     import numpy as np
+
     g = np.random.default_rng(0)
     r = empirical_epsilon(g.integers(0, 5, 100_000), g.integers(0, 5, 100_000))
     assert r["empirical_epsilon_lower_bound"] < 0.05

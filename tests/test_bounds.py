@@ -1,4 +1,5 @@
 """Accuracy floors (Jazbec 2018, Thm 5.3 / 5.5), held against the mechanisms' own expected errors."""
+
 from __future__ import annotations
 
 import math
@@ -38,4 +39,4 @@ def test_no_mechanism_beats_its_floor(eps, delta):
         floor = float(floor_finite(k - 1, 1.0, eps, delta))
         # randomized response attains Thm 5.5; its probability is rounded up to a multiple of
         # 2^-32 so that the sampler is exact, which costs at most k 2^-32 of error
-        assert floor <= rr.expected_error() <= floor + k * 2.0 ** -32 + 1e-12
+        assert floor <= rr.expected_error() <= floor + k * 2.0**-32 + 1e-12

@@ -1,5 +1,6 @@
 """Canary values planted in identifier, ignored and sensitive columns must not reach any report
 variant (HTML, PDF text) nor the metadata of exported files."""
+
 from __future__ import annotations
 
 import zipfile
@@ -15,10 +16,16 @@ CANARY_NUM = 987654.321
 NEEDLES = [CANARY_TEXT, "CANARY", "987654", "987,654", "9.877e", "9.88e+05", "987654.321"]
 
 ROWS = [
-    {"person_id": CANARY_TEXT, "age": 44, "income": CANARY_NUM, "score": 50, "sex": "female",
-     "smoker": "yes", "notes": CANARY_TEXT + " lives at 1 Canary Road"},
-    {"person_id": "P-canary-2", "age": 45, "income": 1000, "score": 51, "sex": "male",
-     "smoker": "no", "notes": "ok"},
+    {
+        "person_id": CANARY_TEXT,
+        "age": 44,
+        "income": CANARY_NUM,
+        "score": 50,
+        "sex": "female",
+        "smoker": "yes",
+        "notes": CANARY_TEXT + " lives at 1 Canary Road",
+    },
+    {"person_id": "P-canary-2", "age": 45, "income": 1000, "score": 51, "sex": "male", "smoker": "no", "notes": "ok"},
 ]
 
 
@@ -73,6 +80,7 @@ def test_clipped_canary_only_counted_internally(canary_release):
 
 def test_no_canary_in_export_metadata(canary_release, tmp_path):
     import pyarrow.parquet as pq
+
     _, res, _ = canary_release
     data = res.outcome.data
     assert "person_id" not in data.columns and "notes" not in data.columns
@@ -88,6 +96,11 @@ def test_no_canary_in_export_metadata(canary_release, tmp_path):
             if name.startswith("docProps/") or name.endswith(".rels") or "workbook" in name:
                 _absent(z.read(name).decode("utf-8", "replace"), f"xlsx {name}")
     from openpyxl import load_workbook
+
     props = load_workbook(tmp_path / "o.xlsx").properties
-    _absent(" ".join(str(getattr(props, a)) for a in ("title", "subject", "creator", "description",
-                                                       "keywords", "lastModifiedBy")), "xlsx properties")
+    _absent(
+        " ".join(
+            str(getattr(props, a)) for a in ("title", "subject", "creator", "description", "keywords", "lastModifiedBy")
+        ),
+        "xlsx properties",
+    )

@@ -1,4 +1,5 @@
 """The headless CLI as a user drives it: exit codes, one-line errors, JSON outputs."""
+
 import json
 import subprocess
 import sys
@@ -12,8 +13,9 @@ from tests.conftest import DEMO, shared_dataset
 
 
 def run_cli(*args, cwd=None):
-    proc = subprocess.run([sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True,
-                          text=True, timeout=300, cwd=cwd)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -24,9 +26,22 @@ def test_version(capsys):
     assert __version__ in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [["inspect"], ["recipe", "init"], ["recipe", "check"], ["release"],
-                                  ["audit"], ["risk"], ["ledger", "list"], ["ledger", "show"],
-                                  ["ledger", "set-cap"], ["gui"], ["demo"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["inspect"],
+        ["recipe", "init"],
+        ["recipe", "check"],
+        ["release"],
+        ["audit"],
+        ["risk"],
+        ["ledger", "list"],
+        ["ledger", "show"],
+        ["ledger", "set-cap"],
+        ["gui"],
+        ["demo"],
+    ],
+)
 def test_every_subcommand_has_help(argv, capsys):
     with pytest.raises(SystemExit) as e:
         main([*argv, "--help"])
@@ -37,10 +52,15 @@ def test_every_subcommand_has_help(argv, capsys):
 def test_user_errors_exit_2_with_one_line_and_no_traceback(tmp_path):
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    for args in (["inspect", tmp_path / "missing.csv"], ["inspect", empty], ["inspect", tmp_path],
-                 ["recipe", "check", tmp_path / "nope.json"], ["release", tmp_path / "nope.json", "--output", "x.csv"],
-                 ["recipe", "init", DEMO, "-o", tmp_path / "r.json", "--role", "nosuch=public"],
-                 ["recipe", "init", DEMO, "-o", tmp_path / "r.json", "--bounds", "age=1:x"]):
+    for args in (
+        ["inspect", tmp_path / "missing.csv"],
+        ["inspect", empty],
+        ["inspect", tmp_path],
+        ["recipe", "check", tmp_path / "nope.json"],
+        ["release", tmp_path / "nope.json", "--output", "x.csv"],
+        ["recipe", "init", DEMO, "-o", tmp_path / "r.json", "--role", "nosuch=public"],
+        ["recipe", "init", DEMO, "-o", tmp_path / "r.json", "--bounds", "age=1:x"],
+    ):
         code, out, err = run_cli(*args)
         assert code == 2, (args, err)
         assert "Traceback" not in err
@@ -53,12 +73,15 @@ def test_unknown_flag_is_a_user_error():
     assert code == 2 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("parts,identifier,label", [
-    (("medical", "medical.csv"), "ID", None),
-    (("adult", "train.csv"), None, "income_gt_50k"),
-    (("pums", "fulton_pums.csv"), None, None),
-    (("pums", "pums_1000.csv"), None, None),
-])
+@pytest.mark.parametrize(
+    "parts,identifier,label",
+    [
+        (("medical", "medical.csv"), "ID", None),
+        (("adult", "train.csv"), None, "income_gt_50k"),
+        (("pums", "fulton_pums.csv"), None, None),
+        (("pums", "pums_1000.csv"), None, None),
+    ],
+)
 def test_inspect_every_shared_dataset(parts, identifier, label):
     path = shared_dataset(*parts)
     code, out, err = run_cli("inspect", path)
@@ -78,14 +101,14 @@ def test_inspect_every_shared_dataset(parts, identifier, label):
 def test_inspect_real_sas_file():
     """The CLI on a file written by SAS: types from SAS's doubles, text and dates."""
     from tests.test_data_loader import SAS_FIXTURE
+
     code, out, err = run_cli("inspect", SAS_FIXTURE)
     assert code == 0, err
     info = json.loads(out)
     assert info["format"] == "sas7bdat" and info["rows"] == 5
     types = {c["name"]: c["type"] for c in info["columns"]}
     # SAS stores every number as a double, so integral values are integers even with none missing
-    assert types == {"integer_row": "integer", "text_row": "categorical", "float_row": "float",
-                     "date_row": "datetime"}
+    assert types == {"integer_row": "integer", "text_row": "categorical", "float_row": "float", "date_row": "datetime"}
 
 
 def test_recipe_init_and_check_report_problems_then_total(tmp_path):
@@ -97,13 +120,39 @@ def test_recipe_init_and_check_report_problems_then_total(tmp_path):
     result = json.loads(out)
     assert code == 2 and not result["valid"]
     assert any("'income'" in p and "domain" in p for p in result["problems"])
-    code, _, err = run_cli("recipe", "init", DEMO, "-o", recipe, "--epsilon", "2",
-                           "--role", "employed=label", "--bounds", "age=0:100", "--bounds", "education_level=1:16",
-                           "--bounds", "income=0:500000", "--categories", "employed=0,1",
-                           "--categories", "ethnicity=latino,black,asian,other",
-                           "--categories", "married=no,yes", "--categories", "us_citizen=no,yes",
-                           "--categories", "children=0,1", "--categories", "disability=no,yes",
-                           "--categories", "speaks_english_well=no,yes", "--categories", "sex=female,male")
+    code, _, err = run_cli(
+        "recipe",
+        "init",
+        DEMO,
+        "-o",
+        recipe,
+        "--epsilon",
+        "2",
+        "--role",
+        "employed=label",
+        "--bounds",
+        "age=0:100",
+        "--bounds",
+        "education_level=1:16",
+        "--bounds",
+        "income=0:500000",
+        "--categories",
+        "employed=0,1",
+        "--categories",
+        "ethnicity=latino,black,asian,other",
+        "--categories",
+        "married=no,yes",
+        "--categories",
+        "us_citizen=no,yes",
+        "--categories",
+        "children=0,1",
+        "--categories",
+        "disability=no,yes",
+        "--categories",
+        "speaks_english_well=no,yes",
+        "--categories",
+        "sex=female,male",
+    )
     assert code == 0, err
     code, out, err = run_cli("recipe", "check", recipe, "--with-data")
     result = json.loads(out)

@@ -1,4 +1,5 @@
 """Tests for dpstudio.engine.data.loader: formats, encodings, dialects and every bad input."""
+
 from __future__ import annotations
 
 import hashlib
@@ -429,7 +430,12 @@ def test_sas7bdat_real_file():
     assert f["text_row"].tolist()[:2] == ["Some text", "Some more text"]  # str, not bytes
     assert pd.api.types.is_string_dtype(f["text_row"])
     assert f["date_row"].dt.strftime("%Y-%m-%d").tolist() == [
-        "2018-01-02", "2018-02-05", "2017-11-21", "2016-05-19", "1999-10-25"]
+        "2018-01-02",
+        "2018-02-05",
+        "2017-11-21",
+        "2016-05-19",
+        "1999-10-25",
+    ]
     assert f.attrs[NUMBERS_ARE_DOUBLES]  # so inference may call integral doubles integers
 
 
@@ -443,9 +449,12 @@ def test_sas7bdat_not_sas(tmp_path):
 
 def test_bad_option_values(tmp_path):
     p = write(tmp_path, "a.csv", "a,b\n1,2\n")
-    for opts, pattern in (({"header": "yes"}, "header option"), ({"delimiter": ",,"}, "delimiter"),
-                          ({"encoding": "klingon"}, "unknown encoding"),
-                          ({"max_field_mb": -1}, "max_field_mb")):
+    for opts, pattern in (
+        ({"header": "yes"}, "header option"),
+        ({"delimiter": ",,"}, "delimiter"),
+        ({"encoding": "klingon"}, "unknown encoding"),
+        ({"max_field_mb": -1}, "max_field_mb"),
+    ):
         with pytest.raises(UserError, match=pattern) as e:
             load_table(p, opts)
         assert_one_line(e)

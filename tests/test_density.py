@@ -1,4 +1,5 @@
 """DP KDE: sensitivity (worst case attained), analytic vs corollary multiplier, GP noise covariance."""
+
 from __future__ import annotations
 
 import math
@@ -32,7 +33,7 @@ def test_mahalanobis_sensitivity_on_grid_below_rkhs_norm():
     g = kde.grid_1d(30)
     M = kde.gram_1d(g, h) + 1e-12 * np.eye(30)
     c = kde.kde_constant(n, h, 1)
-    diff = c * (np.exp(-(g - 0.0) ** 2 / (2 * h * h)) - np.exp(-(g - 1.0) ** 2 / (2 * h * h)))
+    diff = c * (np.exp(-((g - 0.0) ** 2) / (2 * h * h)) - np.exp(-((g - 1.0) ** 2) / (2 * h * h)))
     maha = math.sqrt(diff @ np.linalg.solve(M, diff))
     assert maha <= kde.kde_sensitivity(n, h, 1) * (1 + 1e-6)
 

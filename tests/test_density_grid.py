@@ -1,4 +1,5 @@
 """The density release's noise lies on a data-independent lattice (review finding B1)."""
+
 import math
 
 import numpy as np
@@ -13,9 +14,12 @@ from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Params, Rec
 def test_density_output_is_on_a_lattice_in_whitened_coordinates():
     g = np.random.default_rng(0)
     frame = pd.DataFrame({"x": g.normal(50, 10, 300).clip(0, 100)})
-    recipe = Recipe(input=InputSpec("x.csv"), release=ReleaseSpec("density", Params.of({"grid_size": 64})),
-                    columns=(Column("x", "float", "sensitive", Domain("numeric", low=0, high=100)),),
-                    budget=Budget(1.0, 1e-6))
+    recipe = Recipe(
+        input=InputSpec("x.csv"),
+        release=ReleaseSpec("density", Params.of({"grid_size": 64})),
+        columns=(Column("x", "float", "sensitive", Domain("numeric", low=0, high=100)),),
+        budget=Budget(1.0, 1e-6),
+    )
     plan = release_density.compile(recipe)
     out = release_density.execute(plan, frame, RandomSource(3))
     art = out.artifact

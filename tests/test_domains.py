@@ -1,4 +1,5 @@
 """DP domain estimation: quantiles / bounds (exponential mechanism), category selection."""
+
 from __future__ import annotations
 
 import math
@@ -53,7 +54,7 @@ def test_quantile_utility_sensitivity_is_one_when_missing_values_are_dropped():
             u1 = quantile_utility(np.sort(d[~np.isnan(d)]), q, grid)
             u2 = quantile_utility(np.sort(d2[~np.isnan(d2)]), q, grid)
             worst = max(worst, float(np.max(np.abs(u1 - u2))))
-    assert 0.99 <= worst <= 1.0 + 1e-12   # q n carries one float rounding
+    assert 0.99 <= worst <= 1.0 + 1e-12  # q n carries one float rounding
 
 
 def test_exponential_mechanism_grid_ratio_is_bounded_by_e_eps():
@@ -72,8 +73,9 @@ def test_quantile_inside_public_range_and_accurate():
     gen = np.random.default_rng(3)
     x = gen.normal(40, 10, size=5000)
     for n_bins in (None, 2000):
-        est = np.array([dp_quantile(x, 0.5, epsilon=1.0, low=-1000, high=1000, rng=rng, n_bins=n_bins)
-                        for _ in range(30)])
+        est = np.array(
+            [dp_quantile(x, 0.5, epsilon=1.0, low=-1000, high=1000, rng=rng, n_bins=n_bins) for _ in range(30)]
+        )
         assert np.all((est >= -1000) & (est <= 1000))
         true = np.median(x)
         assert np.mean(np.abs(est - true) < 2.0) >= 0.9
@@ -112,7 +114,7 @@ def test_candidate_count_sensitivity():
     for _ in range(500):
         d, d2 = _neighbours(gen, 25, pool)
         diff = candidate_counts(d, cands) - candidate_counts(d2, cands)
-        l1, l2 = max(l1, np.abs(diff).sum()), max(l2, np.sqrt((diff ** 2).sum()))
+        l1, l2 = max(l1, np.abs(diff).sum()), max(l2, np.sqrt((diff**2).sum()))
     assert l1 == 2 and l2 == pytest.approx(math.sqrt(2))
 
 
@@ -120,8 +122,9 @@ def test_select_from_candidates_only():
     rng = RandomSource(3)
     vals = ["x"] * 500 + ["y"] * 300 + ["secret"] * 400 + ["rare"]
     for noise in ("laplace", "gaussian"):
-        cats, loss = dp_select_categories(vals, epsilon=1.0, delta=1e-6, rng=rng,
-                                          candidates=["x", "y", "z"], noise=noise)
+        cats, loss = dp_select_categories(
+            vals, epsilon=1.0, delta=1e-6, rng=rng, candidates=["x", "y", "z"], noise=noise
+        )
         assert set(cats) <= {"x", "y", "z"}
         assert cats[:2] == ["x", "y"]
         assert loss.epsilon == 1.0
@@ -134,9 +137,9 @@ def test_partition_selection_singletons_rarely_kept_frequent_kept():
     T = partition_selection_threshold(eps, delta)
     q = math.exp(-eps / 2)
     # the smallest integer with q^T / (1 + q) <= delta (discrete Laplace(2/eps) tail)
-    p1 = q ** T / (1 + q)
+    p1 = q**T / (1 + q)
     assert isinstance(T, int) and p1 <= delta < q ** (T - 1) / (1 + q)
-    assert abs(T - 2 * math.log(1 / (2 * delta))) < 2    # ~ the continuous rule's threshold
+    assert abs(T - 2 * math.log(1 / (2 * delta))) < 2  # ~ the continuous rule's threshold
     rng = RandomSource(12)
     n_single = 40000
     vals = [f"s{i}" for i in range(n_single)] + ["common"] * 200 + ["mid"] * 60
@@ -166,13 +169,13 @@ def test_partition_selection_exact_replace_one_guarantee():
     def keep(c):  # P(c + Z > T), Z ~ discrete Laplace(2/eps); 0 for an absent partition
         if c == 0:
             return 0.0
-        j = T + 1 - c   # c + Z > T  <=>  Z >= T + 1 - c
+        j = T + 1 - c  # c + Z > T  <=>  Z >= T + 1 - c
         # P(Z >= j) = q^j / (1 + q) for j >= 0; by symmetry 1 - P(Z >= 1 - j) below 0
-        return q ** j / (1 + q) if j >= 0 else 1 - q ** (1 - j) / (1 + q)
+        return q**j / (1 + q) if j >= 0 else 1 - q ** (1 - j) / (1 + q)
 
     worst = 0.0
-    for na in range(1, 40):       # partition a loses the record
-        for nb in range(0, 40):   # partition b gains it
+    for na in range(1, 40):  # partition a loses the record
+        for nb in range(0, 40):  # partition b gains it
             P = [keep(na), keep(nb)]
             Q = [keep(na - 1), keep(nb + 1)]
             for x, y in ((P, Q), (Q, P)):

@@ -1,6 +1,7 @@
 """Guards for the seed errata (docs/errata.md) and for the proven guarantee of the discrete
 Gaussian noise the synthesizers run.  Every expected number is computed here from the
 published formula, independently of the code under test."""
+
 from __future__ import annotations
 
 import math
@@ -27,19 +28,20 @@ def _gaussian_delta(eps: float, sens: float, sigma: float) -> float:
 
 # --------------------------------------------------------------------- (a) Gibbs posterior beta
 
+
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 4.0, 8.0])
 def test_gibbs_beta_meets_the_exact_tail_condition(eps):
     """Minami et al. 2016 Thm 8: a = 2 L^2 beta^2 / m_pi <= (sqrt(eps + log 1/d) - sqrt(log 1/d))^2.
     The seed's closed form (Cor. 10(ii)) breaks this at eps >= 2 (BRIEF 3.7)."""
     n, dim, R, delta = 1000, 5, 1.0, 1e-5
     cal = gl.calibrate(n, dim, eps, delta, norm_bound=R, lam=0.01)
-    L = math.sqrt(R * R + 1.0)                  # logistic loss with intercept
+    L = math.sqrt(R * R + 1.0)  # logistic loss with intercept
     m = n * 0.01
     assert cal.lipschitz == pytest.approx(L, rel=1e-15) and cal.m_pi == pytest.approx(m, rel=1e-15)
     assert cal.delta_gibbs + (math.exp(eps) + 1.0) * cal.gamma_target <= delta * (1 + 1e-12)
     lg = math.log(1.0 / cal.delta_gibbs)
     a_allowed = (math.sqrt(eps + lg) - math.sqrt(lg)) ** 2
-    a = 2.0 * L * L * cal.beta ** 2 / m          # the beta the sampler uses
+    a = 2.0 * L * L * cal.beta**2 / m  # the beta the sampler uses
     assert a <= a_allowed * (1 + 1e-9)
     # and not just tiny: within 1 % of the largest admissible beta
     beta_star = math.sqrt(a_allowed * m / (2.0 * L * L))
@@ -48,10 +50,14 @@ def test_gibbs_beta_meets_the_exact_tail_condition(eps):
 
 # --------------------------------------------------------------------- (b) DP-KDE constant
 
+
 def _density_recipe(eps, delta, grid):
-    return Recipe(input=InputSpec("x.csv"), release=ReleaseSpec("density", Params.of({"grid_size": grid})),
-                  columns=(Column("x", "float", "sensitive", Domain("numeric", low=0, high=100)),),
-                  budget=Budget(eps, delta))
+    return Recipe(
+        input=InputSpec("x.csv"),
+        release=ReleaseSpec("density", Params.of({"grid_size": grid})),
+        columns=(Column("x", "float", "sensitive", Domain("numeric", low=0, high=100)),),
+        budget=Budget(eps, delta),
+    )
 
 
 def test_density_noise_has_the_sqrt2_constant():
@@ -65,7 +71,7 @@ def test_density_noise_has_the_sqrt2_constant():
     frame = pd.DataFrame({"x": x})
     recipe = _density_recipe(eps, delta, grid)
     plan = release_density.compile(recipe)
-    h = n ** (-1.0 / 5.0) / math.sqrt(12.0)     # Scott's rule on the public range
+    h = n ** (-1.0 / 5.0) / math.sqrt(12.0)  # Scott's rule on the public range
     sens = math.sqrt(2.0) / (n * math.sqrt(2.0 * math.pi * h * h))
     sigma_min = optimize.brentq(lambda s: _gaussian_delta(eps, sens, s) - delta, 1e-6 * sens, 1e3 * sens)
     # the true KDE on the grid, written out
@@ -90,8 +96,9 @@ def test_density_noise_has_the_sqrt2_constant():
 
 # --------------------------------------------------------------------- (c) PEARL scaling
 
-SPEC_C = TableSpec((ColumnSpec.numeric("u", 0, 100), ColumnSpec.categorical("c", ["a", "b"])),
-                   ColumnSpec.categorical("y", [0, 1]))
+SPEC_C = TableSpec(
+    (ColumnSpec.numeric("u", 0, 100), ColumnSpec.categorical("c", ["a", "b"])), ColumnSpec.categorical("y", [0, 1])
+)
 
 
 def test_encoding_uses_public_bounds_only():
@@ -124,10 +131,10 @@ def test_pearl_embedding_is_built_from_public_scaling(monkeypatch):
     n = 200
     data = pd.DataFrame({"u": g.uniform(30, 60, n), "c": g.choice(["a", "b"], n), "y": g.integers(0, 2, n)})
     with pytest.raises(_Captured):
-        SYNTHESIZERS["pearl"](k=16, steps=1).fit(data, SPEC_C, epsilon=math.inf, delta=1e-5,
-                                                 rng=RandomSource(2))
-    x = np.column_stack([2 * data["u"].to_numpy() / 100 - 1, (data["c"] == "a").astype(float),
-                         (data["c"] == "b").astype(float)])
+        SYNTHESIZERS["pearl"](k=16, steps=1).fit(data, SPEC_C, epsilon=math.inf, delta=1e-5, rng=RandomSource(2))
+    x = np.column_stack(
+        [2 * data["u"].to_numpy() / 100 - 1, (data["c"] == "a").astype(float), (data["c"] == "b").astype(float)]
+    )
     u = x @ seen["w"].T
     oh = np.eye(2)[data["y"].to_numpy()]
     emb = np.vstack([np.cos(u).T @ oh, np.sin(u).T @ oh]) / (n * math.sqrt(16))
@@ -136,6 +143,7 @@ def test_pearl_embedding_is_built_from_public_scaling(monkeypatch):
 
 
 # --------------------------------------------------------------------- (d) PEARL sigma0 with noise
+
 
 def test_pearl_frequency_scale_is_a_noisy_release():
     """Every pair of records is at distance sqrt(2) here (distinct categories, same number), so
@@ -146,24 +154,26 @@ def test_pearl_frequency_scale_is_a_noisy_release():
     data = pd.DataFrame({"u": np.zeros(n), "c": [f"k{i}" for i in range(n)]})
     devs, sigmas = [], []
     for seed in range(6):
-        fitted = SYNTHESIZERS["pearl"](k=8, steps=1, hidden=8).fit(data, spec, epsilon=4.0, delta=1e-5,
-                                                                     rng=RandomSource(seed))
+        fitted = SYNTHESIZERS["pearl"](k=8, steps=1, hidden=8).fit(
+            data, spec, epsilon=4.0, delta=1e-5, rng=RandomSource(seed)
+        )
         comp = [c for c in fitted.components if "frequency scale" in c.label]
         assert len(comp) == 1 and comp[0].gdp_mu > 0 and comp[0].details["sigma"] > 0
         assert fitted.info["sigma0_source"] == "DP mean pair distance"
         devs.append(fitted.info["sigma0"] / fitted.cfg.sigma0_mult - math.sqrt(2.0))
         sigmas.append(comp[0].details["sigma"])
     devs = np.asarray(devs)
-    assert np.all(np.abs(devs) > 1e-9)                     # never the noiseless value
+    assert np.all(np.abs(devs) > 1e-9)  # never the noiseless value
     assert len(set(np.round(devs, 12))) == len(devs)
     assert np.all(np.abs(devs) <= 6 * np.asarray(sigmas))  # scattered by the printed noise
 
 
 # --------------------------------------------------------------------- discrete Gaussian: proven figures
 
+
 def _eta(s, T):
     """Per-coordinate log-ratio bound between rounded and discrete Gaussian (docs/mechanisms.md)."""
-    return max(T * T, 1.0) / (24 * s * s) + 3 * math.exp(-2 * math.pi ** 2 * s * s)
+    return max(T * T, 1.0) / (24 * s * s) + 3 * math.exp(-2 * math.pi**2 * s * s)
 
 
 @pytest.mark.parametrize("s", [1.0, 1.5, 3.0, 10.0, 40.0])
@@ -171,7 +181,7 @@ def test_rounded_vs_discrete_gaussian_ratio_and_tails(s):
     """Brute force: |log r(z) - log d(z)| <= eta(s, T) on |z| <= T s, and the box tails are below
     2 e^{-T^2/2} (discrete) and 2 Phi(-(T - 1/(2s))) (rounded); the ratio bound is not vacuous."""
     z = np.arange(-int(60 * s) - 2, int(60 * s) + 3).astype(float)
-    logd = -z ** 2 / (2 * s * s)
+    logd = -(z**2) / (2 * s * s)
     logd -= special.logsumexp(logd)
     r = special.ndtr((z + 0.5) / s) - special.ndtr((z - 0.5) / s)
     for T in (3.0, 6.0):
@@ -190,8 +200,8 @@ def test_discrete_gaussian_renyi_below_continuous(alpha):
     <= alpha k^2 / (2 s^2), the continuous value (so zCDP figures hold for the lattice noise)."""
     s, k = 2.3, 3
     z = np.arange(-200, 201).astype(float)
-    logp = -z ** 2 / (2 * s * s)
-    logq = -(z - k) ** 2 / (2 * s * s)
+    logp = -(z**2) / (2 * s * s)
+    logq = -((z - k) ** 2) / (2 * s * s)
     lz = special.logsumexp(logp)
     div = special.logsumexp(alpha * (logp - lz) + (1 - alpha) * (logq - lz)) / (alpha - 1)
     assert div <= alpha * k * k / (2 * s * s) + 1e-12
@@ -211,22 +221,22 @@ def _proven_delta_at(eps, mu, parts, T):
 def _mixture(n=300):
     g = np.random.default_rng(5)
     y = g.integers(0, 2, n)
-    return pd.DataFrame({"u": np.clip(g.normal(30 + 40 * y, 10), 0, 100),
-                         "c": np.where(g.random(n) < 0.3 + 0.4 * y, "a", "b"), "y": y})
+    return pd.DataFrame(
+        {"u": np.clip(g.normal(30 + 40 * y, 10), 0, 100), "c": np.where(g.random(n) < 0.3 + 0.4 * y, "a", "b"), "y": y}
+    )
 
 
 @pytest.mark.parametrize("method", ["pearl", "merf"])
 @pytest.mark.parametrize("eps,delta", [(1.0, 1e-5), (0.2, 1e-6)])
 def test_embedding_synthesizers_proven_delta_within_target(method, eps, delta):
-    fitted = SYNTHESIZERS[method](steps=1).fit(_mixture(), SPEC_C, epsilon=eps, delta=delta,
-                                               rng=RandomSource(0))
+    fitted = SYNTHESIZERS[method](steps=1).fit(_mixture(), SPEC_C, epsilon=eps, delta=delta, rng=RandomSource(0))
     comps = fitted.components
     mu = math.sqrt(sum((c.details["sensitivity"] / c.details["sigma"]) ** 2 for c in comps))
     parts = [(c.details["dim"], c.details["sigma"] / c.details["grid"]) for c in comps]
-    assert sum(d for d, _ in parts) >= 2 * 500 * 2          # every released coordinate counted
+    assert sum(d for d, _ in parts) >= 2 * 500 * 2  # every released coordinate counted
     total = fitted.privacy_loss()
     proven, H = _proven_delta_at(eps, mu, parts, total.details["lattice_box_T"])
-    assert H > 0                      # the correction is accounted, not assumed away
+    assert H > 0  # the correction is accounted, not assumed away
     assert proven <= delta
     assert total.details["proven_epsilon"] <= eps and total.details["proven_delta"] <= delta
     assert total.epsilon == total.details["proven_epsilon"] and total.delta == delta
@@ -240,13 +250,19 @@ def test_density_proven_figures_within_target(eps, delta, grid):
     g = np.random.default_rng(0)
     if grid == 64:
         frame = pd.DataFrame({"x": g.uniform(0, 100, n), "w": g.uniform(0, 100, n)})
-        cols = (Column("x", "float", "sensitive", Domain("numeric", low=0, high=100)),
-                Column("w", "float", "sensitive", Domain("numeric", low=0, high=100)))
+        cols = (
+            Column("x", "float", "sensitive", Domain("numeric", low=0, high=100)),
+            Column("w", "float", "sensitive", Domain("numeric", low=0, high=100)),
+        )
     else:
         frame = pd.DataFrame({"x": g.uniform(0, 100, n)})
         cols = (Column("x", "float", "sensitive", Domain("numeric", low=0, high=100)),)
-    recipe = Recipe(input=InputSpec("x.csv"), release=ReleaseSpec("density", Params.of({"grid_size": grid})),
-                    columns=cols, budget=Budget(eps, delta))
+    recipe = Recipe(
+        input=InputSpec("x.csv"),
+        release=ReleaseSpec("density", Params.of({"grid_size": grid})),
+        columns=cols,
+        budget=Budget(eps, delta),
+    )
     gtee = release_density.execute(release_density.compile(recipe), frame, RandomSource(0)).artifact["guarantee"]
     dim = grid ** len(cols)
     s = gtee["noise_multiplier"] / gtee["noise_grid"]
@@ -262,10 +278,8 @@ def test_density_proven_figures_within_target(eps, delta, grid):
 def test_mst_zcdp_total_is_proven_within_target(eps, delta):
     """MST accounts in zCDP, which holds exactly for the discrete Gaussian (test above);
     its (eps, delta) follows by the CKS 2020 Prop. 12 conversion, minimised over alpha here."""
-    fitted = SYNTHESIZERS["mst"](bins=6).fit(_mixture(), SPEC_C, epsilon=eps, delta=delta,
-                                             rng=RandomSource(0))
-    rho = sum(c.gdp_mu ** 2 / 2 if c.gdp_mu is not None else c.details["zcdp_rho"]
-              for c in fitted.components)
+    fitted = SYNTHESIZERS["mst"](bins=6).fit(_mixture(), SPEC_C, epsilon=eps, delta=delta, rng=RandomSource(0))
+    rho = sum(c.gdp_mu**2 / 2 if c.gdp_mu is not None else c.details["zcdp_rho"] for c in fitted.components)
     assert rho == pytest.approx(fitted.privacy_loss().details["zcdp_rho"], rel=1e-12)
 
     def log_delta(log_am1):
@@ -284,10 +298,8 @@ def test_merf_length_scale_is_public():
     scales = []
     for lo, hi in ((0.0, 5.0), (95.0, 100.0)):
         g = np.random.default_rng(3)
-        data = pd.DataFrame({"u": g.uniform(lo, hi, 200), "c": g.choice(["a", "b"], 200),
-                             "y": g.integers(0, 2, 200)})
-        fitted = SYNTHESIZERS["merf"](k=16, steps=1).fit(data, SPEC_C, epsilon=1.0, delta=1e-5,
-                                                         rng=RandomSource(0))
+        data = pd.DataFrame({"u": g.uniform(lo, hi, 200), "c": g.choice(["a", "b"], 200), "y": g.integers(0, 2, 200)})
+        fitted = SYNTHESIZERS["merf"](k=16, steps=1).fit(data, SPEC_C, epsilon=1.0, delta=1e-5, rng=RandomSource(0))
         assert [c.label for c in fitted.components] == ["DP-MERF: embedding + class proportions"]
         scales.append(fitted.info["sigma0"])
     assert scales == [math.sqrt(2 / 3 * 1 + 1)] * 2

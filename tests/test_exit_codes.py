@@ -5,6 +5,7 @@ traceback, never exit 1 - and a refused release never reaches the ledger.
 Each case builds its malformed input in ``tmp_path`` from one valid recipe and returns the
 command line; the table is the list of what a careless or hostile user can type (issue 16).
 """
+
 from __future__ import annotations
 
 import errno
@@ -20,10 +21,30 @@ import pytest
 from dpstudio.cli import main
 
 ROWS = 60
-INIT = ["--release", "record", "--epsilon", "0.5", "--role", "person_id=identifier", "--role", "sex=public",
-        "--role", "age=sensitive", "--role", "income=sensitive", "--role", "smoker=sensitive",
-        "--bounds", "age=0:120", "--bounds", "income=0:250000", "--categories", "sex=female,male",
-        "--categories", "smoker=yes,no"]
+INIT = [
+    "--release",
+    "record",
+    "--epsilon",
+    "0.5",
+    "--role",
+    "person_id=identifier",
+    "--role",
+    "sex=public",
+    "--role",
+    "age=sensitive",
+    "--role",
+    "income=sensitive",
+    "--role",
+    "smoker=sensitive",
+    "--bounds",
+    "age=0:120",
+    "--bounds",
+    "income=0:250000",
+    "--categories",
+    "sex=female,male",
+    "--categories",
+    "smoker=yes,no",
+]
 
 
 @pytest.fixture
@@ -34,9 +55,15 @@ def base(tmp_path, capsys):
 
     rng = np.random.default_rng(0)
     data = tmp_path / "input.csv"
-    pd.DataFrame({"person_id": [f"P{i:05d}" for i in range(ROWS)], "age": rng.integers(18, 90, ROWS),
-                  "income": rng.integers(0, 200_000, ROWS), "sex": rng.choice(["female", "male"], ROWS),
-                  "smoker": rng.choice(["yes", "no"], ROWS)}).to_csv(data, index=False)
+    pd.DataFrame(
+        {
+            "person_id": [f"P{i:05d}" for i in range(ROWS)],
+            "age": rng.integers(18, 90, ROWS),
+            "income": rng.integers(0, 200_000, ROWS),
+            "sex": rng.choice(["female", "male"], ROWS),
+            "smoker": rng.choice(["yes", "no"], ROWS),
+        }
+    ).to_csv(data, index=False)
     recipe = tmp_path / "recipe.json"
     assert main(["recipe", "init", str(data), "-o", str(recipe), *INIT]) == 0
     capsys.readouterr()
@@ -75,30 +102,62 @@ RECIPES = {
     "epsilon NaN": lambda b, t: _replace(b, t, '"epsilon": 0.5', '"epsilon": NaN'),
     "weight 1e300": lambda b, t: _edit(b, t, lambda d: _col(d, "age")["mechanism"].update(weight=1e300)),
     "weight 1e-300": lambda b, t: _edit(b, t, lambda d: _col(d, "age")["mechanism"].update(weight=1e-300)),
-    "weights far apart": lambda b, t: _edit(b, t, lambda d: (_col(d, "age")["mechanism"].update(weight=1e-6),
-                                                             _col(d, "income")["mechanism"].update(weight=1e6))),
+    "weights far apart": lambda b, t: _edit(
+        b,
+        t,
+        lambda d: (_col(d, "age")["mechanism"].update(weight=1e-6), _col(d, "income")["mechanism"].update(weight=1e6)),
+    ),
     "bounds +-1e308": lambda b, t: _edit(b, t, lambda d: _col(d, "income")["domain"].update(low=-1e308, high=1e308)),
     "bound of 400 digits": lambda b, t: _replace(b, t, '"high": 250000.0', '"high": 1' + "0" * 400),
     "bounds 1e-300 apart": lambda b, t: _edit(b, t, lambda d: _col(d, "income")["domain"].update(low=0, high=1e-300)),
-    "bounds far from zero": lambda b, t: _edit(b, t, lambda d: _col(d, "income")["domain"].update(low=1e15,
-                                                                                                  high=1e15 + 1)),
-    "search range +-1e308": lambda b, t: _edit(b, t, lambda d: _col(d, "income").update(
-        domain={"kind": "numeric", "source": "dp", "cost": {"epsilon": 0.1}, "search_low": -1e308,
-                "search_high": 1e308})),
-    "domain estimate epsilon 1e-300": lambda b, t: _edit(b, t, lambda d: _col(d, "smoker").update(
-        domain={"kind": "categorical", "source": "dp", "cost": {"epsilon": 1e-300, "delta": 1e-7}})),
-    "domain estimate delta 0.5": lambda b, t: _edit(b, t, lambda d: _col(d, "smoker").update(
-        domain={"kind": "categorical", "source": "dp", "cost": {"epsilon": 0.1, "delta": 0.5}})),
-    "gaussian sigma too large": lambda b, t: _edit(b, t, lambda d: (
-        _col(d, "income")["mechanism"].update(name="gaussian", weight=1.0),
-        _col(d, "age")["mechanism"].update(weight=1e4), d["budget"].update(delta=1e-9))),
+    "bounds far from zero": lambda b, t: _edit(
+        b, t, lambda d: _col(d, "income")["domain"].update(low=1e15, high=1e15 + 1)
+    ),
+    "search range +-1e308": lambda b, t: _edit(
+        b,
+        t,
+        lambda d: _col(d, "income").update(
+            domain={
+                "kind": "numeric",
+                "source": "dp",
+                "cost": {"epsilon": 0.1},
+                "search_low": -1e308,
+                "search_high": 1e308,
+            }
+        ),
+    ),
+    "domain estimate epsilon 1e-300": lambda b, t: _edit(
+        b,
+        t,
+        lambda d: _col(d, "smoker").update(
+            domain={"kind": "categorical", "source": "dp", "cost": {"epsilon": 1e-300, "delta": 1e-7}}
+        ),
+    ),
+    "domain estimate delta 0.5": lambda b, t: _edit(
+        b,
+        t,
+        lambda d: _col(d, "smoker").update(
+            domain={"kind": "categorical", "source": "dp", "cost": {"epsilon": 0.1, "delta": 0.5}}
+        ),
+    ),
+    "gaussian sigma too large": lambda b, t: _edit(
+        b,
+        t,
+        lambda d: (
+            _col(d, "income")["mechanism"].update(name="gaussian", weight=1.0),
+            _col(d, "age")["mechanism"].update(weight=1e4),
+            d["budget"].update(delta=1e-9),
+        ),
+    ),
     "delta 1e-300": lambda b, t: _edit(b, t, lambda d: d["budget"].update(delta=1e-300)),
     "seed of 400 digits": lambda b, t: _replace(b, t, '"seed": null', '"seed": 1' + "0" * 400),
-    "synthetic rows 1e12": lambda b, t: _edit(b, t, lambda d: d["outputs"].update(rows=10 ** 12)),
-    "nested 100000 deep": lambda b, t: _text(b, t, json.dumps(b[1])[:-1] + ', "x": ' + "[" * 100_000
-                                             + "]" * 100_000 + "}"),
-    "nested 40 deep": lambda b, t: _edit(b, t, lambda d: d["release"].update(
-        options={"x": json.loads("[" * 40 + "]" * 40)})),
+    "synthetic rows 1e12": lambda b, t: _edit(b, t, lambda d: d["outputs"].update(rows=10**12)),
+    "nested 100000 deep": lambda b, t: _text(
+        b, t, json.dumps(b[1])[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    ),
+    "nested 40 deep": lambda b, t: _edit(
+        b, t, lambda d: d["release"].update(options={"x": json.loads("[" * 40 + "]" * 40)})
+    ),
     "duplicate key": lambda b, t: _replace(b, t, '"budget": {', '"budget": {"epsilon": 1000, '),
 }
 
@@ -144,6 +203,7 @@ def test_bad_recipe_is_refused_before_the_ledger(case, base, tmp_path, capsys):
 
 # ---- command lines and data files --------------------------------------------------------------
 
+
 def _struct_parquet(tmp_path, base):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -182,20 +242,60 @@ def _fifo_recipe(tmp_path, base):
 
 
 COMMANDS = {
-    "--epsilon of 400 digits": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT,
-                                             "--epsilon", "1" * 400],
+    "--epsilon of 400 digits": lambda t, b: [
+        "recipe",
+        "init",
+        str(b[0]),
+        "-o",
+        str(t / "r.json"),
+        *INIT,
+        "--epsilon",
+        "1" * 400,
+    ],
     "--epsilon=-inf": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT, "--epsilon=-inf"],
     "--epsilon nan": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT, "--epsilon", "nan"],
     "--delta 1e999": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT, "--delta", "1e999"],
     "--bounds to inf": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), "--bounds", "age=0:inf"],
-    "--weight 1e400": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT,
-                                    "--weight", "age=1e400"],
-    "--rows of 20 digits": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT,
-                                         "--rows", "9" * 20],
-    "--seed of 400 digits": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT,
-                                          "--seed", "9" * 400],
-    "--option 3000 deep": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT,
-                                        "--option", "x=" + "[" * 3000 + "]" * 3000],
+    "--weight 1e400": lambda t, b: [
+        "recipe",
+        "init",
+        str(b[0]),
+        "-o",
+        str(t / "r.json"),
+        *INIT,
+        "--weight",
+        "age=1e400",
+    ],
+    "--rows of 20 digits": lambda t, b: [
+        "recipe",
+        "init",
+        str(b[0]),
+        "-o",
+        str(t / "r.json"),
+        *INIT,
+        "--rows",
+        "9" * 20,
+    ],
+    "--seed of 400 digits": lambda t, b: [
+        "recipe",
+        "init",
+        str(b[0]),
+        "-o",
+        str(t / "r.json"),
+        *INIT,
+        "--seed",
+        "9" * 400,
+    ],
+    "--option 3000 deep": lambda t, b: [
+        "recipe",
+        "init",
+        str(b[0]),
+        "-o",
+        str(t / "r.json"),
+        *INIT,
+        "--option",
+        "x=" + "[" * 3000 + "]" * 3000,
+    ],
     "audit --trials 1e12": lambda t, b: ["audit", "laplace", "--epsilon", "1", "--trials", "1" + "0" * 12],
     "ledger set-cap inf": lambda t, b: ["ledger", "set-cap", "abc", "inf", "--ledger", str(t / "l.sqlite")],
     "unknown option": lambda t, b: ["inspect", str(b[0]), "--no-such-option"],
@@ -221,8 +321,13 @@ def test_fifo_named_csv_is_refused_without_opening_it(tmp_path):
     pipe = tmp_path / "x.csv"
     os.mkfifo(pipe)
     for args in (["inspect", str(pipe)], ["recipe", "init", str(pipe), "-o", str(tmp_path / "r.json")]):
-        proc = subprocess.run([sys.executable, "-m", "dpstudio", *args], capture_output=True, text=True,
-                              timeout=120, cwd=Path(__file__).resolve().parents[1])
+        proc = subprocess.run(
+            [sys.executable, "-m", "dpstudio", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=Path(__file__).resolve().parents[1],
+        )
         _assert_one_line(proc.returncode, proc.stderr)
         assert "not a regular file" in proc.stderr
 
@@ -260,8 +365,9 @@ def test_a_version_0_recipe_with_malformed_columns_is_a_user_error(tmp_path, cap
     from dpstudio.cli import main as _main
 
     r = tmp_path / "r.json"
-    r.write_text(_json.dumps({"input": {"path": "x.csv"}, "release": {"type": "record"}, "columns": columns,
-                              "epsilon": 1.0}))
+    r.write_text(
+        _json.dumps({"input": {"path": "x.csv"}, "release": {"type": "record"}, "columns": columns, "epsilon": 1.0})
+    )
     code = _main(["recipe", "check", str(r)])
     captured = capsys.readouterr()
     assert code == 2 and "Traceback" not in captured.err, captured.err

@@ -1,4 +1,5 @@
 """Atomic writes and spreadsheet-formula protection of dpstudio.export."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -57,6 +58,7 @@ def test_sha256_matches_file(tmp_path):
 
 def test_xlsx_stores_formulas_as_text(tmp_path):
     from openpyxl import load_workbook
+
     frame = pd.DataFrame({"t": RISKY, "n": range(len(RISKY))})
     write_table(frame, tmp_path / "o.xlsx", formula_protection=False)
     ws = load_workbook(tmp_path / "o.xlsx").active
@@ -98,6 +100,7 @@ def test_xlsx_control_character_is_refused_by_position(tmp_path):
 
 def test_parquet_has_no_pandas_metadata(tmp_path):
     import pyarrow.parquet as pq
+
     frame = pd.DataFrame({"a": [1.5, 2.5], "b": ["x", "y"]}, index=pd.Index([1001, 1002], name="raw_row_id"))
     write_table(frame, tmp_path / "o.parquet")
     f = pq.ParquetFile(tmp_path / "o.parquet")

@@ -1,6 +1,7 @@
 """Exports are safe to open in a spreadsheet (OWASP "CSV Injection"): every text cell, category
 and column name that a spreadsheet would evaluate gets a leading quote in CSV, TSV and XLSX;
 numbers stay numbers; a bare CR inside a value cannot start a new row; TSV is tab-separated."""
+
 from __future__ import annotations
 
 import csv
@@ -173,14 +174,39 @@ def _e2e_recipe(tmp_path, *extra):
     cats = ["=1+1", "+1", "-1+2", "@SUM(A1)"]
     data = tmp_path / "d.csv"
     n = 80
-    pd.DataFrame({'@HYPERLINK("http://x","c")': [f"t{i}" for i in range(n)],
-                  "answer": [cats[i % 4] for i in range(n)],
-                  "income": np.arange(n) % 50 - 25}).to_csv(data, index=False)
+    pd.DataFrame(
+        {
+            '@HYPERLINK("http://x","c")': [f"t{i}" for i in range(n)],
+            "answer": [cats[i % 4] for i in range(n)],
+            "income": np.arange(n) % 50 - 25,
+        }
+    ).to_csv(data, index=False)
     recipe = tmp_path / "r.json"
-    assert main(["recipe", "init", str(data), "-o", str(recipe), "--epsilon", "2",
-                 "--role", '@HYPERLINK("http://x","c")=public', "--role", "answer=sensitive",
-                 "--role", "income=sensitive", "--categories", "answer=" + ",".join(cats),
-                 "--bounds", "income=-25:25", *extra]) == 0
+    assert (
+        main(
+            [
+                "recipe",
+                "init",
+                str(data),
+                "-o",
+                str(recipe),
+                "--epsilon",
+                "2",
+                "--role",
+                '@HYPERLINK("http://x","c")=public',
+                "--role",
+                "answer=sensitive",
+                "--role",
+                "income=sensitive",
+                "--categories",
+                "answer=" + ",".join(cats),
+                "--bounds",
+                "income=-25:25",
+                *extra,
+            ]
+        )
+        == 0
+    )
     return recipe, cats
 
 
@@ -193,6 +219,7 @@ def test_release_path_protects_randomised_categories_and_names(tmp_path, capsys,
         rows = _read_delimited(out, "tsv")
     else:
         from openpyxl import load_workbook
+
         assert "<f>" not in _sheet_xml(out)
         rows = [[c.value for c in r] for r in load_workbook(out).active.iter_rows()]
     assert rows[0] == ["'" + '@HYPERLINK("http://x","c")', "answer", "income"]

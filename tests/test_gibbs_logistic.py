@@ -1,5 +1,6 @@
 """Gibbs-posterior logistic regression: exact tail condition, the seed's Cor. 10(ii) mistake,
 the exact rejection sampler (law and cap), and the Langevin comparison."""
+
 from __future__ import annotations
 
 import math

@@ -4,6 +4,7 @@ The limits ``recipe check`` enforces are where dpstudio's exact samplers stay ex
 spreadsheets are read in memory proportional to their cells, not to their declared extent;
 pipes are never opened; and every rejection loop of the samplers has a bound.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -24,8 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _recipe(*columns, epsilon=1.0, delta=0.0, rows=None, release="record") -> Recipe:
-    return Recipe(input=InputSpec("x.csv"), release=ReleaseSpec(release), columns=tuple(columns),
-                  budget=Budget(epsilon, delta), outputs=Outputs(rows=rows))
+    return Recipe(
+        input=InputSpec("x.csv"),
+        release=ReleaseSpec(release),
+        columns=tuple(columns),
+        budget=Budget(epsilon, delta),
+        outputs=Outputs(rows=rows),
+    )
 
 
 def _num(name="a", mech="laplace", weight=1.0, low=0.0, high=1.0, type_="float"):
@@ -34,11 +40,13 @@ def _num(name="a", mech="laplace", weight=1.0, low=0.0, high=1.0, type_="float")
 
 def _run(code: str) -> subprocess.CompletedProcess:
     """Run ``code`` in a child with a timeout: a regression to an unbounded loop fails, never hangs."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
 
 
 # ---- budgets and weights ------------------------------------------------------------------------
+
 
 def test_unit_epsilon_share_has_a_floor():
     """epsilon x weight / total weight per perturbed unit: at the floor fine, below it refused."""
@@ -89,7 +97,7 @@ def test_gaussian_grid_coarsens_so_small_shares_still_run():
     assert mech.sigma_steps < 2 * SIGMA_STEPS_TARGET and mech.diam_steps >= 1
     assert 0.5 * mech.step < mech.sigma / SIGMA_STEPS_TARGET  # rounding to the coarser grid: negligible
     fine = GaussianMechanism(epsilon=1.0, delta=1e-6, low=0.0, high=100.0)
-    assert fine.diam_steps >= 2 ** 10  # wide enough noise budgets keep the usual grid
+    assert fine.diam_steps >= 2**10  # wide enough noise budgets keep the usual grid
     joint = _recipe(_num("a", "gaussian", weight=1.0), _num("b", "gaussian", weight=1e4), epsilon=1.0, delta=1e-6)
     assert plan_problems(joint) == []
     # a share so small that even one grid step across the bounds needs sigma above the cap
@@ -105,24 +113,31 @@ def test_deltas():
 
 # ---- domains --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("low, high, words", [(-1e308, 1e308, "overflows"), (0.0, 1e-300, "below"),
-                                              (1e15, 1e15 + 1, "too far from zero")])
+
+@pytest.mark.parametrize(
+    "low, high, words", [(-1e308, 1e308, "overflows"), (0.0, 1e-300, "below"), (1e15, 1e15 + 1, "too far from zero")]
+)
 def test_bounds_must_give_an_exact_grid(low, high, words):
     problems = plan_problems(_recipe(_num(low=low, high=high)))
     assert len(problems) == 1 and words in problems[0]
 
 
 def test_data_copied_bounds_are_not_quoted():
-    col = Column("a", "float", "sensitive", Domain("numeric", source="data", low=-1e308, high=1.2345e308),
-                 Mechanism("laplace"))
+    col = Column(
+        "a", "float", "sensitive", Domain("numeric", source="data", low=-1e308, high=1.2345e308), Mechanism("laplace")
+    )
     problems = limit_problems(_recipe(col))
     assert problems and not any("1.2345" in p for p in problems)
 
 
 def _discovery(epsilon=0.1, delta=1e-7, candidates=None):
-    return Column("c", "categorical", "sensitive",
-                  Domain("categorical", source="dp", cost=Cost(epsilon, delta), candidates=candidates),
-                  Mechanism("rr"))
+    return Column(
+        "c",
+        "categorical",
+        "sensitive",
+        Domain("categorical", source="dp", cost=Cost(epsilon, delta), candidates=candidates),
+        Mechanism("rr"),
+    )
 
 
 def test_category_discovery_delta_is_small_and_below_one_over_n():
@@ -159,10 +174,11 @@ def test_synthetic_epsilon_floor():
 
 
 def test_synthetic_rows_are_bounded():
-    assert any("outputs.rows" in p for p in limit_problems(_recipe(_num(), rows=10 ** 12)))
+    assert any("outputs.rows" in p for p in limit_problems(_recipe(_num(), rows=10**12)))
 
 
 # ---- recipe JSON ----------------------------------------------------------------------------------
+
 
 def test_recipe_json_refuses_duplicates_depth_and_non_finite():
     from dpstudio.recipe.model import parse_recipe_text
@@ -184,8 +200,13 @@ def test_recipe_numbers_beyond_float_range_are_problems_not_overflows():
     from dpstudio.errors import RecipeError
     from dpstudio.recipe.model import recipe_from_json
 
-    data = {"input": {"path": "x.csv"}, "release": {"type": "record"}, "columns": [],
-            "budget": {"epsilon": 10 ** 400}, "randomness": {"seed": 10 ** 400}}
+    data = {
+        "input": {"path": "x.csv"},
+        "release": {"type": "record"},
+        "columns": [],
+        "budget": {"epsilon": 10**400},
+        "randomness": {"seed": 10**400},
+    }
     with pytest.raises(RecipeError) as err:
         recipe_from_json(data)
     text = " | ".join(err.value.problems)
@@ -200,10 +221,12 @@ def test_recipe_dumps_refuses_non_finite():
 
 # ---- files ----------------------------------------------------------------------------------------
 
+
 def test_fifo_and_device_are_refused_before_opening(tmp_path):
     """load_table on a FIFO (which would block open() forever) and on /dev/zero (endless)."""
     pipe = tmp_path / "x.csv"
     import os
+
     os.mkfifo(pipe)
     proc = _run(f"""
         from dpstudio.engine.data.loader import load_table
@@ -279,6 +302,7 @@ def test_xlsx_formatted_empty_far_cell_gives_the_small_table(tmp_path):
 
 
 # ---- sampler loops ----------------------------------------------------------------------------------
+
 
 def test_rejection_loop_is_bounded():
     """A source that never lets CKS Alg. 3 accept (every uniform is 1 - 2^-32) used to spin

@@ -1,4 +1,5 @@
 """Label leakage (seed 002): closed forms vs Monte Carlo, cross-fitting, IUEAdv, Prop. 4.0.1."""
+
 import math
 
 import numpy as np
@@ -73,6 +74,7 @@ def test_informed_binary_reference_and_rr_class():
     """The binary reference formula, checked against the product's RandomizedResponse."""
     from dpstudio.engine.mechanisms import RandomizedResponse
     from dpstudio.engine.rng import RandomSource
+
     g = np.random.default_rng(2)
     n, reps, eps = 2000, 200, 1.2
     p1 = g.beta(0.7, 0.7, n)
@@ -98,10 +100,10 @@ def test_crossfitting_never_uses_own_label():
     frame = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "noise": g.normal(size=n), "y": y})
     X = encode_features(frame, ["id", "noise"])
     insample = fit_logistic(X, y, 2, l2=1e-5).predict_proba(X)[:, 1]
-    assert np.mean((insample > 0.5) == y) > 0.99          # memorised
+    assert np.mean((insample > 0.5) == y) > 0.99  # memorised
     P, info = crossfit_posteriors(X, y, 2, l2=1e-5, folds=5)
     assert info["all_converged"]
-    assert np.mean((P[:, 1] > 0.5) == y) < 0.56            # chance level
+    assert np.mean((P[:, 1] > 0.5) == y) < 0.56  # chance level
     assert np.quantile(np.abs(P[:, 1] - y.mean()), 0.99) < 0.15  # ~ the training-fold prior
     m = LabelLeakageModel.fit(frame, ["id", "noise"], "y")
     assert m.uninformed_observed < 0.56
@@ -125,7 +127,7 @@ def test_iue_adv_formula():
     eps = g.uniform(0.05, 6, 5000)
     B = iue_adv_bound(p, prior, eps)
     k = k_ratio(p, prior)
-    assert np.all((B > 0) == (k > 1))                        # Cor. 3.0.3
+    assert np.all((B > 0) == (k > 1))  # Cor. 3.0.3
     # increasing in k at fixed prior and eps
     ps = np.linspace(0.01, 0.99, 99)
     Bs = iue_adv_bound(ps, 0.3, 1.0)
@@ -148,9 +150,9 @@ def test_seed_prop_3_0_2_fails_on_flipped_labels():
     direct = (1 - q) * p / ((1 - q) * p + q * (1 - p)) - (1 - q) * prior / ((1 - q) * prior + q * (1 - prior))
     assert flipped == pytest.approx(direct)
     assert bound == pytest.approx(0.0450, abs=5e-4)
-    assert flipped == pytest.approx(0.449, abs=1e-3)        # 10x the 'bound'
+    assert flipped == pytest.approx(0.449, abs=1e-3)  # 10x the 'bound'
     expected = q * bound + (1 - q) * flipped
-    assert expected > bound                                 # even on average over RR
+    assert expected > bound  # even on average over RR
 
 
 def test_curves_counts_and_quantiles_match_brute_force():
@@ -169,7 +171,8 @@ def test_curves_counts_and_quantiles_match_brute_force():
     Bs = m.iue_adv(1.3)
     assert a["iue_adv_bound"]["count_above"] == int((Bs > 0.05).sum())
     assert a["iue_adv_bound"]["quantiles"]["0.9"] == pytest.approx(
-        float(np.quantile(Bs, 0.9, method="inverted_cdf")), abs=1e-12)
+        float(np.quantile(Bs, 0.9, method="inverted_cdf")), abs=1e-12
+    )
     assert a["computed_on"] == "raw data - internal use only"
 
 
@@ -179,8 +182,8 @@ def test_prop_4_0_1_max_understates_and_sum_holds():
     the seed's max{eps', lambda} + eps_2 = 2 understates it, eps' + lambda + eps_2 = 3 holds."""
     e = math.e
     a = 0.8
-    b = a / e                                              # P(x=1|y=1) / P(x=1|y=0) = e
-    keep = e / (1 + e)                                     # binary RR at eps=1
+    b = a / e  # P(x=1|y=1) / P(x=1|y=0) = e
+    keep = e / (1 + e)  # binary RR at eps=1
     # worst output: x=1, x~_priv=1, y~=1
     like1 = a * keep * keep
     like0 = b * (1 - keep) * (1 - keep)
@@ -206,11 +209,14 @@ def test_effective_label_epsilon_from_posteriors():
 
 def test_label_guarantee_from_recipe():
     from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
-    cols = (Column("age", "integer", "public"),
-            Column("income", "float", "sensitive", Domain("numeric", low=0, high=1e5),
-                   Mechanism("laplace", weight=1.0)),
-            Column("sick", "categorical", "label", Domain("categorical", categories=("no", "yes")),
-                   Mechanism("rr", weight=3.0)))
+
+    cols = (
+        Column("age", "integer", "public"),
+        Column("income", "float", "sensitive", Domain("numeric", low=0, high=1e5), Mechanism("laplace", weight=1.0)),
+        Column(
+            "sick", "categorical", "label", Domain("categorical", categories=("no", "yes")), Mechanism("rr", weight=3.0)
+        ),
+    )
     r = Recipe(InputSpec("x.csv"), ReleaseSpec("semi-sensitive"), cols, Budget(2.0))
     from dpstudio.plan import compile_plan
 

@@ -1,4 +1,5 @@
 """Risk views: linkage, embedding NN re-identification, DCR / membership inference, dispatch."""
+
 import json
 
 import numpy as np
@@ -11,8 +12,7 @@ from dpstudio.engine.leakage.synthetic import dcr_risk, membership_advantage
 
 
 def test_linkage_toy_table():
-    orig = pd.DataFrame({"zip": ["a", "a", "b", "b", "c", "c"],
-                         "age": [20, 40, 20, 40, 20, 40.0]})
+    orig = pd.DataFrame({"zip": ["a", "a", "b", "b", "c", "c"], "age": [20, 40, 20, 40, 20, 40.0]})
     # unperturbed: every record unique on (zip, age) -> rate 1
     r = linkage_risk(orig, orig, ["zip", "age"], seed=0)
     assert r["reid_rate_unperturbed"] == pytest.approx(1.0)
@@ -29,8 +29,7 @@ def test_linkage_toy_table():
 def test_linkage_falls_with_noise():
     g = np.random.default_rng(0)
     n = 800
-    orig = pd.DataFrame({"x": g.uniform(0, 100, n), "y": g.uniform(0, 100, n),
-                         "s": g.choice(list("abcd"), n)})
+    orig = pd.DataFrame({"x": g.uniform(0, 100, n), "y": g.uniform(0, 100, n), "s": g.choice(list("abcd"), n)})
     rates = []
     for b in (0.5, 5.0, 50.0):
         rel = orig.assign(x=orig.x + g.laplace(0, b, n), y=orig.y + g.laplace(0, b, n))
@@ -45,7 +44,7 @@ def test_embedding_reid_falls_as_eps_falls():
     reid = r["reid_rate"]
     assert reid[0] < reid[1] < reid[2] < reid[3]
     assert reid[0] < 3 * r["baseline_reid_rate"] + 2e-3
-    assert reid[3] > 0.2                                   # close pool neighbours identify people
+    assert reid[3] > 0.2  # close pool neighbours identify people
     dist = r["mean_angular_distortion"]
     assert dist[0] > dist[1] > dist[2] > dist[3] >= r["limit_eps_infinite"]["mean_angular_distortion"] - 1e-12
 
@@ -53,6 +52,7 @@ def test_embedding_reid_falls_as_eps_falls():
 def test_embedding_exact_matches_mechanism_sampling():
     from dpstudio.engine.mechanisms import MetricSelection
     from dpstudio.engine.rng import RandomSource
+
     X, pool = speaker_like_embeddings(n_ids=200, dim=64, pool_size=600, latent=6, seed=1)
     eps = 60.0
     r = embedding_risk(X, pool, [eps])
@@ -71,8 +71,7 @@ def test_embedding_exact_matches_mechanism_sampling():
 def test_dcr_and_membership_inference():
     g = np.random.default_rng(2)
     n = 600
-    pop = pd.DataFrame({"a": g.normal(size=2 * n), "b": g.normal(size=2 * n),
-                        "c": g.choice(["x", "y", "z"], 2 * n)})
+    pop = pd.DataFrame({"a": g.normal(size=2 * n), "b": g.normal(size=2 * n), "c": g.choice(["x", "y", "z"], 2 * n)})
     train, hold = pop.iloc[:n], pop.iloc[n:]
     fresh = pd.DataFrame({"a": g.normal(size=n), "b": g.normal(size=n), "c": g.choice(["x", "y", "z"], n)})
     good = dcr_risk(train, hold, fresh, ["a", "b", "c"])
@@ -87,12 +86,14 @@ def test_dcr_and_membership_inference():
 
 def _label_recipe(rtype="label"):
     from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
-    cols = [Column("x1", "float", "public"), Column("x2", "categorical", "public"),
-            Column("y", "categorical", "label", Domain("categorical", categories=("0", "1")),
-                   Mechanism("rr"))]
+
+    cols = [
+        Column("x1", "float", "public"),
+        Column("x2", "categorical", "public"),
+        Column("y", "categorical", "label", Domain("categorical", categories=("0", "1")), Mechanism("rr")),
+    ]
     if rtype == "semi-sensitive":
-        cols.append(Column("s", "float", "sensitive", Domain("numeric", low=-5, high=5),
-                           Mechanism("laplace")))
+        cols.append(Column("s", "float", "sensitive", Domain("numeric", low=-5, high=5), Mechanism("laplace")))
     return Recipe(InputSpec("x.csv"), ReleaseSpec(rtype), tuple(cols), Budget(1.0))
 
 
@@ -107,6 +108,7 @@ def _label_frame(n=3000, seed=0):
 @pytest.mark.parametrize("rtype", ["label", "semi-sensitive"])
 def test_risk_for_recipe_label(rtype):
     from dpstudio.risk import risk_for_recipe
+
     out = risk_for_recipe(_label_recipe(rtype), _label_frame(), seed=0)
     json.dumps(out, allow_nan=False)
     assert out["computed_on"] == "raw data - internal use only"
@@ -123,13 +125,17 @@ def test_risk_for_recipe_label(rtype):
 def test_risk_for_recipe_record_linkage():
     from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Mechanism, Recipe, ReleaseSpec
     from dpstudio.risk import risk_for_recipe
+
     g = np.random.default_rng(1)
     n = 500
-    frame = pd.DataFrame({"zip": g.choice(["10", "20", "30"], n), "age": g.integers(18, 90, n),
-                          "income": g.uniform(0, 1e5, n)})
-    cols = (Column("zip", "categorical", "public"),
-            Column("age", "integer", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace")),
-            Column("income", "float", "sensitive", Domain("numeric", low=0, high=1e5), Mechanism("laplace")))
+    frame = pd.DataFrame(
+        {"zip": g.choice(["10", "20", "30"], n), "age": g.integers(18, 90, n), "income": g.uniform(0, 1e5, n)}
+    )
+    cols = (
+        Column("zip", "categorical", "public"),
+        Column("age", "integer", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace")),
+        Column("income", "float", "sensitive", Domain("numeric", low=0, high=1e5), Mechanism("laplace")),
+    )
     r = Recipe(InputSpec("x.csv"), ReleaseSpec("record"), cols, Budget(2.0))
     out = risk_for_recipe(r, frame, seed=0)
     json.dumps(out, allow_nan=False)

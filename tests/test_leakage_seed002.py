@@ -1,5 +1,6 @@
 """Seed 002's experiment: informed-minus-naive attack accuracy is larger on the high-dependence
 set at every eps in {0.5, 1, 2, 4} (simulated Gaussians and Breast Cancer top/bottom-MI)."""
+
 import importlib.util
 from pathlib import Path
 

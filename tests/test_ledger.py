@@ -1,4 +1,5 @@
 """The privacy budget ledger: caps, the release protocol, recovery after crashes, lookup."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,13 +22,20 @@ def _writer(text: str):
     def write(tmp):
         Path(tmp).write_text(text)
         return hashlib.sha256(text.encode()).hexdigest()
+
     return write
 
 
 def _release(led, tmp_path, name, eps=0.1, delta=0.0, sha=SHA):
     out = tmp_path / name
-    r = led.reserve(sha, dataset_name="d.csv", loss=PrivacyLoss(eps, delta), release_type="record",
-                    recipe_sha256="0" * 64, output_path=out)
+    r = led.reserve(
+        sha,
+        dataset_name="d.csv",
+        loss=PrivacyLoss(eps, delta),
+        release_type="record",
+        recipe_sha256="0" * 64,
+        output_path=out,
+    )
     return led.write_and_commit(r, out, _writer(name))
 
 
@@ -36,6 +44,7 @@ def _leftovers(folder: Path) -> list[str]:
 
 
 # ---- location -------------------------------------------------------------------------------
+
 
 def test_path_explicit_beats_env_beats_appdata(tmp_path, monkeypatch):
     monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "env.sqlite"))
@@ -57,8 +66,18 @@ def test_wal_mode_and_schema(tmp_path):
     con = sqlite3.connect(led.path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     cols = {r[1] for r in con.execute("PRAGMA table_info(entries)")}
-    assert {"dataset", "epsilon", "delta", "rdp", "status", "pid", "pid_start_time", "tmp_path",
-            "output_sha256", "recipe_sha256"} <= cols
+    assert {
+        "dataset",
+        "epsilon",
+        "delta",
+        "rdp",
+        "status",
+        "pid",
+        "pid_start_time",
+        "tmp_path",
+        "output_sha256",
+        "recipe_sha256",
+    } <= cols
     con.close()
 
 
@@ -72,6 +91,7 @@ def test_not_a_database_is_a_user_error(tmp_path):
 
 
 # ---- caps -------------------------------------------------------------------------------------
+
 
 def test_cap_refuses_before_anything_is_written(tmp_path):
     led = Ledger(tmp_path / "l.sqlite")
@@ -123,14 +143,22 @@ def test_no_cap_means_no_limit_and_unknown_summary(tmp_path):
     led = Ledger(tmp_path / "l.sqlite")
     s = led.summary(OTHER)
     assert s.pop("ledger")["intact"] is True
-    assert s == {"dataset": OTHER, "name": None, "dataset_name": None, "cap": None,
-                 "spent": {"epsilon": 0, "delta": 0}, "remaining": None, "releases": 0}
+    assert s == {
+        "dataset": OTHER,
+        "name": None,
+        "dataset_name": None,
+        "cap": None,
+        "spent": {"epsilon": 0, "delta": 0},
+        "remaining": None,
+        "releases": 0,
+    }
     _release(led, tmp_path, "a.csv", eps=50.0, sha=OTHER)
     assert led.summary(OTHER)["spent"]["epsilon"] == 50.0
 
 
 def test_metric_components_are_not_in_the_total(tmp_path):
     from dpstudio.engine.accounting import compose
+
     led = Ledger(tmp_path / "l.sqlite")
     comp = compose([PrivacyLoss(0.5, label="age"), PrivacyLoss(3.0, kind="metric", label="voice")])
     r = led.reserve(SHA, loss=comp.total)
@@ -148,6 +176,7 @@ def test_invalid_inputs(tmp_path):
 
 
 # ---- the protocol -------------------------------------------------------------------------------
+
 
 def test_write_and_commit_success(tmp_path):
     led = Ledger(tmp_path / "l.sqlite")
@@ -208,6 +237,7 @@ def test_reservation_cannot_be_committed_twice(tmp_path):
 
 # ---- recovery ---------------------------------------------------------------------------------
 
+
 def _forge(led, status, *, out, tmp=None, digest=None, alive=False):
     """Insert an in-flight row as a (dead or live) process would have left it."""
     led.resolve(SHA, create=True)  # the dataset as the ledger records it (chained)
@@ -216,16 +246,27 @@ def _forge(led, status, *, out, tmp=None, digest=None, alive=False):
     cur = con.execute(
         "INSERT INTO entries(dataset, time, epsilon, delta, status, pid, pid_start_time, host, "
         "output_path, tmp_path, output_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-        (SHA, "t", 0.5, 0.0, status, ledger_mod.os.getpid(), start, ledger_mod._HOST,
-         str(out), str(tmp) if tmp else None, digest))
+        (
+            SHA,
+            "t",
+            0.5,
+            0.0,
+            status,
+            ledger_mod.os.getpid(),
+            start,
+            ledger_mod._HOST,
+            str(out),
+            str(tmp) if tmp else None,
+            digest,
+        ),
+    )
     con.commit()
     con.close()
     return cur.lastrowid
 
 
 def _status(led):
-    return [(e["status"], Path(e["output_path"]).name) for e in led.show(SHA)["entries"]] \
-        if led.datasets() else []
+    return [(e["status"], Path(e["output_path"]).name) for e in led.show(SHA)["entries"]] if led.datasets() else []
 
 
 def test_recovery_rolls_back_dead_pending_and_writing(tmp_path):
@@ -250,12 +291,22 @@ def test_recovery_rolls_forward_committing(tmp_path):
     _forge(led, "committing", out=tmp_path / "a.csv", tmp=tmp1, digest=hashlib.sha256(b"A").hexdigest())
     # 2) killed after the rename: output present with the hash -> complete
     (tmp_path / "b.csv").write_text("B")
-    _forge(led, "committing", out=tmp_path / "b.csv", tmp=tmp_path / ".b.csv.2-1.dpsrel",
-           digest=hashlib.sha256(b"B").hexdigest())
+    _forge(
+        led,
+        "committing",
+        out=tmp_path / "b.csv",
+        tmp=tmp_path / ".b.csv.2-1.dpsrel",
+        digest=hashlib.sha256(b"B").hexdigest(),
+    )
     # 3) neither the tmp nor a matching output -> the row goes
     (tmp_path / "c.csv").write_text("older file, not this release")
-    _forge(led, "committing", out=tmp_path / "c.csv", tmp=tmp_path / ".c.csv.3-1.dpsrel",
-           digest=hashlib.sha256(b"C").hexdigest())
+    _forge(
+        led,
+        "committing",
+        out=tmp_path / "c.csv",
+        tmp=tmp_path / ".c.csv.3-1.dpsrel",
+        digest=hashlib.sha256(b"C").hexdigest(),
+    )
     actions = led.recover()
     assert [a["action"] for a in actions] == ["completed", "completed", "rolled back"]
     assert (tmp_path / "a.csv").read_text() == "A"
@@ -279,16 +330,19 @@ def test_recovery_leaves_live_processes_alone(tmp_path):
 def test_dead_pid_detection():
     import subprocess
     import sys
+
     p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead = int(p.stdout)
-    assert not ledger_mod._process_alive(dead, "123", ledger_mod._HOST) or \
-        ledger_mod._proc_start_time(dead) != "123"  # pid reuse: a different start time
+    assert (
+        not ledger_mod._process_alive(dead, "123", ledger_mod._HOST) or ledger_mod._proc_start_time(dead) != "123"
+    )  # pid reuse: a different start time
     assert ledger_mod._process_alive(ledger_mod.os.getpid(), ledger_mod._self_start(), ledger_mod._HOST)
     assert not ledger_mod._process_alive(ledger_mod.os.getpid(), "0", ledger_mod._HOST)
     assert ledger_mod._process_alive(1234567, "0", "some-other-host")  # cannot tell: keep
 
 
 # ---- lookup and CLI ----------------------------------------------------------------------------
+
 
 def test_show_by_prefix_path_and_errors(tmp_path):
     led = Ledger(tmp_path / "l.sqlite")
@@ -315,6 +369,7 @@ def test_show_by_prefix_path_and_errors(tmp_path):
 
 def test_cli_ledger_commands(tmp_path, capsys):
     from dpstudio.cli import main
+
     db = str(tmp_path / "l.sqlite")
     led = Ledger(db)
     _release(led, tmp_path, "x.csv", eps=0.25)

@@ -1,4 +1,5 @@
 """The ledger under concurrent processes and under SIGKILL at each phase of a release."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -35,6 +36,7 @@ def _env():
 def _reserve_and_write(args):
     db, out, eps, barrier = args
     from dpstudio.errors import BudgetError
+
     led = Ledger(db)
     barrier.wait()
     try:
@@ -54,8 +56,7 @@ def test_ten_processes_direct_never_exceed_cap(tmp_path):
     with ctx.Manager() as manager:
         barrier = manager.Barrier(10)
         with ctx.Pool(10) as pool:
-            res = pool.map(_reserve_and_write,
-                           [(db, str(tmp_path / f"o{i}.txt"), eps, barrier) for i in range(10)])
+            res = pool.map(_reserve_and_write, [(db, str(tmp_path / f"o{i}.txt"), eps, barrier) for i in range(10)])
     ok = [r for r in res if r[0] == "ok"]
     assert len(ok) == math.floor(cap / eps) == 6
     assert all("left of its cap ε=1" in r[1] for r in res if r[0] == "refused")
@@ -82,14 +83,30 @@ def test_ten_cli_releases_against_one_cap(cli_recipe, tmp_path):
     db = tmp_path / "l.sqlite"
     cap, eps = 0.035, 0.01
     Ledger(db).set_cap(str(data), cap)
-    procs = [subprocess.Popen([sys.executable, "-m", "dpstudio", "release", str(recipe), "--output",
-                               str(tmp_path / f"out{i}.csv"), "--ledger", str(db)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
-             for i in range(10)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dpstudio",
+                "release",
+                str(recipe),
+                "--output",
+                str(tmp_path / f"out{i}.csv"),
+                "--ledger",
+                str(db),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+            cwd=ROOT,
+        )
+        for i in range(10)
+    ]
     results = [(p.wait(timeout=600), *p.communicate()) for p in procs]
     codes = sorted(r[0] for r in results)
-    assert codes == [0] * math.floor(cap / eps) + [2] * (10 - math.floor(cap / eps)), \
-        [r[2][-300:] for r in results]
+    assert codes == [0] * math.floor(cap / eps) + [2] * (10 - math.floor(cap / eps)), [r[2][-300:] for r in results]
     for code, out, err in results:
         if code == 2:
             lines = err.strip().splitlines()

@@ -1,4 +1,5 @@
 """A dataset keeps its budget when a record is edited, the file re-saved, renamed or re-ordered."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,14 @@ KEY = bytes(range(32))
 
 def _frame(n=400, seed=0):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"person_id": [f"P{i:05d}" for i in range(n)], "age": rng.integers(18, 90, n),
-                         "income": rng.integers(0, 200_000, n), "sex": rng.choice(["female", "male"], n)})
+    return pd.DataFrame(
+        {
+            "person_id": [f"P{i:05d}" for i in range(n)],
+            "age": rng.integers(18, 90, n),
+            "income": rng.integers(0, 200_000, n),
+            "sex": rng.choice(["female", "male"], n),
+        }
+    )
 
 
 def _edited(a: pd.DataFrame) -> pd.DataFrame:
@@ -88,8 +95,9 @@ def test_key_file_is_private_and_stable(tmp_path):
 
 
 def _reserve(led, sha, frame, eps, **kw):
-    return led.reserve(sha, loss=PrivacyLoss(eps), fingerprint=led.fingerprint_rows(frame),
-                       dataset_name=kw.pop("name", "x.csv"), **kw)
+    return led.reserve(
+        sha, loss=PrivacyLoss(eps), fingerprint=led.fingerprint_rows(frame), dataset_name=kw.pop("name", "x.csv"), **kw
+    )
 
 
 def test_edited_copy_counts_against_the_known_dataset(tmp_path):
@@ -144,8 +152,14 @@ def test_cap_set_on_a_file_before_its_release_does_not_escape_matching(tmp_path)
 def _cli(*args, env=None):
     e = dict(os.environ, PYTHONPATH=str(ROOT))
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, env=e, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "dpstudio", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=e,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -155,10 +169,30 @@ def ab_files(tmp_path_factory):
     a.to_csv(work / "A.csv", index=False)
     _edited(a).to_csv(work / "B_renamed.csv", index=False)
     for f in ("A", "B_renamed"):
-        p = _cli("recipe", "init", work / f"{f}.csv", "-o", work / f"{f}.recipe.json", "--epsilon", "0.6",
-                 "--role", "person_id=identifier", "--role", "sex=public", "--role", "age=sensitive",
-                 "--role", "income=sensitive", "--bounds", "age=0:120", "--bounds", "income=0:250000",
-                 "--categories", "sex=female,male", "--confirm-inferred")
+        p = _cli(
+            "recipe",
+            "init",
+            work / f"{f}.csv",
+            "-o",
+            work / f"{f}.recipe.json",
+            "--epsilon",
+            "0.6",
+            "--role",
+            "person_id=identifier",
+            "--role",
+            "sex=public",
+            "--role",
+            "age=sensitive",
+            "--role",
+            "income=sensitive",
+            "--bounds",
+            "age=0:120",
+            "--bounds",
+            "income=0:250000",
+            "--categories",
+            "sex=female,male",
+            "--confirm-inferred",
+        )
         assert p.returncode == 0, p.stderr
     return work
 
@@ -176,8 +210,17 @@ def test_cli_edited_shuffled_renamed_copy_is_refused(ab_files, tmp_path):
     assert not (tmp_path / "b.csv").exists()
     # the explicit declaration goes through, and is in the output and the report
     rep = tmp_path / "b.html"
-    p = _cli("release", ab_files / "B_renamed.recipe.json", "--output", tmp_path / "b.csv", "--ledger", db,
-             "--new-dataset", "--report", rep)
+    p = _cli(
+        "release",
+        ab_files / "B_renamed.recipe.json",
+        "--output",
+        tmp_path / "b.csv",
+        "--ledger",
+        db,
+        "--new-dataset",
+        "--report",
+        rep,
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["dataset_identity"]["declared_new"] and out["dataset_identity"]["overrode_match"]
@@ -188,12 +231,21 @@ def test_cli_edited_shuffled_renamed_copy_is_refused(ab_files, tmp_path):
 def test_no_ledger_still_respects_an_exhausted_cap(ab_files, tmp_path):
     db = tmp_path / "l.sqlite"
     assert _cli("ledger", "set-cap", ab_files / "A.csv", "0.5", "--ledger", db).returncode == 0
-    p = _cli("release", ab_files / "B_renamed.recipe.json", "--output", tmp_path / "b.csv", "--ledger", db,
-             "--no-ledger")
+    p = _cli(
+        "release", ab_files / "B_renamed.recipe.json", "--output", tmp_path / "b.csv", "--ledger", db, "--no-ledger"
+    )
     assert p.returncode == 2 and "left of its cap ε=0.5" in p.stderr
     # without any ledger it runs, and says so
-    p = _cli("release", ab_files / "A.recipe.json", "--output", tmp_path / "a.csv", "--no-ledger",
-             "--report", tmp_path / "a.html", env={"DPSTUDIO_LEDGER": str(tmp_path / "none.sqlite")})
+    p = _cli(
+        "release",
+        ab_files / "A.recipe.json",
+        "--output",
+        tmp_path / "a.csv",
+        "--no-ledger",
+        "--report",
+        tmp_path / "a.html",
+        env={"DPSTUDIO_LEDGER": str(tmp_path / "none.sqlite")},
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["ledger"] == "not recorded in any ledger"
     assert "not recorded in any ledger" in p.stderr

@@ -1,4 +1,5 @@
 """A ledger that lost entries is refused until it is re-initialised explicitly (and that shows)."""
+
 from __future__ import annotations
 
 import json
@@ -173,13 +174,17 @@ def test_reinit_needs_damage_and_is_shown_in_every_later_report(tmp_path):
 def test_v1_ledger_is_chained_on_upgrade(tmp_path):
     db = tmp_path / "old.sqlite"
     con = sqlite3.connect(db)
-    con.executescript(ledger_mod._SCHEMA.split("CREATE TABLE IF NOT EXISTS log")[0]
-                      .replace(",\n    label        TEXT,\n    declared_new INTEGER NOT NULL DEFAULT 0", "")
-                      .replace(",\n    input_sha256   TEXT,\n    identity       TEXT", ""))
+    con.executescript(
+        ledger_mod._SCHEMA.split("CREATE TABLE IF NOT EXISTS log")[0]
+        .replace(",\n    label        TEXT,\n    declared_new INTEGER NOT NULL DEFAULT 0", "")
+        .replace(",\n    input_sha256   TEXT,\n    identity       TEXT", "")
+    )
     con.execute("DROP TABLE files")
     con.execute("INSERT INTO datasets(sha256, name, cap_epsilon, created) VALUES (?,?,?,?)", (SHA, "d.csv", 1.0, "t"))
-    con.execute("INSERT INTO entries(dataset, time, epsilon, delta, status) VALUES (?,?,?,?,?)",
-                (SHA, "t", 0.7, 0.0, "complete"))
+    con.execute(
+        "INSERT INTO entries(dataset, time, epsilon, delta, status) VALUES (?,?,?,?,?)",
+        (SHA, "t", 0.7, 0.0, "complete"),
+    )
     con.execute("PRAGMA user_version=1")
     con.commit()
     con.close()
@@ -193,17 +198,41 @@ def test_v1_ledger_is_chained_on_upgrade(tmp_path):
 
 def _cli(*args):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "dpstudio", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_cli_deleted_ledger_refused_then_reinit_shown_in_report(tmp_path):
     data = tmp_path / "d.csv"
     pd.DataFrame({"age": [30, 40, 50, 60] * 10, "sex": ["f", "m"] * 20}).to_csv(data, index=False)
     recipe = tmp_path / "r.json"
-    assert _cli("recipe", "init", data, "-o", recipe, "--epsilon", "0.1", "--role", "age=sensitive",
-                "--role", "sex=public", "--bounds", "age=0:100", "--categories", "sex=f,m",
-                "--confirm-inferred").returncode == 0
+    assert (
+        _cli(
+            "recipe",
+            "init",
+            data,
+            "-o",
+            recipe,
+            "--epsilon",
+            "0.1",
+            "--role",
+            "age=sensitive",
+            "--role",
+            "sex=public",
+            "--bounds",
+            "age=0:100",
+            "--categories",
+            "sex=f,m",
+            "--confirm-inferred",
+        ).returncode
+        == 0
+    )
     db = tmp_path / "ledger.sqlite"
     assert _cli("release", recipe, "--output", tmp_path / "o1.csv", "--ledger", db).returncode == 0
     db.unlink()

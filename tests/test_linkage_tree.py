@@ -4,6 +4,7 @@ The internal report's linkage attack matched every target against all n original
 distance matrix (~5 s of the ~7 s report phase at the 50,000-row cap); the tree finds the
 nearest and counts the ties in ~log n per target.  It must be the same attack, ties included.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,13 @@ def _tables(g, n, n_cat, n_num, unseen):
     return orig, rel
 
 
-CASES = [(n_cat, n_num, unseen) for n_cat in (0, 1, 3) for n_num in (0, 1, 3, 14) for unseen in (False, True)
-         if n_cat + n_num > 0 and not (unseen and n_cat == 0)]
+CASES = [
+    (n_cat, n_num, unseen)
+    for n_cat in (0, 1, 3)
+    for n_num in (0, 1, 3, 14)
+    for unseen in (False, True)
+    if n_cat + n_num > 0 and not (unseen and n_cat == 0)
+]
 
 
 @pytest.mark.parametrize("n_cat,n_num,unseen", CASES)
@@ -45,6 +51,7 @@ def test_tree_rate_equals_the_dense_scan(monkeypatch, n_cat, n_num, unseen):
     def counting(orig_num, rel_num, orig_cat, rel_cat, t, *a):
         dense["targets"] += t.size
         return real(orig_num, rel_num, orig_cat, rel_cat, t, *a)
+
     monkeypatch.setattr(lk, "_dense_successes", counting)
     for A, Ac in ((rel_num, rel_cat), (orig_num, orig_cat)):  # the release, and the unperturbed baseline
         dense["targets"] = 0
@@ -52,9 +59,9 @@ def test_tree_rate_equals_the_dense_scan(monkeypatch, n_cat, n_num, unseen):
         want = real(orig_num, A, orig_cat, Ac, targets, 1e6, 64, 1e-9) / targets.size
         assert got == pytest.approx(want, abs=1e-12)
         wide = orig_num.shape[1] + orig_cat.shape[1] > lk.TREE_MAX_DIMS
-        if wide:                              # a tree would visit most leaves: all dense
+        if wide:  # a tree would visit most leaves: all dense
             assert dense["targets"] == targets.size
-        else:                                 # only targets whose released categories no original has
+        else:  # only targets whose released categories no original has
             keys = {tuple(r) for r in orig_cat}
             missing = sum(tuple(Ac[t]) not in keys for t in targets)
             assert dense["targets"] == missing

@@ -3,6 +3,7 @@
 Why: users point the tool at arbitrary files; a raw pyarrow/pandas traceback (or a crash in
 our own detection code) is a bug.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,6 +20,7 @@ SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
+
 
 @pytest.fixture(scope="module")
 def fuzz_dir(tmp_path_factory) -> Path:
@@ -47,7 +49,7 @@ def test_random_bytes(fuzz_dir, data):
 
 _cell = st.one_of(
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8),
-    st.integers(-10**6, 10**6).map(str),
+    st.integers(-(10**6), 10**6).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.sampled_from(["", "NA", "null", "true", "False", '"', '""', "'", "2020-01-01", "é", "日本"]),
 )

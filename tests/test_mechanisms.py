@@ -1,4 +1,5 @@
 """Mechanisms: calibration against exact privacy profiles, published values, release laws."""
+
 import math
 
 import numpy as np
@@ -60,12 +61,14 @@ def test_continuous_profile_is_limit_of_discrete():
     t = 1e5
     s = int(mu * t)
     assert float(L.discrete_laplace_delta(eps, t, [s])[0]) == pytest.approx(
-        L.continuous_laplace_delta(eps, mu), rel=1e-4)
+        L.continuous_laplace_delta(eps, mu), rel=1e-4
+    )
 
 
 def test_continuous_laplace_profile_by_integration():
     # integrate (p - e^eps q)_+ for Lap(0, b) vs Lap(diam, b) numerically
     from scipy import integrate
+
     eps, b, diam = 0.8, 1.0, 1.5
 
     def p(x):
@@ -147,8 +150,9 @@ def test_classic_gaussian_is_larger(eps):
 
 
 def test_analytic_gaussian_scales_and_large_eps():
-    assert analytic_gaussian_sigma(1.0, 1e-5, 7.0) == pytest.approx(7 * analytic_gaussian_sigma(1.0, 1e-5, 1.0),
-                                                                    rel=1e-9)
+    assert analytic_gaussian_sigma(1.0, 1e-5, 7.0) == pytest.approx(
+        7 * analytic_gaussian_sigma(1.0, 1e-5, 1.0), rel=1e-9
+    )
     s = analytic_gaussian_sigma(20.0, 1e-5, 1.0)
     assert 0 < analytic_gaussian_delta(20.0, s, 1.0) <= 1e-5
 
@@ -219,16 +223,20 @@ def test_exponential_frequencies_and_stability():
     assert isinstance(m.select(u, RandomSource(1)), int)
 
 
-@pytest.mark.parametrize("logw", [
-    [0.0, -0.5, -1.0, -np.inf, -2.0],                 # an excluded candidate
-    list(-0.02 * np.arange(200)),                      # many candidates, flat-ish
-    [0.0] + [-6.0] * 60,                               # one dominant: acceptance rate ~1/k
-])
+@pytest.mark.parametrize(
+    "logw",
+    [
+        [0.0, -0.5, -1.0, -np.inf, -2.0],  # an excluded candidate
+        list(-0.02 * np.arange(200)),  # many candidates, flat-ish
+        [0.0] + [-6.0] * 60,  # one dominant: acceptance rate ~1/k
+    ],
+)
 def test_exponential_sampler_matches_exact_law(logw):
     """Chi-square against exp(w) / sum exp(w) (the sampler's exact law)."""
     from scipy.stats import chisquare
 
     from dpstudio.engine.mechanisms.exponential import sample_log_weights
+
     logw = np.asarray(logw)
     n = 200_000
     idx = sample_log_weights(np.tile(logw, (n, 1)), RandomSource(11))
@@ -249,9 +257,9 @@ class _ScriptedSource(RandomSource):
 
     def uint32(self, n):
         out = np.zeros(int(n), dtype=np.uint32)
-        take = self.words[:int(n)]
-        out[:len(take)] = take
-        self.words = self.words[len(take):]
+        take = self.words[: int(n)]
+        out[: len(take)] = take
+        self.words = self.words[len(take) :]
         return out
 
 
@@ -262,6 +270,7 @@ def test_exponential_sampler_reaches_every_candidate_with_positive_weight():
     quietly be (eps, ~1e-16).  The exact sampler outputs it on the right random bits: proposal
     word 2^31 picks index 1 of 2, and an all-zero uniform accepts any positive probability."""
     from dpstudio.engine.mechanisms.exponential import sample_log_weights
+
     logw = np.array([[0.0, -40.0]])
     assert sample_log_weights(logw, _ScriptedSource([2**31] * 4)) == [1]
     # and with ordinary bits it is the dominant candidate, as it should be nearly always
@@ -270,12 +279,13 @@ def test_exponential_sampler_reaches_every_candidate_with_positive_weight():
 
 def test_exponential_sampler_rejects_bad_weights():
     from dpstudio.engine.mechanisms.exponential import sample_log_weights
+
     for bad in ([[np.nan, 0.0]], [[np.inf, 0.0]], [[-np.inf, -np.inf]]):
         with pytest.raises(ValueError):
             sample_log_weights(np.array(bad), RandomSource(0))
     assert sample_log_weights(np.zeros((0, 4)), RandomSource(0)).shape == (0,)
     one = np.full((3, 50_000), -np.inf)
-    one[:, 777] = 0.0                       # a single live candidate among many excluded
+    one[:, 777] = 0.0  # a single live candidate among many excluded
     assert sample_log_weights(one, RandomSource(0)).tolist() == [777, 777, 777]
 
 
@@ -287,6 +297,7 @@ def test_metric_selection_law_has_factor_half():
     m = MetricSelection(epsilon=3.0, pool=pool)
     idx = m.select(np.tile(x0, (200_000, 1)), RandomSource(3))
     from dpstudio.engine.mechanisms import angular_distance
+
     d = angular_distance(x0, pool)[0]
     w = np.exp(-1.5 * d)
     assert np.allclose(np.bincount(idx, minlength=6) / idx.size, w / w.sum(), atol=0.004)

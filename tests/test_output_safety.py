@@ -1,6 +1,7 @@
 """Issue 16 item 1: a release never overwrites what must survive (the input, the recipe, the
 ledger and its side files, another target), never replaces a device or FIFO, and every target is
 refused before anything is spent (issue 17 item 4: the point of no return)."""
+
 from __future__ import annotations
 
 import errno
@@ -29,9 +30,27 @@ def setup(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
     pd.DataFrame({"age": rng.integers(18, 80, 120), "sex": rng.choice(["f", "m"], 120)}).to_csv("in.csv", index=False)
-    assert main(["recipe", "init", "in.csv", "-o", "rec.json", "--role", "age=sensitive", "--role", "sex=sensitive",
-                 "--bounds", "age=0:100", "--categories", "sex=f,m",
-                 "--confirm-inferred"]) == 0
+    assert (
+        main(
+            [
+                "recipe",
+                "init",
+                "in.csv",
+                "-o",
+                "rec.json",
+                "--role",
+                "age=sensitive",
+                "--role",
+                "sex=sensitive",
+                "--bounds",
+                "age=0:100",
+                "--categories",
+                "sex=f,m",
+                "--confirm-inferred",
+            ]
+        )
+        == 0
+    )
     ledger = Path(os.environ["DPSTUDIO_LEDGER"])
     assert main(["release", "rec.json", "--output", "first.csv"]) == 0
     capsys.readouterr()
@@ -99,9 +118,29 @@ def test_report_equal_to_the_output_is_refused(setup, capsys):
 
 def test_report_equal_to_the_density_side_file_is_refused(setup, capsys):
     d = setup[0]
-    assert main(["recipe", "init", "in.csv", "-o", "drec.json", "--release", "density", "--role", "age=sensitive",
-                 "--role", "sex=ignore", "--bounds", "age=0:100", "--option", "sample_rows=20",
-                 "--confirm-inferred"]) == 0
+    assert (
+        main(
+            [
+                "recipe",
+                "init",
+                "in.csv",
+                "-o",
+                "drec.json",
+                "--release",
+                "density",
+                "--role",
+                "age=sensitive",
+                "--role",
+                "sex=ignore",
+                "--bounds",
+                "age=0:100",
+                "--option",
+                "sample_rows=20",
+                "--confirm-inferred",
+            ]
+        )
+        == 0
+    )
     spent = _ledger_releases(setup[1])
     code = main(["release", "drec.json", "--output", "d.csv", "--report", "d.artifact.json"])
     err = capsys.readouterr().err
@@ -171,8 +210,29 @@ def test_a_wrong_output_extension_is_refused_before_the_input_is_read(setup, cap
 def test_a_model_release_must_be_named_json(setup, capsys):
     d = setup[0]
     pd.DataFrame({"x": np.linspace(0, 1, 60), "y": [0, 1] * 30}).to_csv(d / "m.csv", index=False)
-    assert main(["recipe", "init", "m.csv", "-o", "mrec.json", "--release", "model", "--role", "y=label",
-                 "--role", "x=sensitive", "--bounds", "x=0:1", "--categories", "y=0,1", "--confirm-inferred"]) == 0
+    assert (
+        main(
+            [
+                "recipe",
+                "init",
+                "m.csv",
+                "-o",
+                "mrec.json",
+                "--release",
+                "model",
+                "--role",
+                "y=label",
+                "--role",
+                "x=sensitive",
+                "--bounds",
+                "x=0:1",
+                "--categories",
+                "y=0,1",
+                "--confirm-inferred",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["release", "mrec.json", "--output", "model.csv"]) == 2
     assert "name the output .json" in capsys.readouterr().err
@@ -195,8 +255,12 @@ def test_a_read_only_report_folder_is_refused_before_anything_is_spent(setup, ca
     try:
         if not _real_readonly_folder(ro):
             pytest.skip("running as root: chmod does not make a folder read-only (see the probe test)")
-        _refused(capsys, ["--output", "o.csv", "--report", str(ro / "r.html")], says="cannot write in the folder",
-                 setup=setup)
+        _refused(
+            capsys,
+            ["--output", "o.csv", "--report", str(ro / "r.html")],
+            says="cannot write in the folder",
+            setup=setup,
+        )
     finally:
         ro.chmod(0o755)
     assert not (setup[0] / "o.csv").exists()
@@ -217,8 +281,9 @@ def test_the_writability_probe_refuses_a_folder_that_fails_writes(setup, capsys,
         return real(*a, dir=dir, **k)
 
     monkeypatch.setattr(targets.tempfile, "mkstemp", mkstemp)
-    _refused(capsys, ["--output", "o.csv", "--report", str(ro / "r.html")],
-             says="cannot write in the folder", setup=setup)
+    _refused(
+        capsys, ["--output", "o.csv", "--report", str(ro / "r.html")], says="cannot write in the folder", setup=setup
+    )
     assert not (setup[0] / "o.csv").exists()
 
 

@@ -7,6 +7,7 @@ Slow (a PyInstaller build takes minutes) and Linux-only, so it runs only when as
 DPSTUDIO_PACKAGING_REBUILD=1 forces a fresh build; otherwise an existing packaging/dist is reused.
 CI runs it through packaging/ci.sh.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,10 @@ DIST = PACKAGING / "dist"
 BUNDLE = DIST / "dpstudio"
 
 pytestmark = [
-    pytest.mark.skipif(os.environ.get("DPSTUDIO_TEST_PACKAGING") != "1",
-                       reason="packaging tests build installers (minutes); set DPSTUDIO_TEST_PACKAGING=1"),
+    pytest.mark.skipif(
+        os.environ.get("DPSTUDIO_TEST_PACKAGING") != "1",
+        reason="packaging tests build installers (minutes); set DPSTUDIO_TEST_PACKAGING=1",
+    ),
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the .deb is built on Linux only"),
 ]
 
@@ -37,8 +40,7 @@ def _version() -> str:
 
 
 def _deb() -> Path:
-    arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=True).stdout.strip()
     return DIST / f"dpstudio_{_version()}_{arch}.deb"
 
 
@@ -56,8 +58,9 @@ def built() -> tuple[Path, Path]:
 
 
 def _smoke(target: Path) -> str:
-    proc = subprocess.run(["bash", str(PACKAGING / "smoke_test.sh"), str(target)], capture_output=True,
-                          text=True, timeout=900)
+    proc = subprocess.run(
+        ["bash", str(PACKAGING / "smoke_test.sh"), str(target)], capture_output=True, text=True, timeout=900
+    )
     print(proc.stdout, proc.stderr)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
@@ -82,15 +85,26 @@ def test_deb_metadata_and_size(built):
     _, deb = built
     info = subprocess.run(["dpkg-deb", "-I", str(deb)], capture_output=True, text=True, check=True).stdout
     assert f"Version: {_version()}" in info
-    for lib in ("libxcb-cursor0", "libxkbcommon-x11-0", "libxcb-icccm4", "libxcb-keysyms1", "libegl1",
-                "libgl1", "libfontconfig1", "libdbus-1-3"):
+    for lib in (
+        "libxcb-cursor0",
+        "libxkbcommon-x11-0",
+        "libxcb-icccm4",
+        "libxcb-keysyms1",
+        "libegl1",
+        "libgl1",
+        "libfontconfig1",
+        "libdbus-1-3",
+    ):
         assert lib in info, lib
-    contents = subprocess.run(["dpkg-deb", "-c", str(deb)], capture_output=True, text=True,
-                              check=True).stdout
-    for path in ("./opt/dpstudio/dpstudio", "./usr/bin/dpstudio", "./usr/share/applications/dpstudio.desktop",
-                 "./usr/share/icons/hicolor/256x256/apps/dpstudio.png",
-                 "./usr/share/icons/hicolor/scalable/apps/dpstudio.svg",
-                 "./opt/dpstudio/_internal/resources/demo/census_demo.csv"):
+    contents = subprocess.run(["dpkg-deb", "-c", str(deb)], capture_output=True, text=True, check=True).stdout
+    for path in (
+        "./opt/dpstudio/dpstudio",
+        "./usr/bin/dpstudio",
+        "./usr/share/applications/dpstudio.desktop",
+        "./usr/share/icons/hicolor/256x256/apps/dpstudio.png",
+        "./usr/share/icons/hicolor/scalable/apps/dpstudio.svg",
+        "./opt/dpstudio/_internal/resources/demo/census_demo.csv",
+    ):
         assert path in contents, path
     assert deb.stat().st_size <= 150 * 1024 * 1024, f".deb is {deb.stat().st_size / 1e6:.0f} MB (> 150 MB)"
 
@@ -101,8 +115,15 @@ def test_bundle_size_and_exclusions(built):
     assert size <= 350 * 1024 * 1024, f"bundle is {size / 2**20:.0f} MiB (> 350 MiB)"
     internal = bundle / "_internal"
     names = {p.name for p in internal.rglob("*")}
-    for unwanted in ("libarrow_flight.so.2600", "libQt6Qml.so.6", "libQt6Quick.so.6", "libQt6Network.so.6",
-                     "_tkinter.cpython-311-x86_64-linux-gnu.so", "sklearn", "matplotlib"):
+    for unwanted in (
+        "libarrow_flight.so.2600",
+        "libQt6Qml.so.6",
+        "libQt6Quick.so.6",
+        "libQt6Network.so.6",
+        "_tkinter.cpython-311-x86_64-linux-gnu.so",
+        "sklearn",
+        "matplotlib",
+    ):
         assert not any(n.startswith(unwanted) for n in names), unwanted
     assert not [p for p in internal.rglob("tests") if p.is_dir()], "test folders bundled"
     assert (internal / "resources" / "demo" / "LICENSE-data.md").exists()

@@ -7,6 +7,7 @@
 * Over random recipes, what ``recipe check`` prints (epsilon, delta, noise scale, expected error,
   floor) equals the plan's units, and the total equals the accountant's.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,25 +32,41 @@ from dpstudio.plan.model import GibbsLogisticRelease
 from dpstudio.plan.synthetic import SynthesizerRelease
 from dpstudio.recipe.model import Budget, Column, Cost, Domain, InputSpec, Mechanism, Params, Recipe, ReleaseSpec
 
-SPIED = (LaplaceMechanism, GaussianMechanism, RandomizedResponse, MetricSelection, BoundsEstimate,
-         CategoryDiscovery, SynthesizerRelease, GibbsLogisticRelease, DensityRelease)
+SPIED = (
+    LaplaceMechanism,
+    GaussianMechanism,
+    RandomizedResponse,
+    MetricSelection,
+    BoundsEstimate,
+    CategoryDiscovery,
+    SynthesizerRelease,
+    GibbsLogisticRelease,
+    DensityRelease,
+)
 
 N = 200
 
 
 def _frame() -> pd.DataFrame:
     g = np.random.default_rng(5)
-    return pd.DataFrame({
-        "age": g.integers(18, 90, N), "income": g.uniform(0, 1e5, N), "score": g.normal(50, 10, N),
-        "city": g.choice(["a", "b", "c"], N), "sick": g.choice(["no", "yes"], N),
-        "e1": g.normal(size=N), "e2": g.normal(size=N),
-    })
+    return pd.DataFrame(
+        {
+            "age": g.integers(18, 90, N),
+            "income": g.uniform(0, 1e5, N),
+            "score": g.normal(50, 10, N),
+            "city": g.choice(["a", "b", "c"], N),
+            "sick": g.choice(["no", "yes"], N),
+            "e1": g.normal(size=N),
+            "e2": g.normal(size=N),
+        }
+    )
 
 
 def _col(name, type_, role, domain=None, mech=None, weight=1.0, group=None, params=None):
     m = Mechanism(mech, weight=weight, params=Params.of(params)) if mech else None
-    return Column(name, type_, role, domain=domain, mechanism=m, group=group, type_source="confirmed",
-                  role_source="confirmed")
+    return Column(
+        name, type_, role, domain=domain, mechanism=m, group=group, type_source="confirmed", role_source="confirmed"
+    )
 
 
 def _num(low, high):
@@ -65,49 +82,106 @@ DP_CITY = Domain("categorical", source="dp", cost=Cost(0.3), candidates=("a", "b
 
 
 def _recipe(rtype, columns, eps=1.0, delta=1e-6, options=None):
-    return Recipe(InputSpec("x.csv"), ReleaseSpec(rtype, Params.of(options)), tuple(columns), Budget(eps, delta),
-                  acknowledgements=("embedding-pool-is-dataset",))
+    return Recipe(
+        InputSpec("x.csv"),
+        ReleaseSpec(rtype, Params.of(options)),
+        tuple(columns),
+        Budget(eps, delta),
+        acknowledgements=("embedding-pool-is-dataset",),
+    )
 
 
 RECIPES = {
-    "record-laplace-rr-dp-domains": _recipe("record", [
-        _col("age", "integer", "sensitive", _num(0, 100), "laplace"),
-        _col("income", "float", "sensitive", DP_INCOME, "laplace", weight=2.0),
-        _col("score", "float", "public"),
-        _col("city", "categorical", "sensitive", DP_CITY, "rr"),
-        _col("sick", "categorical", "label", _cats("no", "yes"), "rr"),
-        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")]),
-    "record-two-gaussians-and-embedding": _recipe("record", [
-        _col("age", "integer", "sensitive", _num(0, 100), "gaussian"),
-        _col("income", "float", "sensitive", DP_INCOME, "gaussian"),
-        _col("score", "float", "sensitive", _num(0, 100), "gaussian", weight=0.5),
-        _col("city", "categorical", "public"), _col("sick", "categorical", "public"),
-        _col("e1", "float", "embedding", group="emb", mech="metric", params={"pool": "dataset"}),
-        _col("e2", "float", "embedding", group="emb", mech="metric", params={"pool": "dataset"})]),
-    "label": _recipe("label", [
-        _col("age", "integer", "public"), _col("income", "float", "public"), _col("score", "float", "public"),
-        _col("city", "categorical", "public"), _col("sick", "categorical", "label", _cats("no", "yes"), "rr"),
-        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")], delta=0.0),
-    "semi-sensitive": _recipe("semi-sensitive", [
-        _col("age", "integer", "public"), _col("income", "float", "sensitive", _num(0, 1e5), "laplace"),
-        _col("score", "float", "public"), _col("city", "categorical", "public"),
-        _col("sick", "categorical", "label", _cats("no", "yes"), "rr", weight=3.0),
-        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")], delta=0.0),
-    "synthetic": _recipe("synthetic", [
-        _col("age", "integer", "sensitive", _num(0, 100)), _col("income", "float", "sensitive", DP_INCOME),
-        _col("score", "float", "ignore"), _col("city", "categorical", "public", _cats("a", "b", "c")),
-        _col("sick", "categorical", "label", _cats("no", "yes")),
-        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")], options={"method": "mst"}),
-    "model": _recipe("model", [
-        _col("age", "integer", "sensitive", _num(0, 100)), _col("income", "float", "sensitive", DP_INCOME),
-        _col("score", "float", "public", _num(0, 100)), _col("city", "categorical", "ignore"),
-        _col("sick", "categorical", "label", _cats("no", "yes")),
-        _col("e1", "float", "ignore"), _col("e2", "float", "ignore")], eps=2.0, delta=1e-5),
-    "density": _recipe("density", [
-        _col("age", "integer", "public"), _col("income", "float", "sensitive", DP_INCOME),
-        _col("score", "float", "sensitive", _num(0, 100)), _col("city", "categorical", "ignore"),
-        _col("sick", "categorical", "ignore"), _col("e1", "float", "ignore"), _col("e2", "float", "ignore")],
-        options={"grid_size": 16}),
+    "record-laplace-rr-dp-domains": _recipe(
+        "record",
+        [
+            _col("age", "integer", "sensitive", _num(0, 100), "laplace"),
+            _col("income", "float", "sensitive", DP_INCOME, "laplace", weight=2.0),
+            _col("score", "float", "public"),
+            _col("city", "categorical", "sensitive", DP_CITY, "rr"),
+            _col("sick", "categorical", "label", _cats("no", "yes"), "rr"),
+            _col("e1", "float", "ignore"),
+            _col("e2", "float", "ignore"),
+        ],
+    ),
+    "record-two-gaussians-and-embedding": _recipe(
+        "record",
+        [
+            _col("age", "integer", "sensitive", _num(0, 100), "gaussian"),
+            _col("income", "float", "sensitive", DP_INCOME, "gaussian"),
+            _col("score", "float", "sensitive", _num(0, 100), "gaussian", weight=0.5),
+            _col("city", "categorical", "public"),
+            _col("sick", "categorical", "public"),
+            _col("e1", "float", "embedding", group="emb", mech="metric", params={"pool": "dataset"}),
+            _col("e2", "float", "embedding", group="emb", mech="metric", params={"pool": "dataset"}),
+        ],
+    ),
+    "label": _recipe(
+        "label",
+        [
+            _col("age", "integer", "public"),
+            _col("income", "float", "public"),
+            _col("score", "float", "public"),
+            _col("city", "categorical", "public"),
+            _col("sick", "categorical", "label", _cats("no", "yes"), "rr"),
+            _col("e1", "float", "ignore"),
+            _col("e2", "float", "ignore"),
+        ],
+        delta=0.0,
+    ),
+    "semi-sensitive": _recipe(
+        "semi-sensitive",
+        [
+            _col("age", "integer", "public"),
+            _col("income", "float", "sensitive", _num(0, 1e5), "laplace"),
+            _col("score", "float", "public"),
+            _col("city", "categorical", "public"),
+            _col("sick", "categorical", "label", _cats("no", "yes"), "rr", weight=3.0),
+            _col("e1", "float", "ignore"),
+            _col("e2", "float", "ignore"),
+        ],
+        delta=0.0,
+    ),
+    "synthetic": _recipe(
+        "synthetic",
+        [
+            _col("age", "integer", "sensitive", _num(0, 100)),
+            _col("income", "float", "sensitive", DP_INCOME),
+            _col("score", "float", "ignore"),
+            _col("city", "categorical", "public", _cats("a", "b", "c")),
+            _col("sick", "categorical", "label", _cats("no", "yes")),
+            _col("e1", "float", "ignore"),
+            _col("e2", "float", "ignore"),
+        ],
+        options={"method": "mst"},
+    ),
+    "model": _recipe(
+        "model",
+        [
+            _col("age", "integer", "sensitive", _num(0, 100)),
+            _col("income", "float", "sensitive", DP_INCOME),
+            _col("score", "float", "public", _num(0, 100)),
+            _col("city", "categorical", "ignore"),
+            _col("sick", "categorical", "label", _cats("no", "yes")),
+            _col("e1", "float", "ignore"),
+            _col("e2", "float", "ignore"),
+        ],
+        eps=2.0,
+        delta=1e-5,
+    ),
+    "density": _recipe(
+        "density",
+        [
+            _col("age", "integer", "public"),
+            _col("income", "float", "sensitive", DP_INCOME),
+            _col("score", "float", "sensitive", _num(0, 100)),
+            _col("city", "categorical", "ignore"),
+            _col("sick", "categorical", "ignore"),
+            _col("e1", "float", "ignore"),
+            _col("e2", "float", "ignore"),
+        ],
+        options={"grid_size": 16},
+    ),
 }
 
 
@@ -121,6 +195,7 @@ def spy(monkeypatch):
         def release(self, *a, _real=real, **k):
             drew.append(self)
             return _real(self, *a, **k)
+
         monkeypatch.setattr(cls, "release", release)
     return drew
 
@@ -142,7 +217,7 @@ def test_the_object_that_drew_each_units_noise_is_the_plans(name, spy):
     assert all(any(obj is u.mechanism for u in drawing) for obj in spy)
     # the domain estimates ran first, with the compiled plan's objects
     domain = [u for u in plan.units if u.kind == "domain"]
-    assert spy[:len(domain)] == [u.mechanism for u in domain]
+    assert spy[: len(domain)] == [u.mechanism for u in domain]
     # a unit that depends on no estimate (and no pool) is the compiled plan's very object
     for u in plan.units:
         if u.mechanism is not None and not u.provisional:
@@ -174,9 +249,19 @@ def test_provisional_units_are_finalised_on_the_estimate(spy):
 
 # ---- what is printed is the plan ---------------------------------------------------------------
 
+
 def _unit_figures(u) -> dict:
-    keys = ("epsilon", "delta", "scale", "sigma", "grid_step", "keep_probability", "other_probability",
-            "expected_error", "floor")
+    keys = (
+        "epsilon",
+        "delta",
+        "scale",
+        "sigma",
+        "grid_step",
+        "keep_probability",
+        "other_probability",
+        "expected_error",
+        "floor",
+    )
     return {k: u[k] for k in keys if k in u}
 
 
@@ -186,13 +271,31 @@ def _plan_figures(u) -> dict:
         out["expected_error"] = u.expected_error
     if u.floor is not None:
         out["floor"] = u.floor
-    return {k: v for k, v in out.items() if k in ("epsilon", "delta", "scale", "sigma", "grid_step",
-                                                  "keep_probability", "other_probability",
-                                                  "expected_error", "floor")}
+    return {
+        k: v
+        for k, v in out.items()
+        if k
+        in (
+            "epsilon",
+            "delta",
+            "scale",
+            "sigma",
+            "grid_step",
+            "keep_probability",
+            "other_probability",
+            "expected_error",
+            "floor",
+        )
+    }
 
 
-_NUMERIC = st.tuples(st.sampled_from(["laplace", "gaussian"]), st.sampled_from(["integer", "float"]),
-                     st.floats(-1e4, 1e4), st.floats(1.0, 1e5), st.floats(0.1, 10.0))
+_NUMERIC = st.tuples(
+    st.sampled_from(["laplace", "gaussian"]),
+    st.sampled_from(["integer", "float"]),
+    st.floats(-1e4, 1e4),
+    st.floats(1.0, 1e5),
+    st.floats(0.1, 10.0),
+)
 _CATEGORICAL = st.tuples(st.just("rr"), st.integers(2, 40), st.floats(0.1, 10.0))
 
 
@@ -202,13 +305,29 @@ def _random_recipe(draw):
     cols = []
     for i, (mech, typ, low, width, w) in enumerate(draw(st.lists(_NUMERIC, min_size=0, max_size=4))):
         role = "sensitive" if rtype != "label" else "public"
-        cols.append(_col(f"n{i}", typ, role, _num(low, low + width) if role == "sensitive" else None,
-                         mech if role == "sensitive" else None, weight=w))
+        cols.append(
+            _col(
+                f"n{i}",
+                typ,
+                role,
+                _num(low, low + width) if role == "sensitive" else None,
+                mech if role == "sensitive" else None,
+                weight=w,
+            )
+        )
     for i, (mech, k, w) in enumerate(draw(st.lists(_CATEGORICAL, min_size=0, max_size=3))):
         role = "sensitive" if rtype != "label" else "public"
         cats = tuple(f"c{j}" for j in range(k))
-        cols.append(_col(f"c{i}", "categorical", role, _cats(*cats) if role == "sensitive" else None,
-                         mech if role == "sensitive" else None, weight=w))
+        cols.append(
+            _col(
+                f"c{i}",
+                "categorical",
+                role,
+                _cats(*cats) if role == "sensitive" else None,
+                mech if role == "sensitive" else None,
+                weight=w,
+            )
+        )
     label_w = draw(st.floats(0.1, 10.0))
     cols.append(_col("y", "categorical", "label", _cats("no", "yes"), "rr", weight=label_w))
     eps = draw(st.floats(0.05, 20.0))
@@ -226,16 +345,24 @@ def _random_central_recipe(draw):
     for i in range(n_num):
         low = draw(st.floats(-1e3, 1e3))
         width = draw(st.floats(1.0, 1e4))
-        dom = Domain("numeric", source="dp", cost=Cost(draw(st.floats(0.05, 1.0))), search_low=low,
-                     search_high=low + width) if draw(st.booleans()) else _num(low, low + width)
+        dom = (
+            Domain(
+                "numeric", source="dp", cost=Cost(draw(st.floats(0.05, 1.0))), search_low=low, search_high=low + width
+            )
+            if draw(st.booleans())
+            else _num(low, low + width)
+        )
         cols.append(_col(f"n{i}", draw(st.sampled_from(["integer", "float"])), "sensitive", dom))
     if rtype != "density":
         cols.append(_col("y", "categorical", "label", _cats("no", "yes")))
-    options = {"synthetic": {"method": draw(st.sampled_from(["mst", "merf", "pearl"]))},
-               "model": {"norm_bound": draw(st.floats(0.5, 4.0))},
-               "density": {"grid_size": draw(st.integers(8, 64))}}[rtype]
-    return _recipe(rtype, cols, eps=draw(st.floats(0.05, 10.0)), delta=draw(st.sampled_from([1e-8, 1e-6])),
-                   options=options)
+    options = {
+        "synthetic": {"method": draw(st.sampled_from(["mst", "merf", "pearl"]))},
+        "model": {"norm_bound": draw(st.floats(0.5, 4.0))},
+        "density": {"grid_size": draw(st.integers(8, 64))},
+    }[rtype]
+    return _recipe(
+        rtype, cols, eps=draw(st.floats(0.05, 10.0)), delta=draw(st.sampled_from([1e-8, 1e-6])), options=options
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -259,8 +386,14 @@ def test_recipe_check_prints_the_plans_numbers(recipe):
         m = u.mechanism
         assert u.expected_error == m.expected_error()
         assert (u.epsilon, u.delta) == (m.privacy_loss().epsilon, m.privacy_loss().delta)
-        attrs = {"scale": "scale", "sigma": "sigma", "grid_step": "step", "keep_probability": "keep",
-                 "other_probability": "p", "categories": "n_categories"}
+        attrs = {
+            "scale": "scale",
+            "sigma": "sigma",
+            "grid_step": "step",
+            "keep_probability": "keep",
+            "other_probability": "p",
+            "categories": "n_categories",
+        }
         for field, attr in attrs.items():
             assert getattr(u.noise, field) == getattr(m, attr, None), (u.name, field)
     # the total never exceeds the budget plus the stated costs of the DP domain estimates

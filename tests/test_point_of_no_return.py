@@ -1,6 +1,7 @@
 """Issue 16 item 2 / issue 17 item 4: the point of no return.  Before the ledger commit nothing is
 written or spent; after it the release is final: a failing report, a cancel or Ctrl-C is a
 warning, the command exits 0 and says exactly what happened."""
+
 from __future__ import annotations
 
 import errno
@@ -27,9 +28,29 @@ def record(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(1)
     pd.DataFrame({"age": rng.integers(18, 80, 150), "sex": rng.choice(["f", "m"], 150)}).to_csv("in.csv", index=False)
-    assert main(["recipe", "init", "in.csv", "-o", "rec.json", "--role", "age=sensitive", "--role", "sex=sensitive",
-                 "--bounds", "age=0:100", "--categories", "sex=f,m", "--epsilon", "1.1",
-                 "--confirm-inferred"]) == 0
+    assert (
+        main(
+            [
+                "recipe",
+                "init",
+                "in.csv",
+                "-o",
+                "rec.json",
+                "--role",
+                "age=sensitive",
+                "--role",
+                "sex=sensitive",
+                "--bounds",
+                "age=0:100",
+                "--categories",
+                "sex=f,m",
+                "--epsilon",
+                "1.1",
+                "--confirm-inferred",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     return tmp_path, Path(os.environ["DPSTUDIO_LEDGER"])
 
@@ -39,12 +60,35 @@ def test_model_release_with_an_internal_report_succeeds(tmp_path, monkeypatch, c
     rng = np.random.default_rng(0)
     x = rng.random(300)
     pd.DataFrame({"x": x, "y": (x + 0.3 * rng.normal(size=300) > 0.5).astype(int)}).to_csv("m.csv", index=False)
-    assert main(["recipe", "init", "m.csv", "-o", "r.json", "--release", "model", "--role", "y=label",
-                 "--role", "x=sensitive", "--bounds", "x=0:1", "--categories", "y=0,1", "--epsilon", "1",
-                 "--delta", "1e-5", "--confirm-inferred"]) == 0
+    assert (
+        main(
+            [
+                "recipe",
+                "init",
+                "m.csv",
+                "-o",
+                "r.json",
+                "--release",
+                "model",
+                "--role",
+                "y=label",
+                "--role",
+                "x=sensitive",
+                "--bounds",
+                "x=0:1",
+                "--categories",
+                "y=0,1",
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-5",
+                "--confirm-inferred",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    code = main(["release", "r.json", "--output", "model.json", "--report", "rep.html",
-                 "--report-variant", "internal"])
+    code = main(["release", "r.json", "--output", "model.json", "--report", "rep.html", "--report-variant", "internal"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     summary = json.loads(captured.out)
@@ -142,8 +186,14 @@ def test_a_cancel_after_the_commit_is_ignored(record, monkeypatch):
         token.check()  # like the GUI worker's callback: raises once cancel was pressed
 
     monkeypatch.setattr(report, "write_report", press_cancel)
-    result = execute_release(load_recipe(d / "rec.json"), output_path=d / "o.csv", report_path=d / "r.html",
-                             ledger=Ledger(ledger), cancel=token, progress=progress)
+    result = execute_release(
+        load_recipe(d / "rec.json"),
+        output_path=d / "o.csv",
+        report_path=d / "r.html",
+        ledger=Ledger(ledger),
+        cancel=token,
+        progress=progress,
+    )
     assert token.cancelled and result.committed and result.report_error is None
     assert result.report_path == str(d / "r.html") and (d / "r.html").is_file()
     assert "\u03b5 = 1.1 recorded" in result.done_text()
@@ -154,9 +204,29 @@ def test_a_density_side_file_failure_after_the_commit_is_a_warning(record, capsy
     import dpstudio.export as export
 
     d, ledger = record
-    assert main(["recipe", "init", "in.csv", "-o", "drec.json", "--release", "density", "--role", "age=sensitive",
-                 "--role", "sex=ignore", "--bounds", "age=0:100", "--option", "sample_rows=20",
-                 "--confirm-inferred"]) == 0
+    assert (
+        main(
+            [
+                "recipe",
+                "init",
+                "in.csv",
+                "-o",
+                "drec.json",
+                "--release",
+                "density",
+                "--role",
+                "age=sensitive",
+                "--role",
+                "sex=ignore",
+                "--bounds",
+                "age=0:100",
+                "--option",
+                "sample_rows=20",
+                "--confirm-inferred",
+            ]
+        )
+        == 0
+    )
     real = export.write_text
 
     def failing(text, target):
@@ -169,8 +239,9 @@ def test_a_density_side_file_failure_after_the_commit_is_a_warning(record, capsy
     code = main(["release", "drec.json", "--output", "d.csv"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert any("density side file failed after the release was final" in w
-               for w in json.loads(captured.out)["warnings"])
+    assert any(
+        "density side file failed after the release was final" in w for w in json.loads(captured.out)["warnings"]
+    )
     assert (d / "d.csv").is_file() and _releases(ledger)[0]["releases"] == 1
 
 
@@ -230,6 +301,7 @@ def test_a_ledger_that_cannot_mark_the_release_complete_is_a_warning(record, cap
     assert any("could not mark the release complete" in w for w in summary["warnings"]), summary["warnings"]
     assert (d / "o.csv").is_file()
     import sqlite3
+
     con = sqlite3.connect(str(ledger))
     # still committing while this (test) process lives; recovery completes it once it is gone
     assert [r[0] for r in con.execute("SELECT status FROM entries")] == ["committing"]

@@ -3,6 +3,7 @@ never cell contents.  Each cell of the input holds a unique canary; broken varia
 (ragged rows, text in a numeric column, values outside the category list, category lists and
 bounds copied from the data) go through inspect, recipe init, recipe check and release, and the
 canary must not appear in stdout or stderr."""
+
 from __future__ import annotations
 
 import csv
@@ -19,8 +20,15 @@ NEEDLES = ("CANARY", str(NUM_CANARY)[:5])
 
 
 def _row(i: int) -> list[str]:
-    return [f"CANARY-ID-{i:04d}", f"CANARY-NAME-{i}", f"CANARY-SSN-123-45-{i:04d}",
-            f"CANARY-MAIL-{i}@example.org", f"CANARY-GRP-{i % 3}", str(NUM_CANARY + i), str(i % 7)]
+    return [
+        f"CANARY-ID-{i:04d}",
+        f"CANARY-NAME-{i}",
+        f"CANARY-SSN-123-45-{i:04d}",
+        f"CANARY-MAIL-{i}@example.org",
+        f"CANARY-GRP-{i % 3}",
+        str(NUM_CANARY + i),
+        str(i % 7),
+    ]
 
 
 def _write(path, rows, header=HEADER):
@@ -70,10 +78,12 @@ def _no_sha(recipe_path):
     return recipe_path
 
 
-RAGGED = {"ragged_long": "row 7 of the file (the header is row 1) has 8 field(s), expected 7",
-          "ragged_short": "row 9 of the file (the header is row 1) has 4 field(s), expected 7",
-          "ragged_after_quoted_newline": "row 32 of the file (the header is row 1) has 8 field(s)",
-          "unclosed_quote": "row 8 of the file (the header is row 1) has 1 field(s), expected 7"}
+RAGGED = {
+    "ragged_long": "row 7 of the file (the header is row 1) has 8 field(s), expected 7",
+    "ragged_short": "row 9 of the file (the header is row 1) has 4 field(s), expected 7",
+    "ragged_after_quoted_newline": "row 32 of the file (the header is row 1) has 8 field(s)",
+    "unclosed_quote": "row 8 of the file (the header is row 1) has 1 field(s), expected 7",
+}
 
 
 @pytest.mark.parametrize("kind", sorted(RAGGED))
@@ -85,8 +95,21 @@ def test_ragged_rows_are_named_by_number(tmp_path, capsys, kind):
     assert code == 2 and RAGGED[kind] in text
     # a recipe made on the clean file, checked and released against the broken one
     clean = _variant(tmp_path, "clean")
-    assert _cli(capsys, "recipe", "init", clean, "-o", tmp_path / "c.json", "--role", "grp=sensitive",
-                "--categories", "grp=A,B")[0] == 0
+    assert (
+        _cli(
+            capsys,
+            "recipe",
+            "init",
+            clean,
+            "-o",
+            tmp_path / "c.json",
+            "--role",
+            "grp=sensitive",
+            "--categories",
+            "grp=A,B",
+        )[0]
+        == 0
+    )
     _no_sha(tmp_path / "c.json")
     code, text = _cli(capsys, "recipe", "check", tmp_path / "c.json", "--input", path)
     assert code == 2 and RAGGED[kind] in text
@@ -96,27 +119,72 @@ def test_ragged_rows_are_named_by_number(tmp_path, capsys, kind):
 
 def test_bounds_copied_from_text_are_refused_by_row(tmp_path, capsys):
     path = _variant(tmp_path, "wrong_type")
-    code, text = _cli(capsys, "recipe", "init", path, "-o", tmp_path / "r.json", "--role", "income=sensitive",
-                      "--bounds", "income=data")
+    code, text = _cli(
+        capsys,
+        "recipe",
+        "init",
+        path,
+        "-o",
+        tmp_path / "r.json",
+        "--role",
+        "income=sensitive",
+        "--bounds",
+        "income=data",
+    )
     assert code == 2 and "column 'income'" in text and "data row 10" in text and "Traceback" not in text
 
 
 def test_text_in_a_numeric_column_at_release(tmp_path, capsys):
     clean = _variant(tmp_path, "clean")
     recipe = tmp_path / "r.json"
-    assert _cli(capsys, "recipe", "init", clean, "-o", recipe, "--role", "income=sensitive",
-                "--bounds", "income=0:1e7", "--role", "grp=ignore", "--role", "score=ignore")[0] == 0
+    assert (
+        _cli(
+            capsys,
+            "recipe",
+            "init",
+            clean,
+            "-o",
+            recipe,
+            "--role",
+            "income=sensitive",
+            "--bounds",
+            "income=0:1e7",
+            "--role",
+            "grp=ignore",
+            "--role",
+            "score=ignore",
+        )[0]
+        == 0
+    )
     _no_sha(recipe)
-    code, text = _cli(capsys, "release", recipe, "--input", _variant(tmp_path, "wrong_type"),
-                      "--output", tmp_path / "o.csv")
+    code, text = _cli(
+        capsys, "release", recipe, "--input", _variant(tmp_path, "wrong_type"), "--output", tmp_path / "o.csv"
+    )
     assert code == 2 and "column 'income'" in text
 
 
 def test_values_outside_the_category_list(tmp_path, capsys):
     clean = _variant(tmp_path, "clean")
     recipe = tmp_path / "r.json"
-    assert _cli(capsys, "recipe", "init", clean, "-o", recipe, "--role", "grp=sensitive",
-                "--categories", "grp=A,B", "--role", "income=ignore", "--role", "score=ignore")[0] == 0
+    assert (
+        _cli(
+            capsys,
+            "recipe",
+            "init",
+            clean,
+            "-o",
+            recipe,
+            "--role",
+            "grp=sensitive",
+            "--categories",
+            "grp=A,B",
+            "--role",
+            "income=ignore",
+            "--role",
+            "score=ignore",
+        )[0]
+        == 0
+    )
     code, text = _cli(capsys, "recipe", "check", recipe, "--with-data")
     code, text = _cli(capsys, "release", recipe, "--output", tmp_path / "o.csv")
     assert code == 2 and f"{N} value(s)" in text
@@ -125,8 +193,22 @@ def test_values_outside_the_category_list(tmp_path, capsys):
 def test_copied_category_list_is_never_echoed(tmp_path, capsys):
     path = _variant(tmp_path, "one_category")
     recipe = tmp_path / "r.json"
-    code, text = _cli(capsys, "recipe", "init", path, "-o", recipe, "--role", "grp=sensitive",
-                      "--categories", "grp=data", "--role", "income=ignore", "--role", "score=ignore")
+    code, text = _cli(
+        capsys,
+        "recipe",
+        "init",
+        path,
+        "-o",
+        recipe,
+        "--role",
+        "grp=sensitive",
+        "--categories",
+        "grp=data",
+        "--role",
+        "income=ignore",
+        "--role",
+        "score=ignore",
+    )
     assert code == 0 and "needs at least 2 categories, got 1" in text
     assert "CANARY-ONLY-CATEGORY" in recipe.read_text()  # it was copied (the user asked for it)
     code, text = _cli(capsys, "recipe", "check", recipe, "--with-data")
@@ -138,9 +220,12 @@ def test_copied_category_list_is_never_echoed(tmp_path, capsys):
             col["domain"]["categories"] = [f"CANARY-C{i % 4}" for i in range(12)]
             col["domain"]["other"] = "CANARY-OTHER"
         if col["name"] == "income":
-            col.update(role="sensitive", type="integer", mechanism={"name": "laplace", "weight": 1.0},
-                       domain={"kind": "numeric", "source": "data", "low": NUM_CANARY + 1.0,
-                               "high": NUM_CANARY + 1.0})
+            col.update(
+                role="sensitive",
+                type="integer",
+                mechanism={"name": "laplace", "weight": 1.0},
+                domain={"kind": "numeric", "source": "data", "low": NUM_CANARY + 1.0, "high": NUM_CANARY + 1.0},
+            )
     recipe.write_text(json.dumps(blob))
     code, text = _cli(capsys, "recipe", "check", recipe)
     assert code == 2
@@ -195,7 +280,27 @@ def test_parser_messages_are_scrubbed(tmp_path):
 def test_model_release_label_categories_not_echoed(tmp_path, capsys):
     clean = _variant(tmp_path, "clean")
     recipe = tmp_path / "r.json"
-    assert _cli(capsys, "recipe", "init", clean, "-o", recipe, "--release", "model", "--role", "grp=label",
-                "--categories", "grp=data", "--role", "score=sensitive", "--bounds", "score=0:7",
-                "--role", "income=ignore")[0] == 0
+    assert (
+        _cli(
+            capsys,
+            "recipe",
+            "init",
+            clean,
+            "-o",
+            recipe,
+            "--release",
+            "model",
+            "--role",
+            "grp=label",
+            "--categories",
+            "grp=data",
+            "--role",
+            "score=sensitive",
+            "--bounds",
+            "score=0:7",
+            "--role",
+            "income=ignore",
+        )[0]
+        == 0
+    )
     _cli(capsys, "recipe", "check", recipe, "--with-data")

@@ -2,6 +2,7 @@
 :class:`Problem` - the same English text, plus where it lies (``field``) and the wizard page that
 can fix it (``page``), chosen where the problem is found.  The GUI routes by ``page``; it used to
 route by matching the English text, which the last tests compare against."""
+
 from __future__ import annotations
 
 import ast
@@ -46,9 +47,16 @@ UNREACHED = ("embeddings are released only by 'record' releases",)
 
 # ---- a generator of broken recipes: one (or more) per check ------------------------------------
 
+
 def _recipe(*columns, epsilon=1.0, delta=0.0, release="record", rows=None, acks=(), path="x.csv") -> Recipe:
-    return Recipe(input=InputSpec(path), release=ReleaseSpec(release), columns=tuple(columns),
-                  budget=Budget(epsilon, delta), outputs=Outputs(rows=rows), acknowledgements=tuple(acks))
+    return Recipe(
+        input=InputSpec(path),
+        release=ReleaseSpec(release),
+        columns=tuple(columns),
+        budget=Budget(epsilon, delta),
+        outputs=Outputs(rows=rows),
+        acknowledgements=tuple(acks),
+    )
 
 
 def _num(name="a", mech="laplace", weight=1.0, low=0.0, high=1.0, type_="float", role="sensitive", domain=...):
@@ -93,13 +101,19 @@ CASES = [
     # labels
     ("two labels", _recipe(_label("y"), _label("z")), None, "at most one label column"),
     ("label release without label", _recipe(_num(), release="label"), None, "needs a column with role 'label'"),
-    ("label of type float", _recipe(_num("y", role="label", type_="float", mech="rr",
-                                         domain=Domain("categorical", categories=("0", "1")))),
-     None, "a label must be categorical/boolean"),
+    (
+        "label of type float",
+        _recipe(_num("y", role="label", type_="float", mech="rr", domain=Domain("categorical", categories=("0", "1")))),
+        None,
+        "a label must be categorical/boolean",
+    ),
     # roles and mechanisms
-    ("dropped column with a mechanism", _recipe(_num(), Column("id", "text", "identifier", None,
-                                                                Mechanism("laplace"))),
-     None, "is dropped, but mechanism"),
+    (
+        "dropped column with a mechanism",
+        _recipe(_num(), Column("id", "text", "identifier", None, Mechanism("laplace"))),
+        None,
+        "is dropped, but mechanism",
+    ),
     ("datetime released", _recipe(Column("d", "datetime", "sensitive")), None, "cannot be released by"),
     ("weight zero", _recipe(_num(weight=0.0)), None, "mechanism weight must be > 0"),
     ("public column with a mechanism", _recipe(_num(), _cat("p", role="public")), None, "released unchanged by"),
@@ -114,89 +128,190 @@ CASES = [
     # domains
     ("numeric without domain", _recipe(_num(domain=None)), None, "needs a public domain: bounds"),
     ("categorical without domain", _recipe(_cat(domain=None)), None, "needs a public domain: a category list"),
-    ("numeric with a category list", _recipe(_num(domain=Domain("categorical", categories=("x", "y")))), None,
-     "numeric column has a 'categorical' domain"),
-    ("categorical with bounds", _recipe(_cat(domain=Domain("numeric", low=0, high=1))), None,
-     "categorical column has a 'numeric' domain"),
+    (
+        "numeric with a category list",
+        _recipe(_num(domain=Domain("categorical", categories=("x", "y")))),
+        None,
+        "numeric column has a 'categorical' domain",
+    ),
+    (
+        "categorical with bounds",
+        _recipe(_cat(domain=Domain("numeric", low=0, high=1))),
+        None,
+        "categorical column has a 'numeric' domain",
+    ),
     ("bounds missing high", _recipe(_num(high=None)), None, "bounds need both low and high"),
     ("bounds reversed", _recipe(_num(low=5.0, high=1.0)), None, "bounds must satisfy low < high"),
     ("empty category list", _recipe(_cat(cats=())), None, "category list is empty"),
     ("repeated categories", _recipe(_cat(cats=("x", "x", "y"))), None, "category list repeats ['x']"),
-    ("repeated private categories", _recipe(_cat(domain=Domain("categorical", source="data",
-                                                               categories=("x", "x", "y"))),
-                                            acks=(ACK_DOMAIN_FROM_DATA,)), None, "at position(s) 2"),
+    (
+        "repeated private categories",
+        _recipe(
+            _cat(domain=Domain("categorical", source="data", categories=("x", "x", "y"))), acks=(ACK_DOMAIN_FROM_DATA,)
+        ),
+        None,
+        "at position(s) 2",
+    ),
     ("one category", _recipe(_cat(cats=("x",))), None, "at least 2 categories"),
-    ("other not listed", _recipe(_cat(domain=Domain("categorical", categories=("x", "y"), other="z"))), None,
-     "'other' category 'z' is not in the category list"),
-    ("domain copied without acknowledgement", _recipe(_num(domain=Domain("numeric", source="data", low=0,
-                                                                         high=1))),
-     None, "domain copied from the private data needs acknowledgement"),
-    ("too many categories", _recipe(_cat(cats=tuple(str(i) for i in range(MAX_CATEGORIES + 1)))), None,
-     "randomized response takes at most"),
+    (
+        "other not listed",
+        _recipe(_cat(domain=Domain("categorical", categories=("x", "y"), other="z"))),
+        None,
+        "'other' category 'z' is not in the category list",
+    ),
+    (
+        "domain copied without acknowledgement",
+        _recipe(_num(domain=Domain("numeric", source="data", low=0, high=1))),
+        None,
+        "domain copied from the private data needs acknowledgement",
+    ),
+    (
+        "too many categories",
+        _recipe(_cat(cats=tuple(str(i) for i in range(MAX_CATEGORIES + 1)))),
+        None,
+        "randomized response takes at most",
+    ),
     # exact grid arithmetic
     ("bounds overflow", _recipe(_num(low=-1e308, high=1e308)), None, "high - low overflows"),
     ("bounds too narrow", _recipe(_num(low=0.0, high=1e-300)), None, "high - low is below"),
     ("bounds far from zero", _recipe(_num(low=1e15, high=1e15 + 1)), None, "too far from zero"),
     # DP estimates of domains and their costs
     ("DP estimate without a cost", _recipe(_num(domain=_dp_num(cost=None))), None, "needs a positive cost epsilon"),
-    ("DP estimate with reversed search range", _recipe(_num(domain=_dp_num(low=1.0, high=0.0))), None,
-     "public search range search_low < search_high"),
-    ("DP search range overflows", _recipe(_num(domain=_dp_num(low=-1e308, high=1e308))), None,
-     "search range [-1e+308, 1e+308]: high - low overflows"),
-    ("category discovery without delta", _recipe(_cat(domain=Domain("categorical", source="dp", cost=Cost(0.1)))),
-     None, "discovering categories without a public candidate list"),
-    ("DP estimate cost epsilon too large", _recipe(_num(domain=_dp_num(cost=Cost(100.0)))), None,
-     "cost epsilon 100.0 is outside"),
-    ("DP estimate cost delta too large", _recipe(_num(domain=_dp_num(cost=Cost(0.1, 0.5)))), None,
-     "cost delta 0.5 is outside"),
-    ("DP estimate cost delta tiny", _recipe(_num(domain=_dp_num(cost=Cost(0.1, 1e-60)))), None,
-     "DP estimate cost: delta 1e-60 is below"),
-    ("DP estimate cost delta above 1/n",
-     _recipe(_cat(domain=Domain("categorical", source="dp", cost=Cost(0.1, 1e-3)))), _Schema(["c"], rows=5000),
-     "cost delta 0.001 is not below 1/n"),
+    (
+        "DP estimate with reversed search range",
+        _recipe(_num(domain=_dp_num(low=1.0, high=0.0))),
+        None,
+        "public search range search_low < search_high",
+    ),
+    (
+        "DP search range overflows",
+        _recipe(_num(domain=_dp_num(low=-1e308, high=1e308))),
+        None,
+        "search range [-1e+308, 1e+308]: high - low overflows",
+    ),
+    (
+        "category discovery without delta",
+        _recipe(_cat(domain=Domain("categorical", source="dp", cost=Cost(0.1)))),
+        None,
+        "discovering categories without a public candidate list",
+    ),
+    (
+        "DP estimate cost epsilon too large",
+        _recipe(_num(domain=_dp_num(cost=Cost(100.0)))),
+        None,
+        "cost epsilon 100.0 is outside",
+    ),
+    (
+        "DP estimate cost delta too large",
+        _recipe(_num(domain=_dp_num(cost=Cost(0.1, 0.5)))),
+        None,
+        "cost delta 0.5 is outside",
+    ),
+    (
+        "DP estimate cost delta tiny",
+        _recipe(_num(domain=_dp_num(cost=Cost(0.1, 1e-60)))),
+        None,
+        "DP estimate cost: delta 1e-60 is below",
+    ),
+    (
+        "DP estimate cost delta above 1/n",
+        _recipe(_cat(domain=Domain("categorical", source="dp", cost=Cost(0.1, 1e-3)))),
+        _Schema(["c"], rows=5000),
+        "cost delta 0.001 is not below 1/n",
+    ),
     # release types
     ("gaussian without delta", _recipe(_num(mech="gaussian")), None, "the Gaussian mechanism needs delta > 0"),
-    ("density of a category", _recipe(_num(mech=None), _cat(mech=None), release="density", delta=1e-6), None,
-     "a density release takes numeric columns"),
-    ("density of three columns", _recipe(*(_num(n, mech=None) for n in "abc"), release="density", delta=1e-6),
-     None, "mark 1 or 2 numeric columns 'sensitive'"),
+    (
+        "density of a category",
+        _recipe(_num(mech=None), _cat(mech=None), release="density", delta=1e-6),
+        None,
+        "a density release takes numeric columns",
+    ),
+    (
+        "density of three columns",
+        _recipe(*(_num(n, mech=None) for n in "abc"), release="density", delta=1e-6),
+        None,
+        "mark 1 or 2 numeric columns 'sensitive'",
+    ),
     ("density without delta", _recipe(_num(mech=None), release="density"), None, "Gaussian-process noise"),
-    ("model with a text feature", _recipe(_label(), _cat("f", role="public", mech=None), release="model",
-                                          delta=1e-6), None, "the DP model takes numeric features"),
-    ("synthetic without delta", _recipe(_num(mech=None), _cat(mech=None), release="synthetic"), None,
-     "the 'synthetic' release needs delta > 0"),
+    (
+        "model with a text feature",
+        _recipe(_label(), _cat("f", role="public", mech=None), release="model", delta=1e-6),
+        None,
+        "the DP model takes numeric features",
+    ),
+    (
+        "synthetic without delta",
+        _recipe(_num(mech=None), _cat(mech=None), release="synthetic"),
+        None,
+        "the 'synthetic' release needs delta > 0",
+    ),
     # limits of the exact samplers
     ("epsilon below the floor", _recipe(_num(), epsilon=1e-7), None, "is below 1e-06"),
-    ("synthetic epsilon too small", _recipe(_num(mech=None), _cat(mech=None), release="synthetic",
-                                            epsilon=1e-3, delta=1e-6), None, "synthetic data needs epsilon"),
+    (
+        "synthetic epsilon too small",
+        _recipe(_num(mech=None), _cat(mech=None), release="synthetic", epsilon=1e-3, delta=1e-6),
+        None,
+        "synthetic data needs epsilon",
+    ),
     ("delta tiny", _recipe(_num(), delta=1e-60), None, "budget: delta 1e-60 is below 1e-50"),
-    ("too many synthetic rows", _recipe(_num(), rows=10 ** 12), None, "outputs.rows: at most"),
+    ("too many synthetic rows", _recipe(_num(), rows=10**12), None, "outputs.rows: at most"),
     ("weight too large", _recipe(_num(weight=1e7), _num("b")), None, "mechanism weight 10000000.0 is outside"),
     # the data
     ("schema mismatch", _recipe(_num("a"), _num("b")), _Schema(["a", "extra"]), "not found in the data"),
     ("schema mismatch, other side", _recipe(_num("a")), _Schema(["a", "extra"]), "in the data but not in the recipe"),
     ("delta above 1/n", _recipe(_num(mech="gaussian"), delta=0.5), _Schema(["a"]), "is not below 1/n = 0.01"),
     # the plan's own checks: each unit's share of epsilon, each Gaussian unit's noise
-    ("share of epsilon", _recipe(_num("a", weight=1.0), _num("b", weight=3.0), epsilon=2e-6), None,
-     "column 'a': its share of epsilon"),
-    ("share of epsilon of an embedding group",
-     _recipe(_num("a", weight=3.0), _emb("e1", type_="float", group="g"), _emb("e2", type_="float", group="g"),
-             epsilon=2.5e-6),
-     None, "column 'g': its share of epsilon"),
-    ("gaussian sigma steps", _recipe(_num("a", "gaussian", low=0, high=10, type_="integer"), epsilon=5e-6,
-                                     delta=1e-6), None, "Gaussian noise at epsilon"),
+    (
+        "share of epsilon",
+        _recipe(_num("a", weight=1.0), _num("b", weight=3.0), epsilon=2e-6),
+        None,
+        "column 'a': its share of epsilon",
+    ),
+    (
+        "share of epsilon of an embedding group",
+        _recipe(
+            _num("a", weight=3.0),
+            _emb("e1", type_="float", group="g"),
+            _emb("e2", type_="float", group="g"),
+            epsilon=2.5e-6,
+        ),
+        None,
+        "column 'g': its share of epsilon",
+    ),
+    (
+        "gaussian sigma steps",
+        _recipe(_num("a", "gaussian", low=0, high=10, type_="integer"), epsilon=5e-6, delta=1e-6),
+        None,
+        "Gaussian noise at epsilon",
+    ),
     # names that look like other pages' words (the old text matcher read them)
-    ("column named like a mechanism", _recipe(_num("mechanism", domain=None)), None,
-     "column 'mechanism': needs a public domain"),
-    ("data column named like a mechanism", _recipe(_num("a"), _num("b")), _Schema(["a", "mechanism_id"]),
-     "column 'b': not found in the data (columns: a, mechanism_id)"),
-    ("category that quotes a use", _recipe(_cat(cats=("we use 'x'", "we use 'x'", "y"))), None,
-     "category list repeats"),
+    (
+        "column named like a mechanism",
+        _recipe(_num("mechanism", domain=None)),
+        None,
+        "column 'mechanism': needs a public domain",
+    ),
+    (
+        "data column named like a mechanism",
+        _recipe(_num("a"), _num("b")),
+        _Schema(["a", "mechanism_id"]),
+        "column 'b': not found in the data (columns: a, mechanism_id)",
+    ),
+    (
+        "category that quotes a use",
+        _recipe(_cat(cats=("we use 'x'", "we use 'x'", "y"))),
+        None,
+        "category list repeats",
+    ),
     ("column without a name", _recipe(_num("", domain=None)), None, "column '': needs a public domain"),
 ]
 
-DECLARED_TYPE_CASE = (_recipe(_num("n", type_="integer", low=0, high=10)), pd.DataFrame({"n": [1.0, 2.5, 3.0]}),
-                      "declared integer, but 1 row(s) hold non-integer numbers")
+DECLARED_TYPE_CASE = (
+    _recipe(_num("n", type_="integer", low=0, high=10)),
+    pd.DataFrame({"n": [1.0, 2.5, 3.0]}),
+    "declared integer, but 1 row(s) hold non-integer numbers",
+)
 
 
 def _problems(recipe, schema):
@@ -242,8 +357,11 @@ def test_the_generator_reaches_every_check():
     for path in CHECKED:
         text = path.read_text(encoding="utf-8")
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                    and node.func.id in ("Problem", "problem"):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("Problem", "problem")
+            ):
                 site = (path.name, node.lineno)
                 (unreached if any(u in ast.get_source_segment(text, node) for u in UNREACHED) else sites).add(site)
     assert len(unreached) == len(UNREACHED)
@@ -271,8 +389,13 @@ def test_the_generator_reaches_every_check():
 
 def test_problems_survive_pickling_copying_and_json():
     p = Problem("column 'a': bounds must satisfy low < high", field="column:a", page="columns")
-    for q in (pickle.loads(pickle.dumps(p)), pickle.loads(pickle.dumps(p, protocol=0)), copy.copy(p),
-              copy.deepcopy(p), copy.deepcopy([p])[0]):
+    for q in (
+        pickle.loads(pickle.dumps(p)),
+        pickle.loads(pickle.dumps(p, protocol=0)),
+        copy.copy(p),
+        copy.deepcopy(p),
+        copy.deepcopy([p])[0],
+    ):
         assert type(q) is Problem and q == p and (q.field, q.page) == ("column:a", "columns")
     # still the plain message wherever a string was used
     assert p == "column 'a': bounds must satisfy low < high" and hash(p) == hash(str(p))
@@ -294,13 +417,20 @@ def test_problem_refuses_unknown_pages_and_fields():
 
 # ---- routing by page vs the old text matcher ----------------------------------------------------
 
+
 def _old_page_of(problem: str) -> str:
     """The GUI's former router (dpstudio/gui/session.py::_page_of), verbatim."""
     p = problem.lower()
     if p.startswith("budget"):
         return "budget"
-    if p.startswith("release") or "mechanism" in p or " use '" in p or "released unchanged" in p \
-            or "cannot be released by" in p or "embeddings are released only" in p:
+    if (
+        p.startswith("release")
+        or "mechanism" in p
+        or " use '" in p
+        or "released unchanged" in p
+        or "cannot be released by" in p
+        or "embeddings are released only" in p
+    ):
         return "release"
     if p.startswith("input"):
         return "data"

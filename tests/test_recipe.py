@@ -19,15 +19,22 @@ from dpstudio.recipe.validate import ACK_DATASET_POOL, ACK_DOMAIN_FROM_DATA, val
 
 
 def _recipe(**kw):
-    cols = kw.pop("columns", (
-        Column("id", "text", "identifier"),
-        Column("age", "integer", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace")),
-        Column("sex", "categorical", "public"),
-        Column("y", "boolean", "label", Domain("categorical", categories=("0", "1")), Mechanism("rr")),
-    ))
-    return Recipe(input=kw.pop("input", InputSpec(path="data.csv", sha256="ab" * 32)),
-                  release=kw.pop("release", ReleaseSpec("record")), columns=cols,
-                  budget=kw.pop("budget", Budget(epsilon=1.0)), **kw)
+    cols = kw.pop(
+        "columns",
+        (
+            Column("id", "text", "identifier"),
+            Column("age", "integer", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace")),
+            Column("sex", "categorical", "public"),
+            Column("y", "boolean", "label", Domain("categorical", categories=("0", "1")), Mechanism("rr")),
+        ),
+    )
+    return Recipe(
+        input=kw.pop("input", InputSpec(path="data.csv", sha256="ab" * 32)),
+        release=kw.pop("release", ReleaseSpec("record")),
+        columns=cols,
+        budget=kw.pop("budget", Budget(epsilon=1.0)),
+        **kw,
+    )
 
 
 def test_json_round_trip_is_identity():
@@ -59,9 +66,17 @@ def test_newer_schema_version_refused():
 
 
 def test_version_0_is_migrated():
-    v0 = {"input": {"path": "x.csv"}, "release": {"type": "record"}, "epsilon": 2.0, "delta": 0.0, "seed": 7,
-          "columns": [{"name": "age", "type": "integer", "role": "sensitive", "bounds": [0, 99]},
-                      {"name": "sex", "type": "categorical", "role": "sensitive", "categories": ["f", "m"]}]}
+    v0 = {
+        "input": {"path": "x.csv"},
+        "release": {"type": "record"},
+        "epsilon": 2.0,
+        "delta": 0.0,
+        "seed": 7,
+        "columns": [
+            {"name": "age", "type": "integer", "role": "sensitive", "bounds": [0, 99]},
+            {"name": "sex", "type": "categorical", "role": "sensitive", "categories": ["f", "m"]},
+        ],
+    }
     r = recipe_from_json(v0)
     assert r.budget.epsilon == 2.0 and r.randomness.seed == 7
     assert r.column("age").domain == Domain("numeric", source="public", low=0.0, high=99.0)
@@ -89,10 +104,16 @@ def test_validation_lists_every_problem_with_column_names():
     )
     problems = validate(_recipe(columns=cols, budget=Budget(epsilon=-1, delta=2)))
     text = "\n".join(problems)
-    for needle in ["column 'age': needs a public domain", "column 'inc': bounds must satisfy low < high",
-                   "[5.0, 1.0]" if "5.0" in text else "[5, 1]", "column 'inc': numeric columns use",
-                   "column 'sex': category list repeats ['f']", ACK_DATASET_POOL,
-                   "epsilon must be > 0, got -1", "delta must lie in [0, 1), got 2"]:
+    for needle in [
+        "column 'age': needs a public domain",
+        "column 'inc': bounds must satisfy low < high",
+        "[5.0, 1.0]" if "5.0" in text else "[5, 1]",
+        "column 'inc': numeric columns use",
+        "column 'sex': category list repeats ['f']",
+        ACK_DATASET_POOL,
+        "epsilon must be > 0, got -1",
+        "delta must lie in [0, 1), got 2",
+    ]:
         assert needle in text, needle
 
 
@@ -108,14 +129,16 @@ def test_gaussian_needs_delta_and_label_release_needs_label():
     r = _recipe().with_column("age", mechanism=Mechanism("gaussian"))
     assert any("needs delta > 0" in p for p in validate(r))
     cols = (Column("age", "integer", "sensitive", Domain("numeric", low=0, high=1), Mechanism("laplace")),)
-    assert any("needs a column with role 'label'" in p for p in validate(_recipe(columns=cols,
-                                                                               release=ReleaseSpec("label"))))
+    assert any(
+        "needs a column with role 'label'" in p for p in validate(_recipe(columns=cols, release=ReleaseSpec("label")))
+    )
 
 
 def test_schema_mismatch_is_reported():
     class S:
         rows = 100
         columns = [type("C", (), {"name": n}) for n in ("id", "age", "sex", "extra")]
+
     problems = validate(_recipe(budget=Budget(epsilon=1, delta=0.5)), S())
     text = "\n".join(problems)
     assert "column 'y': not found in the data" in text

@@ -1,5 +1,6 @@
 """Record releases: the printed scale is the one that ran (DP-estimated bounds), and several
 Gaussian columns are calibrated jointly in zCDP instead of splitting (eps, delta)."""
+
 from __future__ import annotations
 
 import math
@@ -23,16 +24,29 @@ from dpstudio.recipe.model import Budget, Column, Cost, Domain, InputSpec, Mecha
 
 
 def _num(name, low=0.0, high=100.0, mech="gaussian", weight=1.0):
-    return Column(name, "float", "sensitive", domain=Domain("numeric", low=low, high=high),
-                  mechanism=Mechanism(mech, weight=weight), type_source="confirmed", role_source="confirmed")
+    return Column(
+        name,
+        "float",
+        "sensitive",
+        domain=Domain("numeric", low=low, high=high),
+        mechanism=Mechanism(mech, weight=weight),
+        type_source="confirmed",
+        role_source="confirmed",
+    )
 
 
 def _recipe(columns, eps=1.0, delta=1e-6, path="data.csv", seed=None):
-    return Recipe(input=InputSpec(path=str(path)), release=ReleaseSpec("record"), columns=tuple(columns),
-                  budget=Budget(eps, delta), randomness=Randomness(seed=seed))
+    return Recipe(
+        input=InputSpec(path=str(path)),
+        release=ReleaseSpec("record"),
+        columns=tuple(columns),
+        budget=Budget(eps, delta),
+        randomness=Randomness(seed=seed),
+    )
 
 
 # ---------------------------------------------------------------- joint Gaussian calibration
+
 
 @pytest.fixture(scope="module")
 def four_gaussians():
@@ -55,7 +69,7 @@ def test_joint_total_holds_by_independent_methods(four_gaussians):
     _, p = four_gaussians
     D = np.array([m["diam_steps"] for m in p.mechanisms])
     sig = np.array([m["sigma_steps"] for m in p.mechanisms])
-    rho = float(np.sum(D ** 2 / (2 * sig ** 2)))
+    rho = float(np.sum(D**2 / (2 * sig**2)))
     # 1. RDP curves alpha * rho summed and converted on a fine order grid (not the calibration's grid)
     orders = np.arange(1.001, 400.0, 0.001)
     assert rdp_to_dp(rho * orders, 1e-6, orders=orders) <= 1.0 + 1e-9
@@ -79,7 +93,7 @@ def test_basic_composition_of_the_same_sigmas_prints_far_more(four_gaussians):
     assert basic_eps > 2.0 and basic_delta == pytest.approx(1e-6)
     # and the former per-column sigmas were worth eps ~ 0.52 together, while printed as eps = 1
     old = GaussianMechanism(epsilon=0.25, delta=2.5e-7, low=0, high=100)
-    assert zcdp_epsilon(4 * old.diam_steps ** 2 / (2 * old.sigma_steps ** 2), 1e-6) < 0.6
+    assert zcdp_epsilon(4 * old.diam_steps**2 / (2 * old.sigma_steps**2), 1e-6) < 0.6
 
 
 def test_discrete_gaussians_meet_the_target_at_every_shift():
@@ -87,12 +101,13 @@ def test_discrete_gaussians_meet_the_target_at_every_shift():
     # rho shares; delta(eps) of the 2-D product, summed over Z^2, for every integer shift vector
     eps, delta = 1.0, 1e-6
     rho = zcdp_rho_for(eps, delta) * (1 - 1e-9)
-    mechs = [GaussianMechanism(delta=delta / 2, low=0, high=4, integer=True, grid_bits=2, rho=rho / 2)
-             for _ in range(2)]
+    mechs = [
+        GaussianMechanism(delta=delta / 2, low=0, high=4, integer=True, grid_bits=2, rho=rho / 2) for _ in range(2)
+    ]
     D, s2 = mechs[0].diam_steps, mechs[0].sigma_steps ** 2
     half = int(14 * math.sqrt(s2)) + D + 1
     x = np.arange(-half, half + 1, dtype=float)
-    p1 = np.exp(-x ** 2 / (2 * s2))
+    p1 = np.exp(-(x**2) / (2 * s2))
     p1 /= p1.sum()
     worst = 0.0
     for a in range(D + 1):
@@ -100,16 +115,27 @@ def test_discrete_gaussians_meet_the_target_at_every_shift():
             if a == b == 0:
                 continue
             q1a, q1b = np.roll(p1, a), np.roll(p1, b)  # support padded by D: no wrap-around mass
-            diff = np.outer(p1, p1) - math.e ** eps * np.outer(q1a, q1b)
+            diff = np.outer(p1, p1) - math.e**eps * np.outer(q1a, q1b)
             worst = max(worst, float(diff[diff > 0].sum()))
     assert worst <= delta
     assert worst > delta / 20  # the calibration is not vacuous
 
 
 def test_weights_share_rho_and_mixed_units_stay_within_budget():
-    cols = [_num("a", weight=3.0), _num("b"), _num("c", mech="laplace"),
-            Column("k", "categorical", "sensitive", domain=Domain("categorical", categories=("x", "y", "z")),
-                   mechanism=Mechanism("rr"), type_source="confirmed", role_source="confirmed")]
+    cols = [
+        _num("a", weight=3.0),
+        _num("b"),
+        _num("c", mech="laplace"),
+        Column(
+            "k",
+            "categorical",
+            "sensitive",
+            domain=Domain("categorical", categories=("x", "y", "z")),
+            mechanism=Mechanism("rr"),
+            type_source="confirmed",
+            role_source="confirmed",
+        ),
+    ]
     r = _recipe(cols, eps=2.0, delta=1e-7)
     p = record.compile(r)
     by = {m["unit"]: m for m in p.mechanisms}
@@ -133,10 +159,18 @@ def test_a_single_gaussian_keeps_its_exact_calibration():
 
 # ---------------------------------------------------------------- DP-estimated bounds
 
+
 def _dp_income(mech="laplace"):
     d = Domain("numeric", source="dp", cost=Cost(0.5, 0.0), search_low=0.0, search_high=1_000_000.0)
-    return Column("income", "float", "sensitive", domain=d, mechanism=Mechanism(mech),
-                  type_source="confirmed", role_source="confirmed")
+    return Column(
+        "income",
+        "float",
+        "sensitive",
+        domain=d,
+        mechanism=Mechanism(mech),
+        type_source="confirmed",
+        role_source="confirmed",
+    )
 
 
 def test_plan_with_dp_bounds_gives_only_the_worst_case_scale():
@@ -219,6 +253,7 @@ def test_report_of_a_provisional_plan_says_worst_case(dp_bounds_release):
 
 # ---------------------------------------------------------------- the GUI preview (numpy only)
 
+
 def test_preview_errors_match_the_joint_calibration(four_gaussians):
     from dpstudio.gui.charts.preview import plan_curves, preview_units
 
@@ -266,7 +301,7 @@ def test_gaussian_from_a_rho_share_states_what_it_samples():
     m = GaussianMechanism(delta=1e-7, low=0, high=10, rho=0.01)
     loss = m.privacy_loss()
     assert 0.01 * (1 - 1e-12) <= loss.zcdp_rho <= 0.01 * (1 + 1e-12)
-    assert np.allclose(loss.rdp, np.asarray(RDP_ORDERS) * m.diam_steps ** 2 / (2 * m.sigma_steps ** 2))
+    assert np.allclose(loss.rdp, np.asarray(RDP_ORDERS) * m.diam_steps**2 / (2 * m.sigma_steps**2))
     assert loss.epsilon == zcdp_epsilon(loss.zcdp_rho, 1e-7)
     assert m.sigma == pytest.approx(10 / math.sqrt(0.02), rel=1e-3)  # D steps * step = diam (to the grid)
     y = m.release(np.full(20_000, 5.0), RandomSource(3))
@@ -282,9 +317,15 @@ def test_joint_group_total_stays_within_budget_next_to_a_large_discovery_delta(b
     """Review finding: the group's delta was recovered as (budget delta + discovery delta) minus
     the discovery delta, which rounds a tiny budget delta away (silent fallback to a total above
     the budget).  The group is now converted at its own delta and the plan checks its total."""
-    cat = Column("c", "categorical", "sensitive", mechanism=Mechanism("rr"),
-                 domain=Domain("categorical", source="dp", cost=Cost(epsilon=0.3, delta=1e-4)),
-                 type_source="confirmed", role_source="confirmed")
+    cat = Column(
+        "c",
+        "categorical",
+        "sensitive",
+        mechanism=Mechanism("rr"),
+        domain=Domain("categorical", source="dp", cost=Cost(epsilon=0.3, delta=1e-4)),
+        type_source="confirmed",
+        role_source="confirmed",
+    )
     r = _recipe([_num("a"), _num("b"), _num("d"), cat], eps=1.0, delta=budget_delta)
     p = record.compile(r)
     assert p.total.epsilon <= (1.0 + 0.3) * (1 + 1e-9)

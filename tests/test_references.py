@@ -12,6 +12,7 @@
   be the start of a heading of x.md, and ``docs/errata.md, E4`` a row of the errata table.
 * No shipped file mentions "BRIEF" (the team's internal specification, not part of the product).
 """
+
 from __future__ import annotations
 
 import re
@@ -25,8 +26,10 @@ CITING = sorted((PACKAGE / "engine" / "mechanisms").glob("*.py"))
 DOCS = ROOT / "docs"
 
 # "docs/x.md", optionally followed by "§Heading words", ', "Heading words"' or ", E4"
-DOC_REF = re.compile(r'\bdocs/((?:[\w.-]+/)*[\w.-]+\.md)'
-                     r'(?:,?[ \t]*\n?[ \t]*§[ \t]*([^;,.()"§\n]+)|,\s*"([^"]{1,200})"|,\s*(E\d+)\b)?')
+DOC_REF = re.compile(
+    r"\bdocs/((?:[\w.-]+/)*[\w.-]+\.md)"
+    r'(?:,?[ \t]*\n?[ \t]*§[ \t]*([^;,.()"§\n]+)|,\s*"([^"]{1,200})"|,\s*(E\d+)\b)?'
+)
 # the internal specification document ("BRIEF 3.2", "BRIEF section 4", "BRIEF.md")
 BRIEF = re.compile(r"\bBRIEF\b")
 
@@ -54,8 +57,12 @@ def _read_text(path: Path) -> str | None:
 
 
 def shipped_files() -> list[Path]:
-    return [p for top in (PACKAGE, RESOURCES) for p in sorted(top.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts]
+    return [
+        p
+        for top in (PACKAGE, RESOURCES)
+        for p in sorted(top.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
 
 
 def internal_references(files, root: Path = ROOT) -> list[str]:
@@ -109,8 +116,7 @@ def _norm(text: str) -> str:
 
 
 def doc_headings(path: Path) -> list[str]:
-    return [_norm(line.lstrip("#")) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.startswith("#")]
+    return [_norm(line.lstrip("#")) for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("#")]
 
 
 def _starts_heading(cited: str, headings: list[str]) -> bool:
@@ -135,8 +141,9 @@ def doc_reference_problems(files, docs: Path = DOCS, root: Path = ROOT) -> list[
             cited = section if section is not None else quoted
             if cited is not None and not _starts_heading(cited, doc_headings(target)):
                 problems.append(f"{where}: docs/{name} has no heading {_norm(cited)!r}")
-            if entry is not None and not re.search(rf"^\|\s*{entry}\s*\|", target.read_text(encoding="utf-8"),
-                                                   re.MULTILINE):
+            if entry is not None and not re.search(
+                rf"^\|\s*{entry}\s*\|", target.read_text(encoding="utf-8"), re.MULTILINE
+            ):
                 problems.append(f"{where}: docs/{name} has no entry {entry}")
     return problems
 
@@ -153,8 +160,7 @@ def brief_mentions(files, root: Path = ROOT) -> list[str]:
 
 def test_no_internal_source_references_in_package_or_resources():
     hits = internal_references(shipped_files())
-    assert not hits, ("internal references; cite authors and year (docs/references.md):\n"
-                      + "\n".join(hits))
+    assert not hits, "internal references; cite authors and year (docs/references.md):\n" + "\n".join(hits)
 
 
 def test_mechanism_citations_resolve_in_references_md():
@@ -177,51 +183,69 @@ def test_docs_cross_references_resolve():
 
 def test_no_mention_of_the_internal_brief():
     hits = brief_mentions(shipped_files())
-    assert not hits, ("the internal brief is cited; cite the paper (docs/references.md) or the "
-                      "docs section instead:\n" + "\n".join(hits))
+    assert not hits, (
+        "the internal brief is cited; cite the paper (docs/references.md) or the "
+        "docs section instead:\n" + "\n".join(hits)
+    )
 
 
 # ---- the checks catch what they are meant to catch -------------------------------------------
 
+
 def test_internal_reference_pattern_catches_the_old_forms(tmp_path):
     f = tmp_path / "m.py"
-    f.write_text('"""Seed 004 Ex. 4.9."""\nx = "(seed 002 Prop. 3.0.2)"  # seed003\n'
-                 'RandomSource(seed=0)  # a fixed seed 1; seed 0 is fine\n', encoding="utf-8")
-    assert internal_references([f], tmp_path) == [
-        "m.py:1: 'Seed 004'", "m.py:2: 'seed 002'", "m.py:2: 'seed003'"]
+    f.write_text(
+        '"""Seed 004 Ex. 4.9."""\nx = "(seed 002 Prop. 3.0.2)"  # seed003\n'
+        "RandomSource(seed=0)  # a fixed seed 1; seed 0 is fine\n",
+        encoding="utf-8",
+    )
+    assert internal_references([f], tmp_path) == ["m.py:1: 'Seed 004'", "m.py:2: 'seed 002'", "m.py:2: 'seed003'"]
 
 
 def test_citation_check_lists_what_is_missing(tmp_path):
-    refs = ("# References\n\n- Jazbec, M. (2018). A general definition.\n"
-            "- Canonne, C. L., Kamath, G. & Steinke, T. (2020). The discrete Gaussian.\n"
-            "  (Cited as CKS 2020.)\n- Minami, K. (2015). Note. Published as: Minami, K., Arai, H.\n"
-            "  (2016). Differential privacy without sensitivity.\n")
+    refs = (
+        "# References\n\n- Jazbec, M. (2018). A general definition.\n"
+        "- Canonne, C. L., Kamath, G. & Steinke, T. (2020). The discrete Gaussian.\n"
+        "  (Cited as CKS 2020.)\n- Minami, K. (2015). Note. Published as: Minami, K., Arai, H.\n"
+        "  (2016). Differential privacy without sensitivity.\n"
+    )
     ok = tmp_path / "ok.py"
-    ok.write_text('"""Jazbec 2018, Thm 5.3; Canonne, Kamath &\n    Steinke 2020; CKS 2020 Alg. 1;\n'
-                  '    Minami et al. 2016; Minami 2015, Thm 8."""\n', encoding="utf-8")
+    ok.write_text(
+        '"""Jazbec 2018, Thm 5.3; Canonne, Kamath &\n    Steinke 2020; CKS 2020 Alg. 1;\n'
+        '    Minami et al. 2016; Minami 2015, Thm 8."""\n',
+        encoding="utf-8",
+    )
     bad = tmp_path / "bad.py"
-    bad.write_text('"""Jazbec 2019; Kamath & Smith 2020; Dwork et al. 2006; HRW 2013."""\n',
-                   encoding="utf-8")
+    bad.write_text('"""Jazbec 2019; Kamath & Smith 2020; Dwork et al. 2006; HRW 2013."""\n', encoding="utf-8")
     assert unresolved([ok], refs, tmp_path) == []
     assert unresolved([bad], refs, tmp_path) == [
-        "bad.py: Dwork et al. 2006", "bad.py: Jazbec 2019", "bad.py: Kamath & Smith 2020",
-        "bad.py: HRW 2013 (initialism)"]
+        "bad.py: Dwork et al. 2006",
+        "bad.py: Jazbec 2019",
+        "bad.py: Kamath & Smith 2020",
+        "bad.py: HRW 2013 (initialism)",
+    ]
 
 
 def test_docs_reference_check_lists_what_is_missing(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "a.md").write_text("# A\n\n## DP quantiles — `dp_quantile`\n\n### Exact RDP of the discrete "
-                               "Laplace\n", encoding="utf-8")
+    (docs / "a.md").write_text(
+        "# A\n\n## DP quantiles — `dp_quantile`\n\n### Exact RDP of the discrete Laplace\n", encoding="utf-8"
+    )
     (docs / "errata.md").write_text("| # | x |\n|---|---|\n| E4 | y |\n", encoding="utf-8")
     ok = tmp_path / "ok.py"
-    ok.write_text('"""See docs/a.md §DP quantiles; docs/a.md, "Exact RDP of the discrete Laplace";\n'
-                  '(docs/a.md §Exact RDP of the\n    discrete Laplace) docs/errata.md, E4 and docs/a.md.\n'
-                  '"""\nx = 1  # docs/a.md §DP quantiles (see there)\n', encoding="utf-8")
+    ok.write_text(
+        '"""See docs/a.md §DP quantiles; docs/a.md, "Exact RDP of the discrete Laplace";\n'
+        "(docs/a.md §Exact RDP of the\n    discrete Laplace) docs/errata.md, E4 and docs/a.md.\n"
+        '"""\nx = 1  # docs/a.md §DP quantiles (see there)\n',
+        encoding="utf-8",
+    )
     bad = tmp_path / "bad.py"
-    bad.write_text('"""docs/b.md; docs/a.md §Quantiles; docs/a.md §DP quantiles and more;\n'
-                   'docs/a.md, "Exact RDP of Gaussians"; docs/errata.md, E5; ../shared/docs/BRIEF.md"""\n',
-                   encoding="utf-8")
+    bad.write_text(
+        '"""docs/b.md; docs/a.md §Quantiles; docs/a.md §DP quantiles and more;\n'
+        'docs/a.md, "Exact RDP of Gaussians"; docs/errata.md, E5; ../shared/docs/BRIEF.md"""\n',
+        encoding="utf-8",
+    )
     assert doc_reference_problems([ok], docs, tmp_path) == []
     assert doc_reference_problems([bad], docs, tmp_path) == [
         "bad.py:1: docs/b.md does not exist",
@@ -235,6 +259,8 @@ def test_docs_reference_check_lists_what_is_missing(tmp_path):
 
 def test_brief_check_catches_the_forms_used(tmp_path):
     f = tmp_path / "m.py"
-    f.write_text('"""Ledger (BRIEF 3.9)."""\n# BRIEF section 4\nx = "see BRIEF.md"\n'
-                 '# a brief note; briefly; DEBRIEFED\n', encoding="utf-8")
+    f.write_text(
+        '"""Ledger (BRIEF 3.9)."""\n# BRIEF section 4\nx = "see BRIEF.md"\n# a brief note; briefly; DEBRIEFED\n',
+        encoding="utf-8",
+    )
     assert [h.split(":")[1] for h in brief_mentions([f], tmp_path)] == ["1", "2", "3"]

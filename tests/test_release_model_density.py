@@ -1,4 +1,5 @@
 """End to end: the CLI releases a DP logistic regression and a DP density; plan/run directly."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,9 @@ from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Params, Ran
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "dpstudio", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "dpstudio", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def _frame(n=400, seed=0):
@@ -28,9 +30,34 @@ def _frame(n=400, seed=0):
 
 def test_cli_model_release(tmp_path):
     _frame().to_csv(tmp_path / "d.csv", index=False)
-    r = _cli("recipe", "init", "d.csv", "-o", "r.json", "--release", "model", "--role", "y=label",
-             "--role", "x1=sensitive", "--role", "x2=sensitive", "--bounds", "x1=0:1", "--bounds", "x2=0:1",
-             "--categories", "y=0,1", "--epsilon", "1", "--delta", "1e-5", "--seed", "3", cwd=tmp_path)
+    r = _cli(
+        "recipe",
+        "init",
+        "d.csv",
+        "-o",
+        "r.json",
+        "--release",
+        "model",
+        "--role",
+        "y=label",
+        "--role",
+        "x1=sensitive",
+        "--role",
+        "x2=sensitive",
+        "--bounds",
+        "x1=0:1",
+        "--bounds",
+        "x2=0:1",
+        "--categories",
+        "y=0,1",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--seed",
+        "3",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     r = _cli("release", "r.json", "--output", "out.json", "--no-ledger", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -40,15 +67,36 @@ def test_cli_model_release(tmp_path):
     g = art["guarantee"]
     assert g["epsilon"] == 1.0 and g["delta"] == 1e-5
     assert g["delta_gibbs"] + g["delta_sampler"] == pytest.approx(1e-5)
-    assert g["lipschitz"] == pytest.approx(2 ** 0.5)
+    assert g["lipschitz"] == pytest.approx(2**0.5)
     assert art["coefficients"]["x1"] > 0  # the signal survives at n=400, eps=1
 
 
 def test_cli_density_release(tmp_path):
     _frame().to_csv(tmp_path / "d.csv", index=False)
-    r = _cli("recipe", "init", "d.csv", "-o", "r.json", "--release", "density", "--role", "x1=sensitive",
-             "--role", "x2=ignore", "--role", "y=ignore", "--bounds", "x1=0:1",
-             "--epsilon", "1", "--delta", "1e-5", "--seed", "4", cwd=tmp_path)
+    r = _cli(
+        "recipe",
+        "init",
+        "d.csv",
+        "-o",
+        "r.json",
+        "--release",
+        "density",
+        "--role",
+        "x1=sensitive",
+        "--role",
+        "x2=ignore",
+        "--role",
+        "y=ignore",
+        "--bounds",
+        "x1=0:1",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--seed",
+        "4",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     r = _cli("release", "r.json", "--output", "out.json", "--no-ledger", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -59,16 +107,23 @@ def test_cli_density_release(tmp_path):
 
 
 def _recipe(rtype, cols, options=None, eps=1.0):
-    return Recipe(input=InputSpec(path="x.csv"), release=ReleaseSpec(type=rtype, options=Params.of(options or {})),
-                  columns=tuple(cols), budget=Budget(epsilon=eps, delta=1e-5), randomness=Randomness(seed=1))
+    return Recipe(
+        input=InputSpec(path="x.csv"),
+        release=ReleaseSpec(type=rtype, options=Params.of(options or {})),
+        columns=tuple(cols),
+        budget=Budget(epsilon=eps, delta=1e-5),
+        randomness=Randomness(seed=1),
+    )
 
 
 def test_density_2d_with_samples_direct():
     from dpstudio.plan import density
 
-    cols = [Column("x1", "float", "sensitive", Domain("numeric", low=0, high=1)),
-            Column("x2", "float", "sensitive", Domain("numeric", low=0, high=1)),
-            Column("y", "integer", "ignore")]
+    cols = [
+        Column("x1", "float", "sensitive", Domain("numeric", low=0, high=1)),
+        Column("x2", "float", "sensitive", Domain("numeric", low=0, high=1)),
+        Column("y", "integer", "ignore"),
+    ]
     rec = _recipe("density", cols, {"sample_rows": 300, "grid_size": 32})
     pl = density.compile(rec)
     assert pl.total.epsilon == 1.0 and pl.total.delta == 1e-5
@@ -80,9 +135,11 @@ def test_density_2d_with_samples_direct():
 def test_model_plan_and_cancel_direct():
     from dpstudio.plan import model
 
-    cols = [Column("x1", "float", "sensitive", Domain("numeric", low=0, high=1)),
-            Column("x2", "float", "public", Domain("numeric", low=0, high=1)),
-            Column("y", "integer", "label", Domain("categorical", categories=("0", "1")))]
+    cols = [
+        Column("x1", "float", "sensitive", Domain("numeric", low=0, high=1)),
+        Column("x2", "float", "public", Domain("numeric", low=0, high=1)),
+        Column("y", "integer", "label", Domain("categorical", categories=("0", "1"))),
+    ]
     rec = _recipe("model", cols, {"norm_bound": 1.0}, eps=2.0)
     pl = model.compile(rec)
     assert pl.total.epsilon == 2.0 and pl.total.delta == 1e-5 and pl.guarantee == "central"

@@ -1,4 +1,5 @@
 """Record-level release end to end: recipe init -> release on real data (Census PUMS)."""
+
 import json
 import subprocess
 import sys
@@ -9,13 +10,23 @@ import pytest
 
 from tests.conftest import DEMO, shared_dataset
 
-BOOLS = ["latino", "black", "asian", "married", "divorced", "uscitizen", "children", "disability",
-         "militaryservice", "employed", "englishability"]
+BOOLS = [
+    "latino",
+    "black",
+    "asian",
+    "married",
+    "divorced",
+    "uscitizen",
+    "children",
+    "disability",
+    "militaryservice",
+    "employed",
+    "englishability",
+]
 
 
 def cli(*args):
-    p = subprocess.run([sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run([sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -24,9 +35,31 @@ def pums_release(tmp_path_factory):
     src = shared_dataset("pums", "fulton_pums.csv")
     tmp = tmp_path_factory.mktemp("pums")
     recipe = tmp / "r.json"
-    args = ["recipe", "init", src, "-o", recipe, "--release", "record", "--epsilon", "6",
-            "--role", "employed=label", "--bounds", "educ=1:16", "--bounds", "income=0:300000",
-            "--mechanism", "income=gaussian", "--delta", "1e-7", "--weight", "income=3", "--seed", "11"]
+    args = [
+        "recipe",
+        "init",
+        src,
+        "-o",
+        recipe,
+        "--release",
+        "record",
+        "--epsilon",
+        "6",
+        "--role",
+        "employed=label",
+        "--bounds",
+        "educ=1:16",
+        "--bounds",
+        "income=0:300000",
+        "--mechanism",
+        "income=gaussian",
+        "--delta",
+        "1e-7",
+        "--weight",
+        "income=3",
+        "--seed",
+        "11",
+    ]
     for b in BOOLS:
         args += ["--categories", f"{b}=0,1"]
     code, _, err = cli(*args)
@@ -66,12 +99,39 @@ def test_pums_release_perturbs_within_declared_domains(pums_release):
 
 def test_same_seed_same_release_and_secure_default_differs(tmp_path):
     recipe = tmp_path / "r.json"
-    common = ["recipe", "init", DEMO, "-o", recipe, "--epsilon", "2", "--role", "employed=label",
-              "--bounds", "age=0:100", "--bounds", "education_level=1:16", "--bounds", "income=0:500000",
-              "--categories", "employed=0,1", "--categories", "ethnicity=latino,black,asian,other",
-              "--categories", "married=no,yes", "--categories", "us_citizen=no,yes",
-              "--categories", "children=0,1", "--categories", "disability=no,yes",
-              "--categories", "speaks_english_well=no,yes", "--categories", "sex=female,male"]
+    common = [
+        "recipe",
+        "init",
+        DEMO,
+        "-o",
+        recipe,
+        "--epsilon",
+        "2",
+        "--role",
+        "employed=label",
+        "--bounds",
+        "age=0:100",
+        "--bounds",
+        "education_level=1:16",
+        "--bounds",
+        "income=0:500000",
+        "--categories",
+        "employed=0,1",
+        "--categories",
+        "ethnicity=latino,black,asian,other",
+        "--categories",
+        "married=no,yes",
+        "--categories",
+        "us_citizen=no,yes",
+        "--categories",
+        "children=0,1",
+        "--categories",
+        "disability=no,yes",
+        "--categories",
+        "speaks_english_well=no,yes",
+        "--categories",
+        "sex=female,male",
+    ]
     assert cli(*common, "--seed", "5")[0] == 0
     outs = []
     for i in range(2):
@@ -91,8 +151,24 @@ def test_out_of_list_category_is_refused_or_mapped_to_other(tmp_path):
     data = tmp_path / "d.csv"
     data.write_text("x,c\n" + "".join(f"{i % 7},{'abc'[i % 3]}\n" for i in range(60)))
     recipe = tmp_path / "r.json"
-    assert cli("recipe", "init", data, "-o", recipe, "--role", "x=sensitive", "--role", "c=sensitive",
-               "--bounds", "x=0:6", "--categories", "c=a,b")[0] == 0
+    assert (
+        cli(
+            "recipe",
+            "init",
+            data,
+            "-o",
+            recipe,
+            "--role",
+            "x=sensitive",
+            "--role",
+            "c=sensitive",
+            "--bounds",
+            "x=0:6",
+            "--categories",
+            "c=a,b",
+        )[0]
+        == 0
+    )
     code, _, err = cli("release", recipe, "--output", tmp_path / "o.csv", "--no-ledger")
     assert code == 2 and "not in the declared category list" in err
     assert not (tmp_path / "o.csv").exists()
@@ -123,8 +199,18 @@ def test_output_type_does_not_reveal_a_missing_value(tmp_path):
         sub = tmp_path / str(i)
         sub.mkdir()
         rows = "".join(f"{k},{(k % 3) + 1}\n" for k in range(40))
-        recipe = _tiny_recipe(sub, f"x,grade\n{rows}99,{grade}\n", "--role", "x=sensitive", "--role",
-                              "grade=sensitive", "--bounds", "x=0:100", "--categories", "grade=1,2,3")
+        recipe = _tiny_recipe(
+            sub,
+            f"x,grade\n{rows}99,{grade}\n",
+            "--role",
+            "x=sensitive",
+            "--role",
+            "grade=sensitive",
+            "--bounds",
+            "x=0:100",
+            "--categories",
+            "grade=1,2,3",
+        )
         r = json.loads(recipe.read_text())
         for c in r["columns"]:
             if c["name"] == "grade":
@@ -144,8 +230,17 @@ def test_public_columns_make_a_record_release_semi_sensitive(tmp_path):
     """Review finding A2: a column copied verbatim is not covered by record-level DP."""
     from dpstudio.pipeline import compile_recipe
     from dpstudio.recipe.model import load_recipe
-    recipe = _tiny_recipe(tmp_path, "zip,hiv\n" + "".join(f"{10000 + k},{'yn'[k % 2]}\n" for k in range(30)),
-                          "--role", "zip=public", "--role", "hiv=sensitive", "--categories", "hiv=n,y")
+
+    recipe = _tiny_recipe(
+        tmp_path,
+        "zip,hiv\n" + "".join(f"{10000 + k},{'yn'[k % 2]}\n" for k in range(30)),
+        "--role",
+        "zip=public",
+        "--role",
+        "hiv=sensitive",
+        "--categories",
+        "hiv=n,y",
+    )
     plan = compile_recipe(load_recipe(recipe))
     assert plan.guarantee == "semi-sensitive" and plan.total.kind == "semi-sensitive"
     assert any("zip" in n and "not protected" in n for n in plan.notes)
@@ -161,12 +256,25 @@ def test_validation_catches_degenerate_domains():
     from dpstudio.recipe.validate import validate
 
     def one(col):
-        return validate(Recipe(input=InputSpec("x.csv"), release=ReleaseSpec("record"), columns=(col,),
-                               budget=Budget(1.0)))
-    assert one(Column("a", "categorical", "sensitive", Domain("categorical", categories=("a",), other="a"),
-                      Mechanism("rr")))
-    assert one(Column("a", "float", "sensitive", Domain("numeric", source="dp", low=1, high=1,
-                                                        cost=Cost(0.1)), Mechanism("laplace")))
-    assert any("delta in (0, 0.001]" in p for p in one(
-        Column("a", "categorical", "sensitive", Domain("categorical", source="dp", cost=Cost(0.1)),
-               Mechanism("rr"))))
+        return validate(
+            Recipe(input=InputSpec("x.csv"), release=ReleaseSpec("record"), columns=(col,), budget=Budget(1.0))
+        )
+
+    assert one(
+        Column("a", "categorical", "sensitive", Domain("categorical", categories=("a",), other="a"), Mechanism("rr"))
+    )
+    assert one(
+        Column(
+            "a",
+            "float",
+            "sensitive",
+            Domain("numeric", source="dp", low=1, high=1, cost=Cost(0.1)),
+            Mechanism("laplace"),
+        )
+    )
+    assert any(
+        "delta in (0, 0.001]" in p
+        for p in one(
+            Column("a", "categorical", "sensitive", Domain("categorical", source="dp", cost=Cost(0.1)), Mechanism("rr"))
+        )
+    )

@@ -1,4 +1,5 @@
 """Synthetic release end to end on the Adult training table (the PEARL paper's split)."""
+
 import json
 import subprocess
 import sys
@@ -8,22 +9,50 @@ import pytest
 
 from tests.conftest import shared_dataset
 
-BOUNDS = ["age=17:90", "fnlwgt=10000:1500000", "education-num=1:16", "capital-gain=0:99999",
-          "capital-loss=0:4356", "hours-per-week=1:99"]
-LEVELS = {"education": 16, "workclass": 9, "marital-status": 7, "occupation": 15, "relationship": 6,
-          "race": 5, "sex": 2, "native-country": 41, "income_gt_50k": 2}
+BOUNDS = [
+    "age=17:90",
+    "fnlwgt=10000:1500000",
+    "education-num=1:16",
+    "capital-gain=0:99999",
+    "capital-loss=0:4356",
+    "hours-per-week=1:99",
+]
+LEVELS = {
+    "education": 16,
+    "workclass": 9,
+    "marital-status": 7,
+    "occupation": 15,
+    "relationship": 6,
+    "race": 5,
+    "sex": 2,
+    "native-country": 41,
+    "income_gt_50k": 2,
+}
 
 
 def cli(*args):
-    p = subprocess.run([sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True, text=True,
-                       timeout=600)
+    p = subprocess.run([sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True, text=True, timeout=600)
     return p.returncode, p.stdout, p.stderr
 
 
 def init_args(train, recipe, *extra):
     """`recipe init` on the Adult split with its public bounds and category lists."""
-    args = ["recipe", "init", train, "-o", recipe, "--release", "synthetic", "--epsilon", "1",
-            "--delta", "1e-5", "--role", "income_gt_50k=label", *extra]
+    args = [
+        "recipe",
+        "init",
+        train,
+        "-o",
+        recipe,
+        "--release",
+        "synthetic",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--role",
+        "income_gt_50k=label",
+        *extra,
+    ]
     for b in BOUNDS:
         args += ["--bounds", b]
     for col, k in LEVELS.items():
@@ -40,8 +69,9 @@ def test_synthetic_release_on_adult(tmp_path, method, options):
     code, out, err = cli("recipe", "check", recipe)
     assert code == 0, out + err
     out_csv = tmp_path / "synth.csv"
-    code, out, err = cli("release", recipe, "--output", out_csv, "--report", tmp_path / "r.html",
-                         "--ledger", tmp_path / "l.sqlite")
+    code, out, err = cli(
+        "release", recipe, "--output", out_csv, "--report", tmp_path / "r.html", "--ledger", tmp_path / "l.sqlite"
+    )
     assert code == 0, err
     summary = json.loads(out)
     assert summary["guarantee"] == "central"
@@ -55,8 +85,8 @@ def test_synthetic_release_on_adult(tmp_path, method, options):
     # a sane synthesizer keeps the label's base rate roughly (real: about 0.39)
     assert abs(synth["income_gt_50k"].mean() - real["income_gt_50k"].mean()) < 0.15
     assert (tmp_path / "r.html").exists() and not list(tmp_path.glob("*.dpstmp"))
-    if method == "pearl":   # a small fit trains in process; the report says how, where
-        html = (tmp_path / "r.html").read_text()          # reproduction is discussed
+    if method == "pearl":  # a small fit trains in process; the report says how, where
+        html = (tmp_path / "r.html").read_text()  # reproduction is discussed
         at = html.index("2 batch shards, in one process")
         assert html.index("Randomness and reproduction") < at < html.index("Sign-off")
         assert html.count("2 batch shards") == 1
@@ -69,6 +99,7 @@ def test_recommended_method_follows_public_domain_sizes(tmp_path):
 
     from dpstudio.plan.synthetic import MST_MAX_CATEGORIES, recommend_method
     from dpstudio.recipe.model import load_recipe
+
     train = shared_dataset("adult", "train.csv")
     recipe = tmp_path / "r.json"
     code, _, err = cli(*init_args(train, recipe))

@@ -10,6 +10,7 @@ the report phase could do per-row work is spied on, on a table 24 times the (low
 * the report renderer gets the input and the released table wrapped so that only their shape
   is readable.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -67,14 +68,20 @@ class _SampleOnly(_ShapeOnly):
                 if k > CAP:
                     raise _Touched(f"the report phase selected {k:,} rows of {what} (cap {CAP:,})")
                 return frame.iloc[idx]
+
         return _Rows()
 
 
 def _table(kind):
     g = np.random.default_rng(7)
-    frame = pd.DataFrame({"zip": g.choice([f"Z{z:03d}" for z in range(300)], N),
-                          "sex": g.choice(["f", "m"], N), "age": g.integers(0, 100, N),
-                          "income": np.round(g.uniform(0, 200_000, N), 2)})
+    frame = pd.DataFrame(
+        {
+            "zip": g.choice([f"Z{z:03d}" for z in range(300)], N),
+            "sex": g.choice(["f", "m"], N),
+            "age": g.integers(0, 100, N),
+            "income": np.round(g.uniform(0, 200_000, N), 2),
+        }
+    )
     if kind == "label":
         frame["smoker"] = np.where(g.random(N) < 0.3, "yes", "no")
     return frame
@@ -83,15 +90,49 @@ def _table(kind):
 def _recipe(tmp_path, kind):
     data = tmp_path / "big.csv"
     _table(kind).to_csv(data, index=False)
-    args = ["recipe", "init", str(data), "-o", str(tmp_path / "r.json"), "--epsilon", "2",
-            "--role", "zip=public", "--role", "sex=public", "--categories", "sex=f,m",
-            "--type", "zip=categorical", "--categories", "zip=" + ",".join(f"Z{z:03d}" for z in range(300))]
+    args = [
+        "recipe",
+        "init",
+        str(data),
+        "-o",
+        str(tmp_path / "r.json"),
+        "--epsilon",
+        "2",
+        "--role",
+        "zip=public",
+        "--role",
+        "sex=public",
+        "--categories",
+        "sex=f,m",
+        "--type",
+        "zip=categorical",
+        "--categories",
+        "zip=" + ",".join(f"Z{z:03d}" for z in range(300)),
+    ]
     if kind == "record":
-        args += ["--role", "age=sensitive", "--role", "income=sensitive",
-                 "--bounds", "age=0:100", "--bounds", "income=0:200000"]
+        args += [
+            "--role",
+            "age=sensitive",
+            "--role",
+            "income=sensitive",
+            "--bounds",
+            "age=0:100",
+            "--bounds",
+            "income=0:200000",
+        ]
     else:
-        args += ["--release", "label", "--role", "age=public", "--role", "income=public",
-                 "--role", "smoker=label", "--categories", "smoker=yes,no"]
+        args += [
+            "--release",
+            "label",
+            "--role",
+            "age=public",
+            "--role",
+            "income=public",
+            "--role",
+            "smoker=label",
+            "--categories",
+            "smoker=yes,no",
+        ]
     assert main(args) == 0
     return load_recipe(tmp_path / "r.json")
 
@@ -109,6 +150,7 @@ def test_report_phase_touches_at_most_the_row_cap(tmp_path, monkeypatch, kind):
         out = real_write(data, *a, **k)
         phase["report"] = True
         return out
+
     monkeypatch.setattr(export_mod, "write_table", write_table)
 
     real_risk = risk_mod.risk_for_recipe
@@ -117,6 +159,7 @@ def test_report_phase_touches_at_most_the_row_cap(tmp_path, monkeypatch, kind):
         seen["risk"] += 1
         assert len(frame) == N
         return real_risk(recipe, _SampleOnly(frame, "the input"), *a, **k)
+
     monkeypatch.setattr(risk_mod, "risk_for_recipe", risk_for_recipe)
 
     def spy(name, key, rows):
@@ -126,7 +169,9 @@ def test_report_phase_touches_at_most_the_row_cap(tmp_path, monkeypatch, kind):
             if phase["report"]:
                 seen[key].append(rows(*a, **k))
             return real(*a, **k)
+
         monkeypatch.setattr(name[0], name[1], wrapper)
+
     spy((record_mod, "execute"), "record.run", lambda plan, frame, *a, **k: len(frame))
     spy((linkage_mod, "linkage_rate"), "linkage", lambda orig, rel, *a, **k: max(len(orig), len(rel)))
     spy((label_mod.LabelLeakageModel, "fit"), "label.fit", lambda frame, *a, **k: len(frame))
@@ -138,13 +183,15 @@ def test_report_phase_touches_at_most_the_row_cap(tmp_path, monkeypatch, kind):
         assert frame is not None and len(frame) == N
         result.outcome.data = _ShapeOnly(result.outcome.data, "the released table")
         return real_build(result, variant, _ShapeOnly(frame, "the input"), **k)
+
     monkeypatch.setattr(report_mod, "build_model", build_model)
 
-    res = execute_release(_recipe(tmp_path, kind), output_path=tmp_path / "out.csv",
-                          report_path=tmp_path / "rep.html", record=False)
+    res = execute_release(
+        _recipe(tmp_path, kind), output_path=tmp_path / "out.csv", report_path=tmp_path / "rep.html", record=False
+    )
     assert not [w for w in res.warnings if "failed" in w or "unavailable" in w], res.warnings
     assert seen["risk"] == 1 and seen["report"] == 1 and res.risk["sample"]["rows_used"] == CAP
     per_row = seen["record.run"] + seen["linkage"] + seen["label.fit"]
     assert per_row and max(per_row) <= CAP, seen
-    assert (seen["linkage"] if kind == "record" else seen["label.fit"])   # the attack ran, on the sample
+    assert seen["linkage"] if kind == "record" else seen["label.fit"]  # the attack ran, on the sample
     assert "rows" in (tmp_path / "rep.html").read_text(encoding="utf-8")

@@ -5,6 +5,7 @@ the Accuracy table, the error-vs-floor chart, the label guarantee, the DP domain
 cost -- is compared with the field of ``result.plan`` it must come from; several tests give a
 unit a number no formula would produce and check that the report prints exactly that number.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -25,10 +26,16 @@ N = 300
 
 def _data(tmp_path):
     rng = np.random.default_rng(3)
-    frame = pd.DataFrame({"age": rng.integers(18, 90, N), "income": rng.integers(0, 200_000, N),
-                          "score": np.round(rng.uniform(0, 100, N), 2),
-                          "smoker": rng.choice(["yes", "no"], N), "grp": rng.choice(["a", "b", "c"], N),
-                          "sex": rng.choice(["f", "m"], N)})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, N),
+            "income": rng.integers(0, 200_000, N),
+            "score": np.round(rng.uniform(0, 100, N), 2),
+            "smoker": rng.choice(["yes", "no"], N),
+            "grp": rng.choice(["a", "b", "c"], N),
+            "sex": rng.choice(["f", "m"], N),
+        }
+    )
     path = tmp_path / "people.csv"
     frame.to_csv(path, index=False)
     return path, frame
@@ -42,11 +49,40 @@ def _release(tmp_path, name, args, *, output=None):
     return res, frame
 
 
-RECORD = ["--epsilon", "2", "--delta", "1e-6", "--role", "age=sensitive", "--role", "income=sensitive",
-          "--role", "score=sensitive", "--role", "smoker=sensitive", "--role", "grp=sensitive",
-          "--role", "sex=public", "--bounds", "age=dp:0:150:0.2", "--bounds", "income=0:250000",
-          "--bounds", "score=0:100", "--mechanism", "income=gaussian", "--mechanism", "score=gaussian",
-          "--categories", "smoker=yes,no", "--categories", "grp=a,b,c", "--categories", "sex=f,m"]
+RECORD = [
+    "--epsilon",
+    "2",
+    "--delta",
+    "1e-6",
+    "--role",
+    "age=sensitive",
+    "--role",
+    "income=sensitive",
+    "--role",
+    "score=sensitive",
+    "--role",
+    "smoker=sensitive",
+    "--role",
+    "grp=sensitive",
+    "--role",
+    "sex=public",
+    "--bounds",
+    "age=dp:0:150:0.2",
+    "--bounds",
+    "income=0:250000",
+    "--bounds",
+    "score=0:100",
+    "--mechanism",
+    "income=gaussian",
+    "--mechanism",
+    "score=gaussian",
+    "--categories",
+    "smoker=yes,no",
+    "--categories",
+    "grp=a,b,c",
+    "--categories",
+    "sex=f,m",
+]
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +94,30 @@ def record_release(tmp_path_factory):
 @pytest.fixture(scope="module")
 def label_release(tmp_path_factory):
     """A label release whose label has three categories (P(kept) and P(other) differ)."""
-    return _release(tmp_path_factory.mktemp("plan-label"), "label", [
-        "--release", "label", "--epsilon", "1.5", "--role", "grp=label", "--role", "age=public",
-        "--role", "income=public", "--role", "score=public", "--role", "smoker=public", "--role", "sex=public",
-        "--categories", "grp=a,b,c"])
+    return _release(
+        tmp_path_factory.mktemp("plan-label"),
+        "label",
+        [
+            "--release",
+            "label",
+            "--epsilon",
+            "1.5",
+            "--role",
+            "grp=label",
+            "--role",
+            "age=public",
+            "--role",
+            "income=public",
+            "--role",
+            "score=public",
+            "--role",
+            "smoker=public",
+            "--role",
+            "sex=public",
+            "--categories",
+            "grp=a,b,c",
+        ],
+    )
 
 
 def _section(model, title):
@@ -69,8 +125,11 @@ def _section(model, title):
 
 
 def _table(model, title, first_head=None):
-    return next(b.content for b in _section(model, title).blocks if b.kind == "table"
-                and (first_head is None or b.content["head"][0] == first_head))
+    return next(
+        b.content
+        for b in _section(model, title).blocks
+        if b.kind == "table" and (first_head is None or b.content["head"][0] == first_head)
+    )
 
 
 def _rows(model, title, first_head=None) -> dict[str, list[str]]:
@@ -85,6 +144,7 @@ def _with_unit(res, name, **changes):
 
 
 # ---- 1. randomized response's parameters are the plan unit's -------------------------------
+
 
 def test_label_rr_parameters_are_the_plan_units(label_release):
     res, frame = label_release
@@ -132,6 +192,7 @@ def test_record_parameters_with_labels_a_reader_understands(record_release):
 
 # ---- 2. the Accuracy table reads expected_error, floor and epsilon --------------------------
 
+
 def test_accuracy_table_is_the_plan_units(record_release):
     res, frame = record_release
     rows = _rows(build_model(res, "internal", frame, charts=False), "Accuracy")
@@ -144,14 +205,16 @@ def test_accuracy_table_is_the_plan_units(record_release):
 
 def test_accuracy_floor_and_error_are_read_not_recomputed(record_release):
     res, frame = record_release
-    model = build_model(_with_unit(res, "score", floor=12.3456, expected_error=98.7654), "internal", frame,
-                        charts=False)
+    model = build_model(
+        _with_unit(res, "score", floor=12.3456, expected_error=98.7654), "internal", frame, charts=False
+    )
     row = _rows(model, "Accuracy")["score"]
     assert row[3:] == ["98.77", "12.35", f"{98.7654 / 12.3456:.2f} \u00d7"]
     assert _rows(model, "Mechanisms and parameters")["score"][5] == "98.77"
 
 
 # ---- 3. the chart's curves are compiled by the plan ----------------------------------------
+
 
 def test_chart_curves_at_the_chosen_epsilon_are_the_table(record_release):
     res, frame = record_release
@@ -195,24 +258,52 @@ def test_chart_is_skipped_when_the_plan_cannot_be_recompiled(record_release, mon
 
 # ---- 4. domain estimates in the accounting; synthesizer, model, density units --------------
 
+
 def test_domain_estimates_are_in_the_accounting_not_the_columns(record_release):
     res, frame = record_release
     est = next(u for u in res.plan.units if u.kind == "domain")
     model = build_model(res, "external", frame, charts=False)
     rows = _rows(model, "Privacy accounting", "Estimate")
-    assert rows == {est.name: [est.name, "DP bounds: exponential-mechanism quantiles", fmt(est.epsilon),
-                               fmt(est.delta)]}
+    assert rows == {
+        est.name: [est.name, "DP bounds: exponential-mechanism quantiles", fmt(est.epsilon), fmt(est.delta)]
+    }
     assert est.name not in _rows(model, "Mechanisms and parameters")
     cols = _rows(model, "Columns")
     assert f"(cost \u03b5 = {fmt(est.epsilon)}, \u03b4 = 0, included in the total)" in cols["age"][4]
 
 
 def test_model_unit_prints_its_description_and_facts(tmp_path):
-    res, frame = _release(tmp_path, "model", [
-        "--release", "model", "--epsilon", "1", "--delta", "1e-5", "--role", "smoker=label",
-        "--role", "age=sensitive", "--role", "score=sensitive", "--role", "income=ignore", "--role", "grp=ignore",
-        "--role", "sex=ignore", "--bounds", "age=0:120", "--bounds", "score=0:100",
-        "--categories", "smoker=yes,no"], output="model.json")
+    res, frame = _release(
+        tmp_path,
+        "model",
+        [
+            "--release",
+            "model",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--role",
+            "smoker=label",
+            "--role",
+            "age=sensitive",
+            "--role",
+            "score=sensitive",
+            "--role",
+            "income=ignore",
+            "--role",
+            "grp=ignore",
+            "--role",
+            "sex=ignore",
+            "--bounds",
+            "age=0:120",
+            "--bounds",
+            "score=0:100",
+            "--categories",
+            "smoker=yes,no",
+        ],
+        output="model.json",
+    )
     unit = next(u for u in res.plan.units if u.kind == "model")
     row = _rows(build_model(res, "external", None, charts=False), "Mechanisms and parameters")[unit.name]
     assert row[1] == "logistic regression, Gibbs posterior sampling"
@@ -223,10 +314,38 @@ def test_model_unit_prints_its_description_and_facts(tmp_path):
 
 
 def test_synthesizer_unit_is_named_and_described(tmp_path):
-    res, frame = _release(tmp_path, "synth", [
-        "--release", "synthetic", "--epsilon", "1", "--delta", "1e-5", "--synth", "mst", "--rows", "100",
-        "--role", "grp=label", "--role", "age=sensitive", "--role", "income=ignore", "--role", "score=ignore",
-        "--role", "smoker=ignore", "--role", "sex=ignore", "--bounds", "age=0:120", "--categories", "grp=a,b,c"])
+    res, frame = _release(
+        tmp_path,
+        "synth",
+        [
+            "--release",
+            "synthetic",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--synth",
+            "mst",
+            "--rows",
+            "100",
+            "--role",
+            "grp=label",
+            "--role",
+            "age=sensitive",
+            "--role",
+            "income=ignore",
+            "--role",
+            "score=ignore",
+            "--role",
+            "smoker=ignore",
+            "--role",
+            "sex=ignore",
+            "--bounds",
+            "age=0:120",
+            "--categories",
+            "grp=a,b,c",
+        ],
+    )
     unit = next(u for u in res.plan.units if u.kind == "synthesizer")
     model = build_model(res, "internal", frame, charts=False)
     row = _rows(model, "Mechanisms and parameters")[unit.name]
@@ -235,6 +354,7 @@ def test_synthesizer_unit_is_named_and_described(tmp_path):
 
 
 # ---- 5. the label guarantee is the plan's ---------------------------------------------------
+
 
 def test_label_guarantee_is_the_plans(label_release):
     res, frame = label_release
@@ -245,8 +365,12 @@ def test_label_guarantee_is_the_plans(label_release):
     assert kv["Label guarantee"].startswith(f"\u03b5 = {fmt(lab.epsilon)} for the label \u201cgrp\u201d")
     assert kv["Basis"] == lab.note
     odd = replace(res, plan=replace(res.plan, label=replace(lab, epsilon=0.777)))
-    kv = dict(kv for b in _section(build_model(odd, "external", frame, charts=False), "Summary").blocks
-              if b.kind == "kv" for kv in b.content)
+    kv = dict(
+        kv
+        for b in _section(build_model(odd, "external", frame, charts=False), "Summary").blocks
+        if b.kind == "kv"
+        for kv in b.content
+    )
     assert kv["Label guarantee"].startswith("\u03b5 = 0.777 ")
 
 
@@ -257,21 +381,50 @@ def test_a_label_estimate_at_another_epsilon_is_flagged(label_release):
     def warnings(at_eps):
         risk = {"label_views": {lab.column: {"at_epsilon": {"epsilon": at_eps}}}}
         model = build_model(replace(res, risk=risk), "internal", frame, charts=False)
-        return [b.content for b in _section(model, "Residual risk estimates").blocks
-                if b.kind == "warn" and "does not describe this release" in b.content]
+        return [
+            b.content
+            for b in _section(model, "Residual risk estimates").blocks
+            if b.kind == "warn" and "does not describe this release" in b.content
+        ]
 
     assert warnings(lab.label_unit_epsilon) == []
     assert len(warnings(lab.label_unit_epsilon * 2)) == 1
 
 
 def test_semi_sensitive_label_guarantee_has_its_parts(tmp_path):
-    res, frame = _release(tmp_path, "semi", [
-        "--release", "semi-sensitive", "--epsilon", "2", "--role", "smoker=label", "--role", "age=sensitive",
-        "--role", "income=public", "--role", "score=public", "--role", "grp=public", "--role", "sex=public",
-        "--bounds", "age=0:120", "--categories", "smoker=yes,no"])
+    res, frame = _release(
+        tmp_path,
+        "semi",
+        [
+            "--release",
+            "semi-sensitive",
+            "--epsilon",
+            "2",
+            "--role",
+            "smoker=label",
+            "--role",
+            "age=sensitive",
+            "--role",
+            "income=public",
+            "--role",
+            "score=public",
+            "--role",
+            "grp=public",
+            "--role",
+            "sex=public",
+            "--bounds",
+            "age=0:120",
+            "--categories",
+            "smoker=yes,no",
+        ],
+    )
     lab = res.plan.label
-    kv = dict(kv for b in _section(build_model(res, "internal", frame, charts=False), "Summary").blocks
-              if b.kind == "kv" for kv in b.content)
+    kv = dict(
+        kv
+        for b in _section(build_model(res, "internal", frame, charts=False), "Summary").blocks
+        if b.kind == "kv"
+        for kv in b.content
+    )
     assert kv["Label guarantee"].startswith(f"\u03b5 = {fmt(lab.epsilon)} ")
     assert f"\u03b5 = {fmt(lab.label_unit_epsilon)}" in kv["Made of"]
     assert f"\u03b5 = {fmt(lab.sensitive_epsilon)}" in kv["Made of"]
@@ -279,11 +432,32 @@ def test_semi_sensitive_label_guarantee_has_its_parts(tmp_path):
 
 # ---- 6. what the external variant withholds --------------------------------------------------
 
+
 def test_external_withholds_every_parameter_fixed_by_a_copied_domain(tmp_path):
-    res, frame = _release(tmp_path, "copied", [
-        "--epsilon", "1", "--role", "age=sensitive", "--role", "grp=sensitive", "--role", "income=ignore",
-        "--role", "score=ignore", "--role", "smoker=ignore", "--role", "sex=ignore",
-        "--bounds", "age=data", "--categories", "grp=data"])
+    res, frame = _release(
+        tmp_path,
+        "copied",
+        [
+            "--epsilon",
+            "1",
+            "--role",
+            "age=sensitive",
+            "--role",
+            "grp=sensitive",
+            "--role",
+            "income=ignore",
+            "--role",
+            "score=ignore",
+            "--role",
+            "smoker=ignore",
+            "--role",
+            "sex=ignore",
+            "--bounds",
+            "age=data",
+            "--categories",
+            "grp=data",
+        ],
+    )
     internal = _rows(build_model(res, "internal", frame, charts=False), "Mechanisms and parameters")
     external = build_model(res, "external", frame, charts=False)
     ext = _rows(external, "Mechanisms and parameters")
@@ -302,14 +476,33 @@ def test_external_withholds_every_parameter_fixed_by_a_copied_domain(tmp_path):
 def test_provisional_category_unit_gives_no_parameters_as_final(tmp_path):
     from dpstudio.plan import compile_plan
 
-    res, frame = _release(tmp_path, "dpcats", [
-        "--epsilon", "1", "--role", "grp=sensitive", "--role", "age=ignore", "--role", "income=ignore",
-        "--role", "score=ignore", "--role", "smoker=ignore", "--role", "sex=ignore",
-        "--categories", "grp=dp:0.3:a,b,c,d"])
+    res, frame = _release(
+        tmp_path,
+        "dpcats",
+        [
+            "--epsilon",
+            "1",
+            "--role",
+            "grp=sensitive",
+            "--role",
+            "age=ignore",
+            "--role",
+            "income=ignore",
+            "--role",
+            "score=ignore",
+            "--role",
+            "smoker=ignore",
+            "--role",
+            "sex=ignore",
+            "--categories",
+            "grp=dp:0.3:a,b,c,d",
+        ],
+    )
     provisional = compile_plan(res.recipe)
     assert not provisional.final
-    row = _rows(build_model(replace(res, plan=provisional), "internal", frame, charts=False),
-                "Mechanisms and parameters")["grp"]
+    row = _rows(
+        build_model(replace(res, plan=provisional), "internal", frame, charts=False), "Mechanisms and parameters"
+    )["grp"]
     assert "P(value kept) =" not in row[4] and "category list selected with DP" in row[4]
     assert row[5] == "\u2014"
     final = _rows(build_model(res, "internal", frame, charts=False), "Mechanisms and parameters")["grp"]

@@ -1,6 +1,7 @@
 """What the report says is what ran: the risk estimate's row sample and uncertainty, the
 synthesizers' figure proven for the discrete noise that ran, and no exception text (which can
 quote a cell) in any warning, note, CLI output or report."""
+
 from __future__ import annotations
 
 import json
@@ -37,6 +38,7 @@ def record_release(tmp_path_factory):
 
 # ---- 1. the risk summary states the row sample and each rate's uncertainty -----------------
 
+
 def test_sampled_risk_summary_states_the_sample_and_intervals(record_release):
     res, frame = record_release
     res.risk = risk_for_recipe(res.recipe, frame, seed=0, max_rows=100)
@@ -58,13 +60,26 @@ def test_unsampled_risk_summary_says_all_rows(record_release):
 
 def _label_risk(se: float, sampled: bool) -> dict:
     acc = {"uninformed": 0.6, "naive": 0.7, "informed": 0.75}
-    return {"sample": {"rows_used": 50_000 if sampled else 800, "rows_total": 3_000_000 if sampled else 800,
-                       "sampled": sampled},
-            "label_views": {"y": {"at_epsilon": {
-                "epsilon": 1.0, "accuracy": acc,
-                "iue_adv_bound": {"share_above": 0.2, "count_above": 160, "threshold": 0.1},
-                "standard_errors": {"accuracy": {k: (0.0 if k == "naive" else se) for k in acc},
-                                    "iue_share_above": se}}}}}
+    return {
+        "sample": {
+            "rows_used": 50_000 if sampled else 800,
+            "rows_total": 3_000_000 if sampled else 800,
+            "sampled": sampled,
+        },
+        "label_views": {
+            "y": {
+                "at_epsilon": {
+                    "epsilon": 1.0,
+                    "accuracy": acc,
+                    "iue_adv_bound": {"share_above": 0.2, "count_above": 160, "threshold": 0.1},
+                    "standard_errors": {
+                        "accuracy": {k: (0.0 if k == "naive" else se) for k in acc},
+                        "iue_share_above": se,
+                    },
+                }
+            }
+        },
+    }
 
 
 def test_label_rates_carry_their_interval_only_when_it_is_not_zero():
@@ -79,25 +94,51 @@ def test_label_rates_carry_their_interval_only_when_it_is_not_zero():
 
 # ---- 2. synthetic releases: the figure proven for the noise as sampled ----------------------
 
+
 def _small_table(tmp_path):
     rng = np.random.default_rng(1)
     n = 400
-    frame = pd.DataFrame({"age": rng.integers(18, 90, n), "grp": rng.choice(["a", "b", "c"], n),
-                          "y": rng.choice(["0", "1"], n)})
+    frame = pd.DataFrame(
+        {"age": rng.integers(18, 90, n), "grp": rng.choice(["a", "b", "c"], n), "y": rng.choice(["0", "1"], n)}
+    )
     path = tmp_path / "small.csv"
     frame.to_csv(path, index=False)
     return path
 
 
-@pytest.mark.parametrize("method,options", [("mst", []),
-                                            ("merf", ["k=16", "steps=20", "hidden=8"])])
+@pytest.mark.parametrize("method,options", [("mst", []), ("merf", ["k=16", "steps=20", "hidden=8"])])
 def test_synthetic_report_prints_the_proven_figure(tmp_path, method, options):
     data = _small_table(tmp_path)
     recipe_path = tmp_path / "r.json"
-    args = ["recipe", "init", str(data), "-o", str(recipe_path), "--release", "synthetic", "--epsilon", "1",
-            "--delta", "1e-5", "--synth", method, "--rows", "200", "--role", "y=label",
-            "--role", "age=sensitive", "--role", "grp=sensitive",
-            "--bounds", "age=0:120", "--categories", "grp=a,b,c", "--categories", "y=0,1"]
+    args = [
+        "recipe",
+        "init",
+        str(data),
+        "-o",
+        str(recipe_path),
+        "--release",
+        "synthetic",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--synth",
+        method,
+        "--rows",
+        "200",
+        "--role",
+        "y=label",
+        "--role",
+        "age=sensitive",
+        "--role",
+        "grp=sensitive",
+        "--bounds",
+        "age=0:120",
+        "--categories",
+        "grp=a,b,c",
+        "--categories",
+        "y=0,1",
+    ]
     for opt in options:
         args += ["--option", opt]
     assert main(args) == 0
@@ -117,6 +158,7 @@ def test_synthetic_report_prints_the_proven_figure(tmp_path, method, options):
 
 # ---- 3. no exception text (it can quote a cell) in warnings, notes, CLI output, report -----
 
+
 def _raise_canary(*_a, **_k):
     raise ValueError(CANARY)
 
@@ -133,8 +175,18 @@ def test_failed_risk_estimate_warns_without_the_error_text(tmp_path, monkeypatch
     capsys.readouterr()
     led = tmp_path / "cli-ledger.sqlite"
     Ledger(led).set_cap(str(tmp_path / "people.csv"), 10.0, 1e-5)
-    code = main(["release", str(tmp_path / "recipe.json"), "--output", str(tmp_path / "cli.csv"),
-                 "--report", str(tmp_path / "cli.html"), "--ledger", str(led)])
+    code = main(
+        [
+            "release",
+            str(tmp_path / "recipe.json"),
+            "--output",
+            str(tmp_path / "cli.csv"),
+            "--report",
+            str(tmp_path / "cli.html"),
+            "--ledger",
+            str(led),
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "risk estimate unavailable" in out + err and CANARY not in out + err
@@ -143,6 +195,7 @@ def test_failed_risk_estimate_warns_without_the_error_text(tmp_path, monkeypatch
 
 def test_risk_notes_name_the_error_type_not_its_text(record_release, monkeypatch):
     from dpstudio.plan import record as rec
+
     res, frame = record_release
     monkeypatch.setattr(rec, "execute", _raise_canary)  # the simulated release fails: no estimate
     out = risk_for_recipe(res.recipe, frame, seed=0)
@@ -160,8 +213,13 @@ def test_failed_synthesizer_note_names_the_type_only(monkeypatch):
 
     monkeypatch.setitem(synth_mod.SYNTHESIZERS, "mst", Broken)
     from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Params, Recipe, ReleaseSpec
-    recipe = Recipe(InputSpec("x.csv"), ReleaseSpec("synthetic", Params.of({"method": "mst"})),
-                    (Column("a", "integer", "sensitive", Domain("numeric", low=0, high=20)),), Budget(1.0, 1e-5))
+
+    recipe = Recipe(
+        InputSpec("x.csv"),
+        ReleaseSpec("synthetic", Params.of({"method": "mst"})),
+        (Column("a", "integer", "sensitive", Domain("numeric", low=0, high=20)),),
+        Budget(1.0, 1e-5),
+    )
     frame = pd.DataFrame({"a": np.arange(20)})
     out = risk_mod.synthetic_risk(recipe, frame)
     assert out["available"] is False and "ValueError" in out["note"] and CANARY not in out["note"]

@@ -1,5 +1,6 @@
 """`dpstudio risk` answers for synthetic and embedding recipes (record/label/semi are covered in
 tests/test_leakage_risk.py)."""
+
 import json
 import subprocess
 import sys
@@ -11,8 +12,7 @@ from dpstudio.report.model import risk_summary
 
 
 def cli(*args):
-    p = subprocess.run([sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True, text=True,
-                       timeout=600)
+    p = subprocess.run([sys.executable, "-m", "dpstudio", *map(str, args)], capture_output=True, text=True, timeout=600)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -55,14 +55,36 @@ def test_risk_for_an_embedding_recipe(tmp_path):
 def test_risk_for_a_synthetic_recipe(tmp_path):
     g = np.random.default_rng(1)
     n = 1500
-    frame = pd.DataFrame({"x": g.normal(50, 10, n).clip(0, 100).round(1),
-                          "c": g.choice(["a", "b", "c"], n), "y": g.integers(0, 2, n)})
+    frame = pd.DataFrame(
+        {"x": g.normal(50, 10, n).clip(0, 100).round(1), "c": g.choice(["a", "b", "c"], n), "y": g.integers(0, 2, n)}
+    )
     frame.to_csv(tmp_path / "d.csv", index=False)
     recipe = tmp_path / "r.json"
-    code, _, err = cli("recipe", "init", tmp_path / "d.csv", "-o", recipe, "--release", "synthetic",
-                       "--synth", "mst", "--delta", "1e-6", "--role", "y=label", "--role", "x=sensitive",
-                       "--role", "c=sensitive", "--bounds", "x=0:100", "--categories", "c=a,b,c",
-                       "--categories", "y=0,1")
+    code, _, err = cli(
+        "recipe",
+        "init",
+        tmp_path / "d.csv",
+        "-o",
+        recipe,
+        "--release",
+        "synthetic",
+        "--synth",
+        "mst",
+        "--delta",
+        "1e-6",
+        "--role",
+        "y=label",
+        "--role",
+        "x=sensitive",
+        "--role",
+        "c=sensitive",
+        "--bounds",
+        "x=0:100",
+        "--categories",
+        "c=a,b,c",
+        "--categories",
+        "y=0,1",
+    )
     assert code == 0, err
     code, out, err = cli("risk", recipe)
     assert code == 0, err

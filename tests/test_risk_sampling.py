@@ -1,4 +1,5 @@
 """The internal risk estimate runs on a bounded uniform row sample and states its sampling error."""
+
 from __future__ import annotations
 
 import json
@@ -19,10 +20,14 @@ def _label_case(n, seed=0):
     x1 = g.normal(size=n)
     x2 = g.choice(["a", "b", "c"], n)
     y = (g.random(n) < 1 / (1 + np.exp(-(1.5 * x1 + (x2 == "a"))))).astype(int).astype(str)
-    cols = (Column("x1", "float", "public"), Column("x2", "categorical", "public"),
-            Column("y", "categorical", "label", Domain("categorical", categories=("0", "1")), Mechanism("rr")))
-    return Recipe(InputSpec("x.csv"), ReleaseSpec("label"), cols, Budget(1.0)), \
-        pd.DataFrame({"x1": x1, "x2": x2, "y": y})
+    cols = (
+        Column("x1", "float", "public"),
+        Column("x2", "categorical", "public"),
+        Column("y", "categorical", "label", Domain("categorical", categories=("0", "1")), Mechanism("rr")),
+    )
+    return Recipe(InputSpec("x.csv"), ReleaseSpec("label"), cols, Budget(1.0)), pd.DataFrame(
+        {"x1": x1, "x2": x2, "y": y}
+    )
 
 
 def test_row_sample_is_uniform_without_replacement_and_seeded():
@@ -32,7 +37,7 @@ def test_row_sample_is_uniform_without_replacement_and_seeded():
     c, _ = row_sample(frame, seed=4, max_rows=MAX_ROWS)
     assert info["rows_used"] == MAX_ROWS and info["rows_total"] == BIG and info["sampled"]
     idx = a["i"].to_numpy()
-    assert idx.size == MAX_ROWS and np.all(np.diff(idx) > 0)          # distinct rows, table order
+    assert idx.size == MAX_ROWS and np.all(np.diff(idx) > 0)  # distinct rows, table order
     assert np.array_equal(idx, b["i"].to_numpy()) and not np.array_equal(idx, c["i"].to_numpy())
     # uniform: each tenth of the table holds ~1/10 of the sample (binomial sd ~ 67)
     per_tenth = np.bincount(idx * 10 // BIG, minlength=10)
@@ -51,13 +56,13 @@ def test_label_risk_on_a_large_table_runs_on_the_capped_sample_with_standard_err
     assert out["rows"] == BIG
     view = out["label_views"]["y"]
     at = view["at_epsilon"]
-    assert at["n"] == MAX_ROWS and view["curves"]["n"] == MAX_ROWS    # the model saw the sample only
+    assert at["n"] == MAX_ROWS and view["curves"]["n"] == MAX_ROWS  # the model saw the sample only
     se = at["standard_errors"]["accuracy"]
     for k in ("informed", "uninformed", "informed_model"):
         p = at["accuracy"][k]
         want = math.sqrt(p * (1 - p) / MAX_ROWS * (1 - MAX_ROWS / BIG))
         assert se[k] == pytest.approx(want) and 5e-4 < se[k] < 3e-3
-    assert se["naive"] == 0.0                                         # RR keep probability: exact
+    assert se["naive"] == 0.0  # RR keep probability: exact
     assert at["standard_errors"]["iue_share_above"] > 0
     assert len(view["curves"]["accuracy_se"]["informed"]) == len(view["curves"]["epsilon"])
     assert 0 < view["k"]["share_k_above_1_se"] < 0.01
@@ -69,32 +74,38 @@ def test_label_risk_on_a_large_table_runs_on_the_capped_sample_with_standard_err
 
 def test_record_risk_on_a_large_table_matches_within_the_sample():
     g = np.random.default_rng(1)
-    frame = pd.DataFrame({"zip": g.choice([str(z) for z in range(10, 40)], BIG),
-                          "age": g.integers(18, 90, BIG)})
-    cols = (Column("zip", "categorical", "public"),
-            Column("age", "integer", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace")))
-    out = risk_for_recipe(Recipe(InputSpec("x.csv"), ReleaseSpec("record"), cols, Budget(2.0)), frame,
-                          seed=0)
+    frame = pd.DataFrame({"zip": g.choice([str(z) for z in range(10, 40)], BIG), "age": g.integers(18, 90, BIG)})
+    cols = (
+        Column("zip", "categorical", "public"),
+        Column("age", "integer", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace")),
+    )
+    out = risk_for_recipe(Recipe(InputSpec("x.csv"), ReleaseSpec("record"), cols, Budget(2.0)), frame, seed=0)
     json.dumps(out, allow_nan=False)
     assert out["sample"]["rows_used"] == MAX_ROWS and out["sample"]["sampled"]
     lk = out["linkage"]
-    assert lk["n"] == MAX_ROWS and lk["chance_rate"] == 1 / MAX_ROWS    # the attack that ran
+    assert lk["n"] == MAX_ROWS and lk["chance_rate"] == 1 / MAX_ROWS  # the attack that ran
     assert "sample_note" in lk
     m = lk["targets"]
     assert lk["reid_rate_se"] == pytest.approx(math.sqrt(lk["reid_rate"] * (1 - lk["reid_rate"]) / m))
     assert 0 < lk["reid_rate_unperturbed_se"] < 0.02
     for key in ("reid_rate", "reid_rate_unperturbed"):
         lo, hi = lk[key + "_ci95"]
-        assert lo <= lk[key] <= hi and hi - lo > 0          # Wilson: never a point, even at 0 or 1
+        assert lo <= lk[key] <= hi and hi - lo > 0  # Wilson: never a point, even at 0 or 1
     from dpstudio.engine.leakage.linkage import _wilson95
+
     assert _wilson95(0.0, 2000)[0] == 0.0 and 0.0015 < _wilson95(0.0, 2000)[1] < 0.0025
 
 
 def test_small_table_uses_every_row_and_has_no_sampling_error():
     recipe, frame = _label_case(2000)
     out = risk_for_recipe(recipe, frame, seed=0)
-    assert out["sample"] == {"rows_used": 2000, "rows_total": 2000, "sampled": False, "max_rows": MAX_ROWS,
-                             "statement": out["sample"]["statement"]}
+    assert out["sample"] == {
+        "rows_used": 2000,
+        "rows_total": 2000,
+        "sampled": False,
+        "max_rows": MAX_ROWS,
+        "statement": out["sample"]["statement"],
+    }
     errs = out["label_views"]["y"]["at_epsilon"]["standard_errors"]["accuracy"]
     assert all(v == 0.0 for v in errs.values())
     assert share_se(0.5, 100, 0.5) == pytest.approx(math.sqrt(0.25 / 100 * 0.5))

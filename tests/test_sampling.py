@@ -1,4 +1,5 @@
 """Exact samplers (CKS 2020 Alg. 1-3 and the certified-inversion fast path) and the grid."""
+
 import decimal
 import math
 from fractions import Fraction
@@ -93,9 +94,10 @@ def test_bernoulli_fallback_matches_conditional_probability():
 def test_bernoulli_exp_frequencies(gamma):
     n = 400_000
     target = math.exp(-float(gamma))
-    for draw in (S.bernoulli_exp(gamma, RandomSource(2), n),
-                 S.bernoulli_exp_cks(np.full(n, Fraction(gamma).numerator),
-                                     Fraction(gamma).denominator, RandomSource(4))):
+    for draw in (
+        S.bernoulli_exp(gamma, RandomSource(2), n),
+        S.bernoulli_exp_cks(np.full(n, Fraction(gamma).numerator), Fraction(gamma).denominator, RandomSource(4)),
+    ):
         k = int(draw.sum())
         assert stats.binomtest(k, n, target).pvalue > 1e-3
 
@@ -139,10 +141,13 @@ def test_grid_is_data_independent_power_of_two():
 
 def test_grid_outputs_exact_multiples():
     from dpstudio.engine.mechanisms import GaussianMechanism, LaplaceMechanism
+
     rng = RandomSource(3)
     x = np.random.default_rng(0).uniform(-50, 150, 100_000)
-    for m in (LaplaceMechanism(epsilon=0.5, low=-3.3, high=101.7),
-              GaussianMechanism(epsilon=1.0, delta=1e-6, low=-3.3, high=101.7)):
+    for m in (
+        LaplaceMechanism(epsilon=0.5, low=-3.3, high=101.7),
+        GaussianMechanism(epsilon=1.0, delta=1e-6, low=-3.3, high=101.7),
+    ):
         y = m.release(x, rng)
         assert np.all(np.mod(y, m.step) == 0.0)
         assert np.all((y / m.step) == np.rint(y / m.step))

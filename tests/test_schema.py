@@ -1,4 +1,5 @@
 """Tests for dpstudio.engine.data.schema: types, exact counts, suggested roles, speed."""
+
 from __future__ import annotations
 
 import json
@@ -139,8 +140,16 @@ def test_exact_missing_and_distinct():
     ids = pd.Series([f"{i:012d}" for i in rng.permutation(n)], dtype="str")
     ids_dup = ids.copy()
     ids_dup.iloc[7] = ids_dup.iloc[8]  # one duplicate among fixed-width codes
-    df = pd.DataFrame({"v": vals, "s": strs, "ids": ids, "ids_dup": ids_dup,
-                       "big": rng.integers(0, 2**62, n), "neg0": np.r_[[-0.0, 0.0], np.ones(n - 2)]})
+    df = pd.DataFrame(
+        {
+            "v": vals,
+            "s": strs,
+            "ids": ids,
+            "ids_dup": ids_dup,
+            "big": rng.integers(0, 2**62, n),
+            "neg0": np.r_[[-0.0, 0.0], np.ones(n - 2)],
+        }
+    )
     s = infer_schema(df)
     for name in ["v", "s", "ids", "ids_dup", "big"]:
         col = df[name]
@@ -153,10 +162,12 @@ def test_exact_missing_and_distinct():
 
 def test_categorical_threshold():
     n = 2000  # 5% of rows = 100 > 50
-    df = pd.DataFrame({
-        "c100": pd.Series([f"v{i % 100}" for i in range(n)], dtype="str"),
-        "c101": pd.Series([f"v{i % 101}" for i in range(n)], dtype="str"),
-    })
+    df = pd.DataFrame(
+        {
+            "c100": pd.Series([f"v{i % 100}" for i in range(n)], dtype="str"),
+            "c101": pd.Series([f"v{i % 101}" for i in range(n)], dtype="str"),
+        }
+    )
     s = infer_schema(df)
     assert s.column("c100").type == "categorical" and s.column("c101").type == "text"
 
@@ -165,26 +176,37 @@ def test_categorical_threshold():
 def test_identifier_names():
     n = 100
     rng = np.random.default_rng(2)
-    df = pd.DataFrame({
-        "PatientID": rng.permutation(n),
-        "customer_id": rng.permutation(n),
-        "region_id": rng.integers(0, 5, n),  # a code, not an identifier
-        "uuid": [f"u{i}" for i in range(n)],
-        "e-mail": ["a@b.c"] * 50 + ["d@e.f"] * 50,
-        "first_name": rng.choice(["Ann", "Bob"], n),
-        "Surname": rng.choice(["Lee", "Kim"], n),
-        "phone": rng.integers(0, 3, n),
-        "street address": rng.choice(["1 Main St", "2 Side St"], n),
-        "zip": rng.integers(10000, 10010, n),
-        "fnlwgt": rng.integers(0, 10**6, n).astype(float),
-        "educ": rng.integers(0, 16, n),
-        "paid": rng.normal(size=n),
-        "row_number": np.arange(n),  # unique per row
-        "measure": np.arange(n, dtype=float),  # unique but float: not an identifier
-    })
+    df = pd.DataFrame(
+        {
+            "PatientID": rng.permutation(n),
+            "customer_id": rng.permutation(n),
+            "region_id": rng.integers(0, 5, n),  # a code, not an identifier
+            "uuid": [f"u{i}" for i in range(n)],
+            "e-mail": ["a@b.c"] * 50 + ["d@e.f"] * 50,
+            "first_name": rng.choice(["Ann", "Bob"], n),
+            "Surname": rng.choice(["Lee", "Kim"], n),
+            "phone": rng.integers(0, 3, n),
+            "street address": rng.choice(["1 Main St", "2 Side St"], n),
+            "zip": rng.integers(10000, 10010, n),
+            "fnlwgt": rng.integers(0, 10**6, n).astype(float),
+            "educ": rng.integers(0, 16, n),
+            "paid": rng.normal(size=n),
+            "row_number": np.arange(n),  # unique per row
+            "measure": np.arange(n, dtype=float),  # unique but float: not an identifier
+        }
+    )
     roles = {c.name: c.suggested_role for c in infer_schema(df).columns}
-    for col in ["PatientID", "customer_id", "uuid", "e-mail", "first_name", "Surname", "phone",
-                "street address", "row_number"]:
+    for col in [
+        "PatientID",
+        "customer_id",
+        "uuid",
+        "e-mail",
+        "first_name",
+        "Surname",
+        "phone",
+        "street address",
+        "row_number",
+    ]:
         assert roles[col] == "identifier", col
     assert roles["region_id"] == "sensitive"
     assert roles["zip"] == "public"
@@ -199,12 +221,14 @@ def test_small_tables_are_not_flagged_unique():
 
 def test_one_label_per_table():
     n = 60
-    df = pd.DataFrame({
-        "diagnosis": np.arange(n) % 4,
-        "target": np.arange(n) % 2,
-        "outcome": np.arange(n) % 3,
-        "class": np.arange(n) % 50,  # too many values for a label
-    })
+    df = pd.DataFrame(
+        {
+            "diagnosis": np.arange(n) % 4,
+            "target": np.arange(n) % 2,
+            "outcome": np.arange(n) % 3,
+            "class": np.arange(n) % 50,  # too many values for a label
+        }
+    )
     roles = {c.name: c.suggested_role for c in infer_schema(df).columns}
     assert list(roles.values()).count("label") == 1 and roles["target"] == "label"
     assert roles["class"] == "sensitive"
@@ -227,8 +251,7 @@ def test_embedding_groups():
 
 
 def test_ignore_constant_and_missing():
-    df = pd.DataFrame({"c": [7] * 30, "m": [np.nan] * 30, "s": pd.Series([None] * 30, dtype="str"),
-                       "v": range(30)})
+    df = pd.DataFrame({"c": [7] * 30, "m": [np.nan] * 30, "s": pd.Series([None] * 30, dtype="str"), "v": range(30)})
     s = infer_schema(df)
     assert s.column("c").suggested_role == "ignore" and s.column("c").distinct == 1
     assert s.column("m").suggested_role == "ignore" and s.column("m").missing == 30
@@ -297,11 +320,13 @@ def test_speed_one_million_rows():
 
 def test_label_skips_identifiers_and_constants():
     n = 40
-    df = pd.DataFrame({
-        "target": [1] * n,  # constant: ignored, so it cannot be the label
-        "outcome": np.arange(n) % 3,
-        "label_id": np.arange(n),  # unique ID-named column: identifier, not label
-    })
+    df = pd.DataFrame(
+        {
+            "target": [1] * n,  # constant: ignored, so it cannot be the label
+            "outcome": np.arange(n) % 3,
+            "label_id": np.arange(n),  # unique ID-named column: identifier, not label
+        }
+    )
     roles = {c.name: c.suggested_role for c in infer_schema(df).columns}
     assert roles == {"target": "ignore", "outcome": "label", "label_id": "identifier"}
 
@@ -313,8 +338,10 @@ def test_non_string_column_names():
 
 def test_vectors_with_missing_and_ragged_cells():
     ragged = pd.Series([np.ones(2), None, np.ones(3), np.ones(2)] * 10, dtype=object)
-    arrow = pd.Series(pa.array([[1.0, 2.0], None, [1.0, 2.0], [3.0, 4.0]] * 10,
-                               type=pa.list_(pa.float64())), dtype=pd.ArrowDtype(pa.list_(pa.float64())))
+    arrow = pd.Series(
+        pa.array([[1.0, 2.0], None, [1.0, 2.0], [3.0, 4.0]] * 10, type=pa.list_(pa.float64())),
+        dtype=pd.ArrowDtype(pa.list_(pa.float64())),
+    )
     s = infer_schema(pd.DataFrame({"r": ragged, "a": arrow}))
     assert (s.column("r").type, s.column("r").missing, s.column("r").distinct) == ("vector", 10, 2)
     assert (s.column("a").type, s.column("a").missing, s.column("a").distinct) == ("vector", 10, 2)
@@ -341,9 +368,7 @@ def _mixed_csv(path: Path, n: int = 150_000) -> Path:
         "visits": rng.poisson(3, n),
         "bmi": with_missing(np.round(rng.normal(27, 5, n), 1), 0.03, ("", "NaN")),
         "lab": np.round(rng.normal(50, 10, n), 4),
-        "admitted": with_missing(
-            rng.choice(["2020-01-02", "2021-03-04 05:06:07", "2022-12-31"], n), 0.04
-        ),
+        "admitted": with_missing(rng.choice(["2020-01-02", "2021-03-04 05:06:07", "2022-12-31"], n), 0.04),
         "note": with_missing(rng.choice(["a b", "c", "d,e", "é", "日本"], n), 0.02, ("", "N/A")),
         "all_missing": rng.choice(["", "NA"], n),
         "constant": np.full(n, "x"),
@@ -353,7 +378,7 @@ def _mixed_csv(path: Path, n: int = 150_000) -> Path:
     late[-5:] = ["rare1", "rare2", "rare3", "rare4", "rare5"]  # values seen only in the last block
     cols["grade"] = late
     many = rng.choice(["u", "v"], n).astype(object)
-    many[n // 2:] = np.char.add("k", np.arange(n - n // 2).astype(str))  # too many for a dictionary
+    many[n // 2 :] = np.char.add("k", np.arange(n - n // 2).astype(str))  # too many for a dictionary
     cols["code"] = many
     frame = pd.DataFrame(cols)
     frame.to_csv(path, index=False)
@@ -405,9 +430,7 @@ def test_schema_follows_edits_and_slices(tmp_path):
     assert infer_schema(head).to_json() == infer_schema(_plain(head, as_object=True)).to_json()
 
 
-@pytest.mark.parametrize(
-    "dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-)
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"])
 def test_integer_distinct_counts_are_exact_at_the_extremes(dtype):
     from dpstudio.engine.data.schema import _numeric_distinct
 
@@ -419,6 +442,10 @@ def test_integer_distinct_counts_are_exact_at_the_extremes(dtype):
         hi = min(lo + span, int(info.max))
         v = rng.integers(lo, hi, 200_000, endpoint=True, dtype=dtype)
         assert _numeric_distinct(v) == np.unique(v).size, (lo, span)
-    v = np.concatenate([np.array([info.min, info.max] * 500, dtype=dtype),
-                        rng.integers(info.min, info.max, 5_000, endpoint=True, dtype=dtype)])
+    v = np.concatenate(
+        [
+            np.array([info.min, info.max] * 500, dtype=dtype),
+            rng.integers(info.min, info.max, 5_000, endpoint=True, dtype=dtype),
+        ]
+    )
     assert _numeric_distinct(v) == np.unique(v).size

@@ -6,6 +6,7 @@ at all).  These tests pin down that a declared type fixes the output grid whatev
 holds, that inferred facts are listed by ``recipe check`` and the report, and that the
 record of confirmed/inferred survives JSON.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,25 @@ def _files(tmp_path):
 
 def _init(tmp_path, data, name, *extra):
     out = tmp_path / f"{name}.json"
-    assert main(["recipe", "init", str(data), "-o", str(out), "--bounds", "x=0:10",
-                 "--bounds", "y=0:100", "--seed", "3", *extra]) == 0
+    assert (
+        main(
+            [
+                "recipe",
+                "init",
+                str(data),
+                "-o",
+                str(out),
+                "--bounds",
+                "x=0:10",
+                "--bounds",
+                "y=0:100",
+                "--seed",
+                "3",
+                *extra,
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -53,6 +71,7 @@ def _grid_step(result, col):
 
 
 # ---- (a) the declared type, not the file, fixes the released grid -----------------------------
+
 
 def test_declared_float_gives_the_same_grid_whatever_the_file_holds(tmp_path):
     ints, floats = _files(tmp_path)
@@ -112,6 +131,7 @@ def test_type_flag_rejects_unknown_types_and_columns(tmp_path):
 
 # ---- (b) inferred facts are listed by recipe check and the report ------------------------------
 
+
 def test_recipe_check_lists_inferred_facts_only(tmp_path, capsys):
     ints, _ = _files(tmp_path)
     rp = _init(tmp_path, ints, "r", "--type", "x=float", "--role", "x=sensitive")
@@ -141,8 +161,7 @@ def test_report_lists_inferred_facts_as_a_caveat(tmp_path):
         assert len(caveat) == 1
         assert "y (type integer, role sensitive)" in caveat[0]
         assert "x (" not in caveat[0]  # confirmed: not listed
-        table = next(b.content for s in model.sections if s.title == "Columns" for b in s.blocks
-                     if b.kind == "table")
+        table = next(b.content for s in model.sections if s.title == "Columns" for b in s.blocks if b.kind == "table")
         types = {r[0].text: r[2].text for r in table["rows"]}
         assert types == {"x": "float", "y": "integer (inferred)"}
 
@@ -153,6 +172,7 @@ def test_report_lists_inferred_facts_as_a_caveat(tmp_path):
 
 # ---- (c) the identifier suggestion is a choice the user can overrule ----------------------------
 
+
 def test_all_distinct_integer_column_is_released_when_marked_sensitive(tmp_path):
     n = 50
     data = tmp_path / "ids.csv"
@@ -160,8 +180,25 @@ def test_all_distinct_integer_column_is_released_when_marked_sensitive(tmp_path)
 
     def init(name, *extra):
         out = tmp_path / f"{name}.json"
-        assert main(["recipe", "init", str(data), "-o", str(out), "--bounds", "x=0:100",
-                     "--bounds", "amount=0:100", "--seed", "1", *extra]) == 0
+        assert (
+            main(
+                [
+                    "recipe",
+                    "init",
+                    str(data),
+                    "-o",
+                    str(out),
+                    "--bounds",
+                    "x=0:100",
+                    "--bounds",
+                    "amount=0:100",
+                    "--seed",
+                    "1",
+                    *extra,
+                ]
+            )
+            == 0
+        )
         return out
 
     suggested = load_recipe(init("s"))
@@ -178,11 +215,23 @@ def test_all_distinct_integer_column_is_released_when_marked_sensitive(tmp_path)
 
 # ---- (d) JSON round trip and older recipes ------------------------------------------------------
 
+
 def _recipe_json(**col_extra):
-    return {"schema_version": 1, "input": {"path": "d.csv"}, "release": {"type": "record"},
-            "budget": {"epsilon": 1.0},
-            "columns": [{"name": "x", "type": "float", "role": "sensitive",
-                         "domain": {"kind": "numeric", "low": 0, "high": 1}, **col_extra}]}
+    return {
+        "schema_version": 1,
+        "input": {"path": "d.csv"},
+        "release": {"type": "record"},
+        "budget": {"epsilon": 1.0},
+        "columns": [
+            {
+                "name": "x",
+                "type": "float",
+                "role": "sensitive",
+                "domain": {"kind": "numeric", "low": 0, "high": 1},
+                **col_extra,
+            }
+        ],
+    }
 
 
 def test_sources_round_trip_through_json():
@@ -197,8 +246,12 @@ def test_sources_round_trip_through_json():
 def test_older_recipes_load_as_inferred():
     c = recipe_from_json(_recipe_json()).column("x")
     assert (c.type_source, c.role_source) == ("inferred", "inferred")
-    v0 = {"epsilon": 1.0, "input": {"path": "d.csv"}, "release": {"type": "record"},
-          "columns": [{"name": "x", "type": "float", "role": "sensitive", "bounds": [0, 1]}]}
+    v0 = {
+        "epsilon": 1.0,
+        "input": {"path": "d.csv"},
+        "release": {"type": "record"},
+        "columns": [{"name": "x", "type": "float", "role": "sensitive", "bounds": [0, 1]}],
+    }
     c0 = recipe_from_json(v0).column("x")
     assert (c0.type_source, c0.role_source) == ("inferred", "inferred")
     assert Column("x", "float", "sensitive").type_source == "inferred"  # unstated: not confirmed
@@ -214,13 +267,32 @@ def test_copying_a_domain_from_the_data_keeps_the_sources(tmp_path):
     """fill_domains_from_data rebuilt each column field by field and dropped the record."""
     ints, _ = _files(tmp_path)
     out = tmp_path / "r.json"
-    assert main(["recipe", "init", str(ints), "-o", str(out), "--bounds", "x=data", "--bounds", "y=0:100",
-                 "--type", "x=float", "--role", "x=sensitive"]) == 0
+    assert (
+        main(
+            [
+                "recipe",
+                "init",
+                str(ints),
+                "-o",
+                str(out),
+                "--bounds",
+                "x=data",
+                "--bounds",
+                "y=0:100",
+                "--type",
+                "x=float",
+                "--role",
+                "x=sensitive",
+            ]
+        )
+        == 0
+    )
     c = load_recipe(out).column("x")
     assert (c.domain.source, c.type_source, c.role_source) == ("data", "confirmed", "confirmed")
 
 
 # ---- GUI edits (pure functions, no Qt) -----------------------------------------------------------
+
 
 def test_gui_edits_mark_changed_facts_confirmed(tmp_path):
     from dpstudio.gui.wizard.edits import confirm_suggestions, set_role, set_type

@@ -1,4 +1,5 @@
 """End-to-end behaviour of the synthesizers on a small known mixture."""
+
 import threading
 import time
 
@@ -11,9 +12,15 @@ from dpstudio.engine.rng import RandomSource
 from dpstudio.engine.synth import SYNTHESIZERS
 from dpstudio.engine.synth.encoding import ColumnSpec, TableSpec
 
-SPEC = TableSpec((ColumnSpec.numeric("u", 0, 10), ColumnSpec.numeric("v", -1, 1),
-                  ColumnSpec.categorical("c", ["a", "b", "c", "d"]), ColumnSpec.categorical("e", [0, 1, 2])),
-                 ColumnSpec.categorical("y", [0, 1]))
+SPEC = TableSpec(
+    (
+        ColumnSpec.numeric("u", 0, 10),
+        ColumnSpec.numeric("v", -1, 1),
+        ColumnSpec.categorical("c", ["a", "b", "c", "d"]),
+        ColumnSpec.categorical("e", [0, 1, 2]),
+    ),
+    ColumnSpec.categorical("y", [0, 1]),
+)
 
 
 def mixture(n, seed=0):
@@ -21,8 +28,9 @@ def mixture(n, seed=0):
     y = (g.random(n) < 0.3).astype(int)
     u = np.where(y == 1, g.normal(7, 1, n), g.normal(3, 1, n))
     v = np.clip(g.normal(0.5 * (2 * y - 1), 0.2, n), -1, 1)
-    c = np.where(y == 1, g.choice(list("abcd"), n, p=[0.6, 0.2, 0.1, 0.1]),
-                 g.choice(list("abcd"), n, p=[0.1, 0.2, 0.3, 0.4]))
+    c = np.where(
+        y == 1, g.choice(list("abcd"), n, p=[0.6, 0.2, 0.1, 0.1]), g.choice(list("abcd"), n, p=[0.1, 0.2, 0.3, 0.4])
+    )
     e = g.choice(3, n, p=[0.5, 0.3, 0.2])
     return pd.DataFrame({"u": u, "v": v, "c": c, "e": e, "y": y})
 
@@ -41,8 +49,11 @@ def tv(real, synth):
     return float(np.mean(out))
 
 
-FAST = {"pearl": dict(k=96, steps=300, batch_frac=0.1, hidden=32),
-        "merf": dict(k=96, steps=300, hidden=32), "mst": dict(bins=10)}
+FAST = {
+    "pearl": dict(k=96, steps=300, batch_frac=0.1, hidden=32),
+    "merf": dict(k=96, steps=300, hidden=32),
+    "mst": dict(bins=10),
+}
 
 
 @pytest.mark.parametrize("method", ["pearl", "merf", "mst"])
@@ -59,7 +70,7 @@ def test_marginals_recovered_and_degrade_with_epsilon(method):
             assert f.privacy_loss().epsilon == pytest.approx(eps, rel=1e-6, abs=1e-9)
             assert f.privacy_loss().epsilon <= eps + 1e-9
             assert all(c.label for c in f.components)
-    limit = 0.06 if method == "mst" else 0.15   # embedding: numbers are smoothed by the kernel
+    limit = 0.06 if method == "mst" else 0.15  # embedding: numbers are smoothed by the kernel
     assert res[float("inf")] < limit, res
     assert res[1.0] < limit + 0.06, res
     assert res[0.02] > res[float("inf")], res
@@ -69,8 +80,7 @@ def test_marginals_recovered_and_degrade_with_epsilon(method):
 def test_label_conditioning_pearl():
     """The generator is conditioned on y: the class-conditional mean of u is recovered."""
     data = mixture(3000)
-    f = SYNTHESIZERS["pearl"](**FAST["pearl"]).fit(data, SPEC, epsilon=float("inf"), delta=1e-5,
-                                                   rng=RandomSource(5))
+    f = SYNTHESIZERS["pearl"](**FAST["pearl"]).fit(data, SPEC, epsilon=float("inf"), delta=1e-5, rng=RandomSource(5))
     s = f.sample(3000, RandomSource(6))
     m = s.groupby("y")["u"].mean()
     assert m[1] - m[0] > 2.5
@@ -97,8 +107,15 @@ def test_cancel_stops_fit_quickly():
 
     def run():
         try:
-            SYNTHESIZERS["pearl"](steps=10 ** 6).fit(data, SPEC, epsilon=1, delta=1e-5, rng=RandomSource(0),
-                                                     progress=lambda f, m="": seen.append(f), cancel=tok)
+            SYNTHESIZERS["pearl"](steps=10**6).fit(
+                data,
+                SPEC,
+                epsilon=1,
+                delta=1e-5,
+                rng=RandomSource(0),
+                progress=lambda f, m="": seen.append(f),
+                cancel=tok,
+            )
             state["result"] = "finished"
         except Cancelled:
             state["result"] = "cancelled"
@@ -107,7 +124,7 @@ def test_cancel_stops_fit_quickly():
     th = threading.Thread(target=run)
     th.start()
     deadline = time.perf_counter() + 30
-    while len(seen) < 2 and time.perf_counter() < deadline:   # training has started
+    while len(seen) < 2 and time.perf_counter() < deadline:  # training has started
         time.sleep(0.01)
     t0 = time.perf_counter()
     tok.cancel()

@@ -1,5 +1,6 @@
 """Finite-difference checks of the hand-written backprop (generator incl. bn + softmax blocks,
 the embedding loss and the critic)."""
+
 import numpy as np
 import pytest
 
@@ -40,9 +41,9 @@ def test_generator_gradients_finite_difference():
 def test_block_softmax_is_normalised_and_stable():
     heads = BlockHeads(2, [3, 1, 4])
     a = np.random.default_rng(1).standard_normal((5, heads.dim)).astype(np.float32)
-    a[0, 2:5] -= 500.0          # a whole block far below the row max: fallback path
+    a[0, 2:5] -= 500.0  # a whole block far below the row max: fallback path
     a[1, 6:] += 80.0
-    out = heads.forward(a.copy())   # forward works in place on its argument
+    out = heads.forward(a.copy())  # forward works in place on its argument
     assert np.all(np.isfinite(out))
     sums = np.add.reduceat(out[:, 2:], heads.rel, axis=1)
     assert np.allclose(sums, 1.0, atol=1e-5)
@@ -68,7 +69,7 @@ def test_embedding_loss_gradient_wrt_generator_output():
         u = out @ w.T
         rc = np.cos(u).T @ yoh * inv - e[:k]
         rs = np.sin(u).T @ yoh * inv - e[k:]
-        return float((alpha[:, None] * (rc ** 2 + rs ** 2)).sum())
+        return float((alpha[:, None] * (rc**2 + rs**2)).sum())
 
     r = obj.residual(out)
     assert abs(EmbeddingLoss.value(r, alpha) - loss()) < 1e-12
@@ -104,11 +105,13 @@ def test_embedding_loss_over_shards_adds_up_to_the_whole_batch():
     whole = EmbeddingLoss(w, e, counts)
     r1 = whole.residual(out)
     g1 = whole.gradient(r1, alpha).copy()
-    assert len(whole.pieces) > 2            # the batch really is cut into pieces
+    assert len(whole.pieces) > 2  # the batch really is cut into pieces
     y = np.repeat(np.arange(len(counts)), counts)
     cut = 600
-    parts = [EmbeddingLoss(w, e, np.bincount(y[sl], minlength=len(counts)), batch=len(y))
-             for sl in (slice(0, cut), slice(cut, None))]
+    parts = [
+        EmbeddingLoss(w, e, np.bincount(y[sl], minlength=len(counts)), batch=len(y))
+        for sl in (slice(0, cut), slice(cut, None))
+    ]
     sums = parts[0].class_sums(out[:cut]) + parts[1].class_sums(out[cut:])
     r2 = parts[0].residual_from(sums)
     np.testing.assert_allclose(r2, r1, atol=1e-6)
@@ -126,6 +129,7 @@ def test_box_muller_normals():
     from scipy import stats
 
     from dpstudio.engine.synth.mlp import standard_normal_f32
+
     z = standard_normal_f32(np.random.default_rng(0), (2001, 3))
     assert z.shape == (2001, 3) and z.dtype == np.float32
     flat = z.ravel()
@@ -133,7 +137,7 @@ def test_box_muller_normals():
     # a broken transform (e.g. using only the cos half, or a wrong radius) fails this
     assert abs(flat.std() - 1.0) < 0.03 and abs(flat.mean()) < 0.04
     # halves are not copies of each other
-    assert np.corrcoef(flat[: flat.size // 2], flat[flat.size // 2: 2 * (flat.size // 2)])[0, 1] < 0.05
+    assert np.corrcoef(flat[: flat.size // 2], flat[flat.size // 2 : 2 * (flat.size // 2)])[0, 1] < 0.05
 
 
 def test_block_softmax_matches_reference_on_both_shift_paths():
@@ -147,18 +151,19 @@ def test_block_softmax_matches_reference_on_both_shift_paths():
         ref = np.empty_like(a)
         ref[:, 0] = np.tanh(a[:, 0])
         for start, size in zip(1 + heads.rel, heads.sizes, strict=True):
-            blk = a[:, start:start + size]
+            blk = a[:, start : start + size]
             e = np.exp(blk - blk.max(axis=1, keepdims=True))
-            ref[:, start:start + size] = e / e.sum(axis=1, keepdims=True)
+            ref[:, start : start + size] = e / e.sum(axis=1, keepdims=True)
         np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-300)
 
 
 def test_critic_weights_mixed_to_the_minimum_effective_sample_size():
     from dpstudio.engine.synth.pearl import mix_to_min_ess
+
     k = 500
     gen = np.random.default_rng(6)
     peaked = np.exp(gen.standard_normal(k) * 3)
-    peaked *= k / peaked.sum()                       # mean 1, ESS far below k/2
+    peaked *= k / peaked.sum()  # mean 1, ESS far below k/2
 
     def ess(a):
         return a.sum() ** 2 / (a * a).sum()
@@ -166,13 +171,13 @@ def test_critic_weights_mixed_to_the_minimum_effective_sample_size():
     assert ess(peaked) < 0.1 * k
     for rho in (0.3, 0.5, 0.9):
         mixed = mix_to_min_ess(peaked, rho)
-        assert ess(mixed) == pytest.approx(rho * k, rel=1e-9)   # exactly the floor: minimal mix
+        assert ess(mixed) == pytest.approx(rho * k, rel=1e-9)  # exactly the floor: minimal mix
         assert mixed.mean() == pytest.approx(1.0)
         # still a mixture with uniform: the order of the weights is kept
         assert np.array_equal(np.argsort(mixed, kind="stable"), np.argsort(peaked, kind="stable"))
     flat = 1 + 0.1 * gen.standard_normal(k)
     flat *= k / flat.sum()
-    np.testing.assert_array_equal(mix_to_min_ess(flat, 0.5), flat)   # already spread: untouched
+    np.testing.assert_array_equal(mix_to_min_ess(flat, 0.5), flat)  # already spread: untouched
     np.testing.assert_array_equal(mix_to_min_ess(peaked, 0.0), peaked)  # 0 switches it off
     with pytest.raises(ValueError):
         mix_to_min_ess(peaked, 1.5)

@@ -1,4 +1,5 @@
 """MST synthesizer: public binning, domain compression, estimation and exact accounting."""
+
 import math
 
 import numpy as np
@@ -14,22 +15,41 @@ from dpstudio.engine.synth.privacy import zcdp_rho_for
 def test_auto_bins_follow_the_public_spec_only():
     spec = spec_from_adult()
     kinds = {c.name: column_bins(c).kind for c in spec.numeric}
-    assert kinds == {"age": "linear", "fnlwgt": "linear", "education-num": "per-value",
-                     "capital-gain": "zero+log", "capital-loss": "zero+log", "hours-per-week": "linear"}
+    assert kinds == {
+        "age": "linear",
+        "fnlwgt": "linear",
+        "education-num": "per-value",
+        "capital-gain": "zero+log",
+        "capital-loss": "zero+log",
+        "hours-per-week": "linear",
+    }
     edu = column_bins(spec.numeric[2])
     assert list(edu.edges) == list(range(1, 18))
     gain = column_bins(spec.numeric[3])
-    assert gain.edges[0] == 0 and gain.edges[1] == 1 and gain.edges[-1] == 100000   # zeros alone
+    assert gain.edges[0] == 0 and gain.edges[1] == 1 and gain.edges[-1] == 100000  # zeros alone
     assert np.all(np.diff(np.log(gain.edges[2:])) > 0)
     # the same spec gives the same edges, whatever data is fitted
     gen = np.random.default_rng(0)
-    small = TableSpec((ColumnSpec.numeric("g", 0, 99999, True), ColumnSpec.numeric("a", 17, 90, True),
-                       ColumnSpec.numeric("z", -1.0, 1.0)), ColumnSpec.categorical("y", (0, 1)))
+    small = TableSpec(
+        (
+            ColumnSpec.numeric("g", 0, 99999, True),
+            ColumnSpec.numeric("a", 17, 90, True),
+            ColumnSpec.numeric("z", -1.0, 1.0),
+        ),
+        ColumnSpec.categorical("y", (0, 1)),
+    )
     fits = []
-    for data in (pd.DataFrame({"g": np.zeros(300, int), "a": np.full(300, 17), "z": np.zeros(300),
-                               "y": np.zeros(300, int)}),
-                 pd.DataFrame({"g": gen.integers(0, 99999, 300), "a": gen.integers(17, 91, 300),
-                               "z": gen.uniform(-1, 1, 300), "y": gen.integers(0, 2, 300)})):
+    for data in (
+        pd.DataFrame({"g": np.zeros(300, int), "a": np.full(300, 17), "z": np.zeros(300), "y": np.zeros(300, int)}),
+        pd.DataFrame(
+            {
+                "g": gen.integers(0, 99999, 300),
+                "a": gen.integers(17, 91, 300),
+                "z": gen.uniform(-1, 1, 300),
+                "y": gen.integers(0, 2, 300),
+            }
+        ),
+    ):
         f = MSTSynthesizer().fit(data, small, epsilon=1.0, delta=1e-5, rng=RandomSource(1))
         fits.append([b.edges for b in f.col_bins])
     for e1, e2, c in zip(*fits, small.numeric, strict=True):
@@ -37,9 +57,17 @@ def test_auto_bins_follow_the_public_spec_only():
         assert np.array_equal(e1, column_bins(c).edges)
 
 
-@pytest.mark.parametrize("low,high,bins,binning", [(17, 90, 16, "auto"), (1, 16, 16, "auto"),
-                                                   (0, 99999, 16, "auto"), (0, 4356, 12, "auto"),
-                                                   (-3, 7, 4, "auto"), (1, 99, 16, "auto")])
+@pytest.mark.parametrize(
+    "low,high,bins,binning",
+    [
+        (17, 90, 16, "auto"),
+        (1, 16, 16, "auto"),
+        (0, 99999, 16, "auto"),
+        (0, 4356, 12, "auto"),
+        (-3, 7, 4, "auto"),
+        (1, 99, 16, "auto"),
+    ],
+)
 def test_integer_aligned_bins_partition_the_integers(low, high, bins, binning):
     cb = column_bins(ColumnSpec.numeric("v", low, high, True), bins, binning)
     assert cb.aligned and cb.size <= max(bins, 32)
@@ -53,7 +81,7 @@ def test_integer_aligned_bins_partition_the_integers(low, high, bins, binning):
     assert np.array_equal(cb.codes(dec.astype(float)), k)
     assert dec.min() == low and dec.max() <= high
     width = np.diff(cb.edges).astype(int)
-    for kk in np.flatnonzero(width <= 10):     # narrow bins: every integer comes out
+    for kk in np.flatnonzero(width <= 10):  # narrow bins: every integer comes out
         assert set(dec[k == kk]) == set(range(int(cb.edges[kk]), int(cb.edges[kk + 1])))
 
 
@@ -105,17 +133,35 @@ def test_project_table_is_the_least_squares_projection():
     assert np.allclose(project_table(feasible, feasible.sum(1), feasible.sum(0)), feasible, atol=1e-6)
 
 
-@pytest.mark.parametrize("opts", [{}, {"budget": (1, 0, 2)}, {"budget": (0.2, 0.1, 0.7)},
-                                  {"binning": "uniform", "compress": -1, "penalty": 0, "estimator": "ipf"}])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {},
+        {"budget": (1, 0, 2)},
+        {"budget": (0.2, 0.1, 0.7)},
+        {"binning": "uniform", "compress": -1, "penalty": 0, "estimator": "ipf"},
+    ],
+)
 @pytest.mark.parametrize("eps", [0.3, 1.0, 5.0])
 def test_total_spend_is_exactly_the_recipe(opts, eps):
     gen = np.random.default_rng(5)
     n = 500
-    spec = TableSpec((ColumnSpec.numeric("g", 0, 99999, True), ColumnSpec.numeric("e", 1, 16, True),
-                      ColumnSpec.categorical("c", "abcdefgh")), ColumnSpec.categorical("y", (0, 1)))
-    data = pd.DataFrame({"g": np.where(gen.random(n) < 0.9, 0, gen.integers(0, 99999, n)),
-                         "e": gen.integers(1, 17, n), "c": gen.choice(list("abcdefghq"), n),
-                         "y": gen.integers(0, 2, n)})
+    spec = TableSpec(
+        (
+            ColumnSpec.numeric("g", 0, 99999, True),
+            ColumnSpec.numeric("e", 1, 16, True),
+            ColumnSpec.categorical("c", "abcdefgh"),
+        ),
+        ColumnSpec.categorical("y", (0, 1)),
+    )
+    data = pd.DataFrame(
+        {
+            "g": np.where(gen.random(n) < 0.9, 0, gen.integers(0, 99999, n)),
+            "e": gen.integers(1, 17, n),
+            "c": gen.choice(list("abcdefghq"), n),
+            "y": gen.integers(0, 2, n),
+        }
+    )
     f = MSTSynthesizer(**opts).fit(data, spec, epsilon=eps, delta=1e-5, rng=RandomSource(2))
     loss = f.privacy_loss()
     assert loss.epsilon == pytest.approx(eps, rel=1e-6) and loss.epsilon <= eps + 1e-9
@@ -124,7 +170,7 @@ def test_total_spend_is_exactly_the_recipe(opts, eps):
     n_em = 0 if opts.get("budget", (1, 1, 1))[1] == 0 else d - 1
     assert len(f.components) == d + n_em + (d - 1)
     for c in f.components:
-        if c.gdp_mu is not None:     # Gaussian counts: replace-one moves one unit between two cells
+        if c.gdp_mu is not None:  # Gaussian counts: replace-one moves one unit between two cells
             assert c.details["raw_sensitivity"] == pytest.approx(math.sqrt(2))
         else:
             assert c.details["sensitivity"] == 2.0

@@ -1,4 +1,5 @@
 """Calibration, composition and sensitivities of the DP synthesizers (Monte-Carlo checks)."""
+
 import math
 
 import numpy as np
@@ -33,9 +34,10 @@ def test_gdp_calibration_matches_brief_and_rdp_crosscheck():
     assert classic > e_rdp
     # GDP delta by direct numerical integration of the privacy-loss distribution
     from scipy.stats import norm
+
     z = np.linspace(-40, 40, 400001)
-    llr = mu * z - mu * mu / 2          # loss for N(mu,1) vs N(0,1) at x = z
-    dens = norm.pdf(z - mu)             # x ~ N(mu, 1)
+    llr = mu * z - mu * mu / 2  # loss for N(mu,1) vs N(0,1) at x = z
+    dens = norm.pdf(z - mu)  # x ~ N(mu, 1)
     d_num = np.trapezoid(np.clip(1 - np.exp(1.0 - llr), 0, None) * dens, z)
     assert d_num == pytest.approx(1e-5, rel=1e-3)
 
@@ -57,26 +59,38 @@ def test_release_noise_scale_and_grid():
     assert loss.details["sigma"] == pytest.approx(sens / 0.5)
     assert np.std(out - val) == pytest.approx(loss.details["sigma"], rel=0.03)
     grid = loss.details["grid"]
-    assert np.allclose(np.round(out / grid) * grid, out, atol=0)     # on the lattice
+    assert np.allclose(np.round(out / grid) * grid, out, atol=0)  # on the lattice
     assert math.log2(grid) == int(math.log2(grid))
 
 
 def _spec():
-    return TableSpec((ColumnSpec.numeric("a", 0, 10), ColumnSpec.numeric("b", -5, 5),
-                      ColumnSpec.categorical("c", "xyz"), ColumnSpec.categorical("d", range(4))),
-                     ColumnSpec.categorical("y", (0, 1, 2)))
+    return TableSpec(
+        (
+            ColumnSpec.numeric("a", 0, 10),
+            ColumnSpec.numeric("b", -5, 5),
+            ColumnSpec.categorical("c", "xyz"),
+            ColumnSpec.categorical("d", range(4)),
+        ),
+        ColumnSpec.categorical("y", (0, 1, 2)),
+    )
 
 
 def _frame(n, gen):
-    return pd.DataFrame({"a": gen.uniform(-2, 12, n), "b": gen.normal(0, 3, n),
-                         "c": gen.choice(list("xyzq"), n), "d": gen.integers(0, 5, n),
-                         "y": gen.integers(0, 3, n)})
+    return pd.DataFrame(
+        {
+            "a": gen.uniform(-2, 12, n),
+            "b": gen.normal(0, 3, n),
+            "c": gen.choice(list("xyzq"), n),
+            "d": gen.integers(0, 5, n),
+            "y": gen.integers(0, 3, n),
+        }
+    )
 
 
 def _extreme_record(enc, gen):
     """Corner records: numbers at +-1, random categories (the extremes of the domain)."""
     x = np.zeros(enc.dim)
-    x[:enc.n_num] = gen.choice([-1.0, 1.0], enc.n_num)
+    x[: enc.n_num] = gen.choice([-1.0, 1.0], enc.n_num)
     for s, m in zip(enc.starts, enc.sizes, strict=True):
         x[s + gen.integers(m)] = 1.0
     return x
@@ -85,11 +99,18 @@ def _extreme_record(enc, gen):
 def test_encoding_public_bounds_and_unknowns():
     spec = _spec()
     enc = Encoder(spec)
-    f = pd.DataFrame({"a": [-3.0, 5.0, 99.0, np.nan], "b": [0, 5, -5, 7], "c": ["x", "q", "z", None],
-                      "d": [0, 3, 7, 1], "y": [0, 1, 2, 5]})
+    f = pd.DataFrame(
+        {
+            "a": [-3.0, 5.0, 99.0, np.nan],
+            "b": [0, 5, -5, 7],
+            "c": ["x", "q", "z", None],
+            "d": [0, 3, 7, 1],
+            "y": [0, 1, 2, 5],
+        }
+    )
     x = enc.encode(f, dtype=np.float64)
     assert np.allclose(x[:, 0], [-1, 0, 1, 0]) and np.allclose(x[:, 1], [0, 1, -1, 1])
-    assert x[1, 2:5].sum() == 0 and x[3, 2:5].sum() == 0     # unknown -> zero block
+    assert x[1, 2:5].sum() == 0 and x[3, 2:5].sum() == 0  # unknown -> zero block
     assert x[2, 5:9].sum() == 0
     assert list(enc.label_codes(f)) == [0, 1, 2, -1]
     assert np.all(np.linalg.norm(x, axis=1) <= enc.norm_bound + 1e-12)
@@ -121,7 +142,7 @@ def test_embedding_sensitivity_monte_carlo():
         v2 = np.concatenate([e2.ravel(), class_proportions(y2, 3)])
         assert np.linalg.norm(v1 - v2) * n <= 2.0 + 1e-9
         assert np.linalg.norm(class_proportions(y, 3) - class_proportions(y2, 3)) * n <= math.sqrt(2) + 1e-12
-    assert worst > 1.4   # random neighbours already come close to the bound 2
+    assert worst > 1.4  # random neighbours already come close to the bound 2
 
 
 def test_pair_distance_sensitivity_monte_carlo():
@@ -143,7 +164,7 @@ def test_pair_distance_sensitivity_monte_carlo():
         assert d <= sens + 1e-12
     # diameter is attained: opposite corners with different categories
     a, b = np.zeros(enc.dim), np.zeros(enc.dim)
-    a[:enc.n_num], b[:enc.n_num] = 1, -1
+    a[: enc.n_num], b[: enc.n_num] = 1, -1
     for s in enc.starts:
         a[s], b[s + 1] = 1, 1
     assert np.linalg.norm(a - b) == pytest.approx(enc.diameter)
@@ -164,11 +185,12 @@ def test_mst_score_sensitivity():
 
 def test_decode_stretch_reaches_the_public_bounds():
     from dpstudio.engine.synth.encoding import ColumnSpec, Encoder, TableSpec
+
     spec = TableSpec(columns=(ColumnSpec.numeric("gain", 0.0, 100.0),), label=None)
     enc = Encoder(spec)
     s = np.array([[-0.999], [-0.5], [0.0], [0.995]], dtype=np.float32)
     plain = enc.decode(s, None)["gain"].to_numpy()
-    assert plain[0] > 0.0 and plain[3] < 100.0            # tanh never reaches the bounds
+    assert plain[0] > 0.0 and plain[3] < 100.0  # tanh never reaches the bounds
     st = enc.decode(s, None, stretch=0.02)["gain"].to_numpy()
-    assert st[0] == 0.0 and st[3] == 100.0                 # stretched: exactly on the bounds
+    assert st[0] == 0.0 and st[3] == 100.0  # stretched: exactly on the bounds
     assert abs(st[2] - 50.0) < 1e-9 and abs(st[1] - 0.5 * (1 - 0.5 * 1.02) * 100) < 1e-6

@@ -1,5 +1,6 @@
 """Data-parallel generator training (dpstudio.engine.synth.shards): worker processes give the
 same result as running the shards in process, and failures, deaths and cancels are handled."""
+
 import multiprocessing
 import os
 import subprocess
@@ -53,7 +54,7 @@ def test_run_local_and_run_together_drive_coroutines():
         t = yield np.array([x], dtype=np.float32)
         return float(t[0])
 
-    assert run_local(co(2.0)) == 2.0          # alone, a part is its own total
+    assert run_local(co(2.0)) == 2.0  # alone, a part is its own total
     assert run_together([co(1.0), co(2.0), co(4.0)], sum_in_order) == [7.0, 7.0, 7.0]
 
 
@@ -85,8 +86,16 @@ def test_cancel_mid_training_stops_the_workers_within_half_a_second():
 
     def run():
         try:
-            run_shards(make_toy, {"mode": "slow"}, 2, 100_000, processes=True, slot_len=8,
-                       progress=lambda f, m="": seen.append(f), cancel=tok)
+            run_shards(
+                make_toy,
+                {"mode": "slow"},
+                2,
+                100_000,
+                processes=True,
+                slot_len=8,
+                progress=lambda f, m="": seen.append(f),
+                cancel=tok,
+            )
         except Cancelled:
             state["t"] = time.perf_counter()
 
@@ -94,7 +103,7 @@ def test_cancel_mid_training_stops_the_workers_within_half_a_second():
     th.start()
     deadline = time.perf_counter() + 30
     while (not seen or seen[-1] * 100_000 < 50) and time.perf_counter() < deadline:
-        time.sleep(0.01)                      # the workers are past 50 steps
+        time.sleep(0.01)  # the workers are past 50 steps
     assert seen and seen[-1] * 100_000 >= 50
     t0 = time.perf_counter()
     tok.cancel()
@@ -105,8 +114,10 @@ def test_cancel_mid_training_stops_the_workers_within_half_a_second():
 
 def _pearl_fits(workers_list, steps=30):
     data = mixture(3000)
-    return [SYNTHESIZERS["pearl"](steps=steps, workers=w).fit(
-        data, SPEC, epsilon=1.0, delta=1e-5, rng=RandomSource(7)) for w in workers_list]
+    return [
+        SYNTHESIZERS["pearl"](steps=steps, workers=w).fit(data, SPEC, epsilon=1.0, delta=1e-5, rng=RandomSource(7))
+        for w in workers_list
+    ]
 
 
 def test_pearl_generator_is_the_same_with_or_without_worker_processes():
@@ -128,7 +139,7 @@ def test_pearl_generator_is_bit_identical_when_blas_runs_one_thread():
     computation bit for bit (totals added in shard order on both paths)."""
     code = textwrap.dedent(f"""
         import sys
-        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]
+        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
         import numpy as np
         from test_synth_shards import _pearl_fits
         if __name__ == "__main__":
@@ -137,8 +148,7 @@ def test_pearl_generator_is_bit_identical_when_blas_runs_one_thread():
             print("identical", np.array_equal(a.net.flat, b.net.flat))
     """)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, env=env)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert "identical True" in out.stdout
 
@@ -149,7 +159,8 @@ def test_pearl_trains_in_process_when_workers_are_unavailable(monkeypatch):
 
     monkeypatch.setattr(shards, "_run_in_processes", no_workers)
     fitted = SYNTHESIZERS["pearl"](steps=10, workers=2).fit(
-        mixture(2000), SPEC, epsilon=1.0, delta=1e-5, rng=RandomSource(0))
+        mixture(2000), SPEC, epsilon=1.0, delta=1e-5, rng=RandomSource(0)
+    )
     assert fitted.info["train_processes"] == 0
     assert "no shared memory" in fitted.info["train_processes_unavailable"]
 
@@ -164,31 +175,33 @@ def test_unguarded_script_gets_a_clear_error_and_the_fit_still_finishes(tmp_path
     """Spawned workers re-import the main script; one that fits at import time must not make
     every worker train again."""
     script = tmp_path / "unguarded.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
-        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]
+        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
         from dpstudio.engine.rng import RandomSource
         from dpstudio.engine.synth import SYNTHESIZERS
         from test_synth_fit import SPEC, mixture
         fitted = SYNTHESIZERS["pearl"](steps=5, workers=2).fit(
             mixture(500), SPEC, epsilon=1.0, delta=1e-5, rng=RandomSource(0))
         print("processes", fitted.info["train_processes"])
-    """))
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
+    """)
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert "processes 0" in out.stdout          # trained here after the workers failed
+    assert "processes 0" in out.stdout  # trained here after the workers failed
     assert "if __name__ == '__main__'" in out.stderr
-    assert out.stdout.count("processes") == 1   # no worker ran a fit of its own
+    assert out.stdout.count("processes") == 1  # no worker ran a fit of its own
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_workers_stop_when_their_parent_is_killed(tmp_path):
     """A killed app (no chance to abort its workers) must not leave them running."""
     script = tmp_path / "parent.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import multiprocessing, sys, threading, time
-        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]
+        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
         from dpstudio.engine.synth.shards import run_shards
         from test_synth_shards import make_toy
 
@@ -201,9 +214,9 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
         if __name__ == "__main__":
             threading.Thread(target=report, daemon=True).start()
             run_shards(make_toy, {{"mode": "slow"}}, 2, 10 ** 6, processes=True, slot_len=8)
-    """))
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    """)
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         pids = [int(v) for v in proc.stdout.readline().split()]
         assert len(pids) == 2
@@ -220,6 +233,6 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
 
 def _running(pid: int) -> bool:
     try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"   # zombies are done
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # zombies are done
     except OSError:
         return False

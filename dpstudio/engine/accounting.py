@@ -9,6 +9,7 @@ record (replace-one).  Derivations: docs/accounting.md; for the exact RDP curve 
 discrete Laplace (``mechanisms.laplace.discrete_laplace_rdp``) see
 docs/accounting.md §Exact RDP of the discrete Laplace.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -21,8 +22,33 @@ from scipy import special
 
 # Renyi orders used for every RDP curve in the product (curves are tuples aligned with this).
 RDP_ORDERS: tuple[float, ...] = (
-    1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0, 12.0, 14.0, 16.0,
-    20.0, 24.0, 28.0, 32.0, 48.0, 64.0, 96.0, 128.0, 256.0, 512.0, 1024.0,
+    1.25,
+    1.5,
+    1.75,
+    2.0,
+    2.5,
+    3.0,
+    3.5,
+    4.0,
+    5.0,
+    6.0,
+    7.0,
+    8.0,
+    10.0,
+    12.0,
+    14.0,
+    16.0,
+    20.0,
+    24.0,
+    28.0,
+    32.0,
+    48.0,
+    64.0,
+    96.0,
+    128.0,
+    256.0,
+    512.0,
+    1024.0,
 )
 
 
@@ -91,7 +117,7 @@ def rdp_gaussian(sensitivity: float, sigma: float, orders: npt.ArrayLike | None 
     if not (sigma > 0) or not (sensitivity >= 0):
         raise ValueError(f"need sigma > 0 and sensitivity >= 0, got {sigma!r}, {sensitivity!r}")
     a = _orders_array(orders)
-    return tuple(float(x) for x in a * (sensitivity ** 2) / (2.0 * sigma ** 2))
+    return tuple(float(x) for x in a * (sensitivity**2) / (2.0 * sigma**2))
 
 
 def rdp_laplace(b: float, sensitivity: float = 1.0, orders: npt.ArrayLike | None = None) -> tuple[float, ...]:
@@ -114,8 +140,9 @@ def rdp_laplace(b: float, sensitivity: float = 1.0, orders: npt.ArrayLike | None
     return tuple(float(x) for x in np.maximum(val, 0.0))
 
 
-def rdp_randomized_response(epsilon: float, m: int, *, delta: float = 0.0, p: float | None = None,
-                            orders: npt.ArrayLike | None = None) -> tuple[float, ...]:
+def rdp_randomized_response(
+    epsilon: float, m: int, *, delta: float = 0.0, p: float | None = None, orders: npt.ArrayLike | None = None
+) -> tuple[float, ...]:
     """Exact RDP curve of k-ary randomized response on ``m + 1`` categories (docs/accounting.md, "Rényi DP").
 
     ``P(Y=d) = 1 - m p``, ``P(Y=d') = p``, with ``p = (1 - delta)/(m + e^eps)`` unless given.
@@ -155,15 +182,18 @@ def rdp_pure_dp(epsilon: float, orders: npt.ArrayLike | None = None) -> tuple[fl
 
 
 @overload
-def rdp_to_dp(rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | None = None, *,
-              return_order: Literal[False] = False) -> float: ...
+def rdp_to_dp(
+    rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | None = None, *, return_order: Literal[False] = False
+) -> float: ...
 @overload
-def rdp_to_dp(rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | None = None, *,
-              return_order: Literal[True]) -> tuple[float, float]: ...
+def rdp_to_dp(
+    rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | None = None, *, return_order: Literal[True]
+) -> tuple[float, float]: ...
 
 
-def rdp_to_dp(rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | None = None, *,
-              return_order: bool = False) -> float | tuple[float, float]:
+def rdp_to_dp(
+    rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | None = None, *, return_order: bool = False
+) -> float | tuple[float, float]:
     """Convert an RDP curve to (eps, delta)-DP with the improved conversion.
 
     Canonne, Kamath & Steinke 2020 ("The discrete Gaussian for DP", Prop. 12) and
@@ -189,6 +219,7 @@ def rdp_to_dp(rdp_curve: npt.ArrayLike, delta: float, orders: npt.ArrayLike | No
 # ---------------------------------------------------------------------------------------------
 # Gaussian DP (Dong, Roth & Su 2019/2022)
 # ---------------------------------------------------------------------------------------------
+
 
 @overload
 def gdp_delta(mu: float, eps: float) -> float: ...
@@ -254,8 +285,9 @@ def gdp_epsilon(mu: npt.ArrayLike, delta: npt.ArrayLike, *, iters: int = 200) ->
 @overload
 def gdp_mu_for(epsilon: float, delta: float, *, iters: int = 200) -> float: ...
 @overload
-def gdp_mu_for(epsilon: npt.ArrayLike, delta: npt.ArrayLike, *,
-               iters: int = 200) -> float | npt.NDArray[np.float64]: ...
+def gdp_mu_for(
+    epsilon: npt.ArrayLike, delta: npt.ArrayLike, *, iters: int = 200
+) -> float | npt.NDArray[np.float64]: ...
 
 
 def gdp_mu_for(epsilon: npt.ArrayLike, delta: npt.ArrayLike, *, iters: int = 200) -> float | npt.NDArray[np.float64]:
@@ -304,8 +336,9 @@ def calibrate_gaussian_gdp(epsilon: float, delta: float, n_releases: int = 1) ->
     return float(np.nextafter(c, np.inf))
 
 
-def gaussian_sigma_for_gdp_target(epsilon: float, delta: float, sensitivities: npt.ArrayLike,
-                                  weights: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
+def gaussian_sigma_for_gdp_target(
+    epsilon: float, delta: float, sensitivities: npt.ArrayLike, weights: npt.ArrayLike | None = None
+) -> npt.NDArray[np.float64]:
     """Per-release stds for Gaussian releases with L2 sensitivities ``Delta_i`` meeting
     (epsilon, delta) jointly under exact GDP composition.
 
@@ -334,8 +367,9 @@ _ZCDP_LOG_AM1 = np.linspace(np.log(1e-6), np.log(1e8), 2801)
 def _zcdp_eps_at(rho: float | npt.NDArray[np.float64], delta: float, alpha: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """CKS 2020 Prop. 12 applied to the RDP curve ``alpha * rho``: valid at every ``alpha > 1``."""
     alpha = np.asarray(alpha, dtype=float)
-    eps: npt.NDArray[np.float64] = (alpha * rho + np.log1p(-1.0 / alpha)
-                                    - (np.log(delta) + np.log(alpha)) / (alpha - 1.0))
+    eps: npt.NDArray[np.float64] = (
+        alpha * rho + np.log1p(-1.0 / alpha) - (np.log(delta) + np.log(alpha)) / (alpha - 1.0)
+    )
     return eps
 
 
@@ -420,6 +454,7 @@ def zcdp_rho_for(epsilon: float, delta: float) -> float:
 # Composition
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Composition:
     """The total privacy loss of a sequence of releases and how it was computed.
@@ -482,8 +517,9 @@ def _describe(i: int, loss: PrivacyLoss) -> str:
     return ", ".join(parts)
 
 
-def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
-            method: str = "auto", zcdp_delta: float | None = None) -> Composition:
+def compose(
+    losses: Sequence[PrivacyLoss], *, delta: float | None = None, method: str = "auto", zcdp_delta: float | None = None
+) -> Composition:
     """Total privacy loss of ``losses`` (sequential composition on the same dataset).
 
     Methods (all valid upper bounds; replace-one neighbours throughout):
@@ -522,8 +558,10 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
     m_eps = float(sum(loss.epsilon for loss in metric))
     m_delta = float(sum(loss.delta for loss in metric))
     if metric:
-        lines.append(f"metric-DP components compose separately: sum eps per unit distance="
-                     f"{_fmt(m_eps)}, sum delta={_fmt(m_delta)} (not part of the (eps, delta) total)")
+        lines.append(
+            f"metric-DP components compose separately: sum eps per unit distance="
+            f"{_fmt(m_eps)}, sum delta={_fmt(m_delta)} (not part of the (eps, delta) total)"
+        )
 
     unknown = {loss.kind for loss in core} - set(_KIND_STRENGTH)
     if unknown:
@@ -539,12 +577,14 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
         rdp_total = tuple(float(x) for x in np.sum(known, axis=0))
         n_implied = sum(1 for loss in core if loss.rdp is None)
         if n_implied:
-            lines.append(f"{n_implied} pure-DP component(s) without an RDP curve use the binary-"
-                         "randomized-response curve implied by pure DP (Kairouz-Oh-Viswanath 2015)")
+            lines.append(
+                f"{n_implied} pure-DP component(s) without an RDP curve use the binary-"
+                "randomized-response curve implied by pure DP (Kairouz-Oh-Viswanath 2015)"
+            )
     mu_total = None
     mus = [loss.gdp_mu for loss in core if loss.gdp_mu is not None]
     if core and len(mus) == len(core):
-        mu_total = float(np.sqrt(sum(m ** 2 for m in mus)))
+        mu_total = float(np.sqrt(sum(m**2 for m in mus)))
     rho_total = None
     rhos = [loss.zcdp_rho for loss in core if loss.zcdp_rho is not None]
     if core and len(rhos) == len(core):
@@ -578,27 +618,35 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
             rho = float(sum(loss.zcdp_rho for loss in zc_in if loss.zcdp_rho is not None))
             e_in = zcdp_epsilon(rho, d_in)
             cands["zcdp+basic"] = (e_in + r_eps, delta if zcdp_delta is None else d_in + r_delta)
-            notes["zcdp+basic"] = (f"zCDP composition of {len(zc_in)} jointly calibrated component(s): "
-                                   f"rho=sum rho_i={_fmt(rho)}, converted (Canonne-Kamath-Steinke 2020 "
-                                   f"Prop. 12, best order) at delta={_fmt(d_in)} -> eps={_fmt(e_in)}, plus "
-                                   f"{len(rest)} by basic composition (eps={_fmt(r_eps)}, "
-                                   f"delta={_fmt(r_delta)}): eps={_fmt(e_in + r_eps)}, delta={_fmt(delta)}")
+            notes["zcdp+basic"] = (
+                f"zCDP composition of {len(zc_in)} jointly calibrated component(s): "
+                f"rho=sum rho_i={_fmt(rho)}, converted (Canonne-Kamath-Steinke 2020 "
+                f"Prop. 12, best order) at delta={_fmt(d_in)} -> eps={_fmt(e_in)}, plus "
+                f"{len(rest)} by basic composition (eps={_fmt(r_eps)}, "
+                f"delta={_fmt(r_delta)}): eps={_fmt(e_in + r_eps)}, delta={_fmt(delta)}"
+            )
 
     if delta is not None and target_ok and core:
         if rdp_total is not None:
             e, a = rdp_to_dp(rdp_total, delta, return_order=True)
             cands["rdp"] = (e, delta)
-            notes["rdp"] = (f"RDP composition: sum of {len(core)} curves, improved conversion "
-                            f"(Canonne-Kamath-Steinke 2020 Prop. 12) at delta={_fmt(delta)}: "
-                            f"eps={_fmt(e)} (order {a:g})")
+            notes["rdp"] = (
+                f"RDP composition: sum of {len(core)} curves, improved conversion "
+                f"(Canonne-Kamath-Steinke 2020 Prop. 12) at delta={_fmt(delta)}: "
+                f"eps={_fmt(e)} (order {a:g})"
+            )
         if mu_total is not None:
             e = gdp_epsilon(mu_total, delta)
             cands["gdp"] = (e, delta)
-            notes["gdp"] = (f"GDP composition: mu=sqrt(sum mu_i^2)={_fmt(mu_total)}, exact "
-                            f"conversion (Dong-Roth-Su Cor. 2.13) at delta={_fmt(delta)}: eps={_fmt(e)}")
+            notes["gdp"] = (
+                f"GDP composition: mu=sqrt(sum mu_i^2)={_fmt(mu_total)}, exact "
+                f"conversion (Dong-Roth-Su Cor. 2.13) at delta={_fmt(delta)}: eps={_fmt(e)}"
+            )
         if method == "auto":
             groups: tuple[tuple[str, Callable[[PrivacyLoss], bool]], ...] = (
-                ("gdp", lambda loss: loss.gdp_mu is not None), ("rdp", lambda loss: _rdp_curve_of(loss) is not None))
+                ("gdp", lambda loss: loss.gdp_mu is not None),
+                ("rdp", lambda loss: _rdp_curve_of(loss) is not None),
+            )
             for name, has in groups:
                 inside = [loss for loss in core if has(loss)]
                 rest = [loss for loss in core if not has(loss)]
@@ -610,17 +658,19 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
                 if d_in <= 0:
                     continue
                 if name == "gdp":
-                    mu = float(np.sqrt(sum(loss.gdp_mu ** 2 for loss in inside if loss.gdp_mu is not None)))
+                    mu = float(np.sqrt(sum(loss.gdp_mu**2 for loss in inside if loss.gdp_mu is not None)))
                     e_in = gdp_epsilon(mu, d_in)
                 else:
                     curve = np.sum([c for loss in inside if (c := _rdp_curve_of(loss)) is not None], axis=0)
                     e_in = rdp_to_dp(curve, d_in)
                 key = f"{name}+basic"
                 cands[key] = (e_in + r_eps, delta)
-                notes[key] = (f"hybrid: {len(inside)} component(s) by {name.upper()} at "
-                              f"delta={_fmt(d_in)} -> eps={_fmt(e_in)}, plus {len(rest)} by basic "
-                              f"composition (eps={_fmt(r_eps)}, delta={_fmt(r_delta)}): "
-                              f"eps={_fmt(e_in + r_eps)}, delta={_fmt(delta)}")
+                notes[key] = (
+                    f"hybrid: {len(inside)} component(s) by {name.upper()} at "
+                    f"delta={_fmt(d_in)} -> eps={_fmt(e_in)}, plus {len(rest)} by basic "
+                    f"composition (eps={_fmt(r_eps)}, delta={_fmt(r_delta)}): "
+                    f"eps={_fmt(e_in + r_eps)}, delta={_fmt(delta)}"
+                )
 
     if method == "auto":
         valid = {k: v for k, v in cands.items() if delta is None or v[1] <= delta + 1e-15}
@@ -637,17 +687,34 @@ def compose(losses: Sequence[PrivacyLoss], *, delta: float | None = None,
         lines.append(f"chosen: {chosen} (tightest valid)" + (f"; alternatives: {others}" if others else ""))
     elif method == "zcdp+basic" and "zcdp+basic" not in cands:
         chosen = "basic"
-        lines.append(notes["basic"] + (" (no jointly calibrated zCDP component)" if not zc_in else
-                                       " (the other components' deltas leave none for the zCDP group)"))
+        lines.append(
+            notes["basic"]
+            + (
+                " (no jointly calibrated zCDP component)"
+                if not zc_in
+                else " (the other components' deltas leave none for the zCDP group)"
+            )
+        )
     else:
         chosen = method
         lines.append(notes[chosen])
 
     eps_tot, delta_tot = cands[chosen]
     total = PrivacyLoss(
-        epsilon=float(eps_tot), delta=float(delta_tot), label="total", rdp=rdp_total,
-        gdp_mu=mu_total, kind=kind, zcdp_rho=rho_total,
+        epsilon=float(eps_tot),
+        delta=float(delta_tot),
+        label="total",
+        rdp=rdp_total,
+        gdp_mu=mu_total,
+        kind=kind,
+        zcdp_rho=rho_total,
         details={"method": chosen, "components": len(core)},
     )
-    return Composition(total=total, method=chosen, transcript=tuple(lines),
-                       metric_epsilon=m_eps, metric_delta=m_delta, alternatives=dict(cands))
+    return Composition(
+        total=total,
+        method=chosen,
+        transcript=tuple(lines),
+        metric_epsilon=m_eps,
+        metric_delta=m_delta,
+        alternatives=dict(cands),
+    )

@@ -26,6 +26,7 @@ Z(x')/Z(x) large, i.e. the case where the factor 1/2 (docs/errata.md, E4) matter
 Broken variants (must fail): "laplace_half_scale", "gaussian_half_sigma", "rr_2eps",
 "metric_2eps" (the VoicePrivacy 2020 note's weights exp(-eps d)), "exponential_no_half" (weights exp(eps u/D)).
 """
+
 from __future__ import annotations
 
 import math
@@ -81,8 +82,9 @@ def _eps_bound(kp: npt.ArrayLike, kq: npt.ArrayLike, n: int, delta: float) -> np
         return np.where(p_lo > 0, np.log(np.maximum(p_lo, 1e-300) / q_up), -np.inf)
 
 
-def empirical_epsilon(out_x: npt.ArrayLike, out_y: npt.ArrayLike, delta: float = 0.0, *,
-                      ordered: bool = False) -> dict[str, Any]:
+def empirical_epsilon(
+    out_x: npt.ArrayLike, out_y: npt.ArrayLike, delta: float = 0.0, *, ordered: bool = False
+) -> dict[str, Any]:
     """Lower-bound eps from two samples of discrete outcomes (half to choose S, half to test).
 
     ``ordered``: outcomes are numbers from noise with a monotone likelihood ratio (Laplace,
@@ -97,7 +99,7 @@ def empirical_epsilon(out_x: npt.ArrayLike, out_y: npt.ArrayLike, delta: float =
     ix, iy = inv[:n], inv[n:]
     L = int(inv.max()) + 1
     cxa, cya = np.bincount(ix[:h], minlength=L), np.bincount(iy[:h], minlength=L)
-    cxb, cyb = np.bincount(ix[h:2 * h], minlength=L), np.bincount(iy[h:2 * h], minlength=L)
+    cxb, cyb = np.bincount(ix[h : 2 * h], minlength=L), np.bincount(iy[h : 2 * h], minlength=L)
     nb = 2 * h - h
     # choose ONE event on half A (over both directions and all orderings), test it once on B:
     # testing several events on B and keeping the max would inflate the false-alarm rate
@@ -118,12 +120,17 @@ def empirical_epsilon(out_x: npt.ArrayLike, out_y: npt.ArrayLike, delta: float =
     direction, chosen = pick
     cpb, cqb = (cxb, cyb) if direction == 0 else (cyb, cxb)
     kpb, kqb = int(cpb[chosen].sum()), int(cqb[chosen].sum())
-    return {"empirical_epsilon_lower_bound": float(_eps_bound(kpb, kqb, nb, delta)),
-            "event_size": int(chosen.size), "p_hat": kpb / nb, "q_hat": kqb / nb}
+    return {
+        "empirical_epsilon_lower_bound": float(_eps_bound(kpb, kqb, nb, delta)),
+        "event_size": int(chosen.size),
+        "p_hat": kpb / nb,
+        "q_hat": kqb / nb,
+    }
 
 
-def _samples(mechanism: str, epsilon: float, delta: float, trials: int, rng: RandomSource,
-             broken: str | None) -> tuple[npt.NDArray[Any] | int, npt.NDArray[Any] | int, float]:
+def _samples(
+    mechanism: str, epsilon: float, delta: float, trials: int, rng: RandomSource, broken: str | None
+) -> tuple[npt.NDArray[Any] | int, npt.NDArray[Any] | int, float]:
     """(outcomes under x, outcomes under x', claimed epsilon for this pair)."""
     m: Mechanism  # narrowed to each branch's class by its assignment
     x: npt.NDArray[Any] | int
@@ -151,8 +158,9 @@ def _samples(mechanism: str, epsilon: float, delta: float, trials: int, rng: Ran
         return x, y, epsilon
     if mechanism == "exponential":
         sens = 1.0
-        m = ExponentialMechanism(epsilon=epsilon, sensitivity=sens,
-                                 _unsafe_factor=2.0 if broken == "exponential_no_half" else 1.0)
+        m = ExponentialMechanism(
+            epsilon=epsilon, sensitivity=sens, _unsafe_factor=2.0 if broken == "exponential_no_half" else 1.0
+        )
         u = np.zeros(_EXP_K)
         u[0] = sens
         u2 = np.full(_EXP_K, sens)
@@ -176,14 +184,23 @@ def _samples(mechanism: str, epsilon: float, delta: float, trials: int, rng: Ran
     raise ValueError(f"unknown mechanism {mechanism!r}; choose from {', '.join(MECHANISM_NAMES)}")
 
 
-def audit(mechanism: str, *, epsilon: float, delta: float = 0.0, trials: int = 1_000_000, seed: int | None = None,
-          broken: str | None = None) -> dict[str, Any]:
+def audit(
+    mechanism: str,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    trials: int = 1_000_000,
+    seed: int | None = None,
+    broken: str | None = None,
+) -> dict[str, Any]:
     """Empirical lower bound on the privacy loss of ``mechanism`` vs its claim (module doc)."""
     if mechanism not in MECHANISM_NAMES:
         raise ValueError(f"unknown mechanism {mechanism!r}; choose from {', '.join(MECHANISM_NAMES)}")
     if broken is not None and BROKEN.get(broken) != mechanism:
-        raise ValueError(f"broken variant {broken!r} does not apply to {mechanism!r}; "
-                         f"choose from {sorted(k for k, v in BROKEN.items() if v == mechanism)}")
+        raise ValueError(
+            f"broken variant {broken!r} does not apply to {mechanism!r}; "
+            f"choose from {sorted(k for k, v in BROKEN.items() if v == mechanism)}"
+        )
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1000:
         raise ValueError(f"trials must be an integer >= 1000, got {trials!r}")
     eps = float(epsilon)

@@ -10,6 +10,7 @@ expected error ``gamma = max_d E rho(Y_d, d)``), for every (eps, delta)-DP mecha
 
 Randomized response attains Thm 5.5 with equality under the discrete metric.  Both broadcast.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,8 +28,9 @@ def floor_continuous(diam: npt.ArrayLike, eps: npt.ArrayLike, delta: npt.ArrayLi
     return floor
 
 
-def floor_finite(m: npt.ArrayLike, kappa: npt.ArrayLike, eps: npt.ArrayLike,
-                 delta: npt.ArrayLike = 0.0) -> npt.NDArray[np.float64]:
+def floor_finite(
+    m: npt.ArrayLike, kappa: npt.ArrayLike, eps: npt.ArrayLike, delta: npt.ArrayLike = 0.0
+) -> npt.NDArray[np.float64]:
     """Jazbec 2018, Thm 5.5: ``(1 - delta) kappa m / (m + e^eps)`` for m+1 points (broadcasts).
 
     ``m / (m + e^eps) = expit(log m - eps)``; m = 0 (a single category) gives 0.

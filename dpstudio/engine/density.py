@@ -30,6 +30,7 @@ M' = M_1' (x) M_2' with M_k' = Q_k (Lambda_k+ + tau) Q_k^T >= M_k up to rounding
 is post-processing — jitter only adds noise, it never weakens the guarantee.  Standard
 normals come from :func:`dpstudio.engine.models.langevin.secure_normal` (RandomSource).
 """
+
 from __future__ import annotations
 
 import math
@@ -91,8 +92,9 @@ def gram_1d(grid: npt.NDArray[np.float64], h: float) -> npt.NDArray[np.float64]:
     return gram
 
 
-def kde_on_grid(points: npt.NDArray[np.float64], grids: list[npt.NDArray[np.float64]], h: float,
-                n: int) -> npt.NDArray[np.float64]:
+def kde_on_grid(
+    points: npt.NDArray[np.float64], grids: list[npt.NDArray[np.float64]], h: float, n: int
+) -> npt.NDArray[np.float64]:
     """f_D on the product grid; ``points`` (n_obs x d) in [0,1]^d, rows with NaN contribute 0;
     ``n`` the public row count.  Separable: f = c A_1^T A_2 in 2-D."""
     d = len(grids)
@@ -153,8 +155,9 @@ class GPNoise:
         return out[0] if size is None else out
 
 
-def sample_from_grid_density(values: npt.ArrayLike, grids: list[npt.NDArray[np.float64]], rows: int,
-                             gen: np.random.Generator) -> npt.NDArray[np.float64]:
+def sample_from_grid_density(
+    values: npt.ArrayLike, grids: list[npt.NDArray[np.float64]], rows: int, gen: np.random.Generator
+) -> npt.NDArray[np.float64]:
     """Post-processing: draw ``rows`` points from the clipped (>= 0), renormalised grid density,
     uniformly within each grid cell (cells centred on grid points, truncated to [0, 1])."""
     w = np.clip(np.asarray(values, dtype=np.float64), 0.0, None).ravel()

@@ -17,6 +17,7 @@ fixed by the public search range alone.
 Derivations and sources (grid, quantiles, bounds, candidate counts, partition selection with
 its replace-one proof): docs/domains.md.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,6 +40,7 @@ from dpstudio.errors import UserError
 
 # --------------------------------------------------------------------------- private samplers
 
+
 def _sample_log_weights(logw: npt.NDArray[np.float64], rng: RandomSource) -> int:
     """Index ``i`` with probability exactly ``exp(logw_i) / sum exp(logw)`` (-inf: excluded);
     the exponential mechanism's exact sampler."""
@@ -48,7 +50,7 @@ def _sample_log_weights(logw: npt.NDArray[np.float64], rng: RandomSource) -> int
 
 
 #: lattice of the Gaussian noise on counts (integers lie on it; sigma/grid > 10^6)
-_COUNT_GRID = 2.0 ** -20
+_COUNT_GRID = 2.0**-20
 
 #: one column's values as the estimators take them: a pandas Series or anything array-like
 ColumnValues: TypeAlias = "pd.Series[Any] | npt.ArrayLike"
@@ -56,13 +58,15 @@ ColumnValues: TypeAlias = "pd.Series[Any] | npt.ArrayLike"
 
 # --------------------------------------------------------------------------- quantiles
 
+
 def _clean_numeric(values: ColumnValues) -> npt.NDArray[np.float64]:
     x = np.asarray(pd.to_numeric(pd.Series(values).reset_index(drop=True), errors="coerce"), dtype=float)
     return x
 
 
-def quantile_utility(sorted_values: npt.NDArray[np.float64], q: float,
-                     points: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def quantile_utility(
+    sorted_values: npt.NDArray[np.float64], q: float, points: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
     """Utility ``u(y) = -| #{x_j < y} - q n |`` of candidate outputs ``y`` (Smith 2011;
     docs/domains.md §DP quantiles).
 
@@ -106,11 +110,12 @@ def grid_step(low: float, high: float, *, integer: bool = False) -> tuple[int, i
 
 def _decimal(m: int, e: int) -> float:
     """The float nearest to ``m 10^e`` (correctly rounded: one IEEE operation on exact operands)."""
-    return float(m * 10 ** e) if e >= 0 else m / float(10 ** -e)
+    return float(m * 10**e) if e >= 0 else m / float(10**-e)
 
 
-def public_grid(low: float, high: float, *, integer: bool = False,
-                n_bins: int | None = None) -> npt.NDArray[np.float64]:
+def public_grid(
+    low: float, high: float, *, integer: bool = False, n_bins: int | None = None
+) -> npt.NDArray[np.float64]:
     """The candidate outputs of :func:`dp_quantile`: sorted floats fixed by the public inputs
     (docs/domains.md §Public grid).
 
@@ -130,9 +135,9 @@ def public_grid(low: float, high: float, *, integer: bool = False,
         m, e = grid_step(low, high, integer=integer)
         s = _decimal(m, e)
         j0, j1 = math.ceil(low / s), math.floor(high / s)
-        if max(abs(j0), abs(j1)) * m < 2 ** 53:
+        if max(abs(j0), abs(j1)) * m < 2**53:
             jm = np.arange(j0, j1 + 1, dtype=np.int64) * m
-            multiples = jm * float(10 ** e) if e >= 0 else jm / float(10 ** -e)
+            multiples = jm * float(10**e) if e >= 0 else jm / float(10**-e)
             pts = np.unique(np.concatenate([[low], multiples, [high]]))
             return pts[(pts >= low) & (pts <= high)]
         n_bins = GRID_MAX_STEPS
@@ -144,8 +149,9 @@ def public_grid(low: float, high: float, *, integer: bool = False,
     return np.unique(grid)  # far from zero neighbouring points can round to the same float
 
 
-def next_grid_point(value: float, low: float, high: float, *, integer: bool = False,
-                    n_bins: int | None = None) -> tuple[float, float]:
+def next_grid_point(
+    value: float, low: float, high: float, *, integer: bool = False, n_bins: int | None = None
+) -> tuple[float, float]:
     """A non-empty interval of two neighbouring grid points containing ``value``: ``(value, next)``,
     or ``(previous, value)`` when ``value`` is the top of the grid (post-processing of a grid
     value, for bounds whose two DP quantiles coincide)."""
@@ -157,15 +163,42 @@ def next_grid_point(value: float, low: float, high: float, *, integer: bool = Fa
 
 
 @overload
-def dp_quantile(values: ColumnValues, q: float, *, epsilon: float, low: float, high: float, rng: RandomSource,
-                n_bins: int | None = None, integer: bool = False) -> float: ...
+def dp_quantile(
+    values: ColumnValues,
+    q: float,
+    *,
+    epsilon: float,
+    low: float,
+    high: float,
+    rng: RandomSource,
+    n_bins: int | None = None,
+    integer: bool = False,
+) -> float: ...
 @overload
-def dp_quantile(values: ColumnValues, q: npt.ArrayLike, *, epsilon: float, low: float, high: float, rng: RandomSource,
-                n_bins: int | None = None, integer: bool = False) -> float | npt.NDArray[np.float64]: ...
+def dp_quantile(
+    values: ColumnValues,
+    q: npt.ArrayLike,
+    *,
+    epsilon: float,
+    low: float,
+    high: float,
+    rng: RandomSource,
+    n_bins: int | None = None,
+    integer: bool = False,
+) -> float | npt.NDArray[np.float64]: ...
 
 
-def dp_quantile(values: ColumnValues, q: npt.ArrayLike, *, epsilon: float, low: float, high: float, rng: RandomSource,
-                n_bins: int | None = None, integer: bool = False) -> float | npt.NDArray[np.float64]:
+def dp_quantile(
+    values: ColumnValues,
+    q: npt.ArrayLike,
+    *,
+    epsilon: float,
+    low: float,
+    high: float,
+    rng: RandomSource,
+    n_bins: int | None = None,
+    integer: bool = False,
+) -> float | npt.NDArray[np.float64]:
     """epsilon-DP ``q``-quantile of ``values``: a point of :func:`public_grid` over the PUBLIC
     range ``[low, high]``.
 
@@ -206,9 +239,19 @@ def dp_quantile(values: ColumnValues, q: npt.ArrayLike, *, epsilon: float, low: 
     return float(out[0]) if np.ndim(q) == 0 else out
 
 
-def dp_bounds(values: ColumnValues, *, epsilon: float, coarse_low: float, coarse_high: float, rng: RandomSource,
-              lower_q: float = 0.01, upper_q: float = 0.99, n_bins: int | None = None,
-              integer: bool = False, label: str = "") -> tuple[float, float, PrivacyLoss]:
+def dp_bounds(
+    values: ColumnValues,
+    *,
+    epsilon: float,
+    coarse_low: float,
+    coarse_high: float,
+    rng: RandomSource,
+    lower_q: float = 0.01,
+    upper_q: float = 0.99,
+    n_bins: int | None = None,
+    integer: bool = False,
+    label: str = "",
+) -> tuple[float, float, PrivacyLoss]:
     """epsilon-DP numeric bounds: the ``lower_q`` and ``upper_q`` DP quantiles (each at
     ``epsilon/2``, basic composition) inside the public coarse range, both points of
     :func:`public_grid` (``integer``, ``n_bins``: see there).
@@ -219,24 +262,32 @@ def dp_bounds(values: ColumnValues, *, epsilon: float, coarse_low: float, coarse
     """
     if not (0 <= lower_q < upper_q <= 1):
         raise UserError(f"need 0 <= lower_q < upper_q <= 1, got {lower_q!r}, {upper_q!r}")
-    lo = dp_quantile(values, lower_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high,
-                     rng=rng, n_bins=n_bins, integer=integer)
-    hi = dp_quantile(values, upper_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high,
-                     rng=rng, n_bins=n_bins, integer=integer)
+    lo = dp_quantile(
+        values, lower_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high, rng=rng, n_bins=n_bins, integer=integer
+    )
+    hi = dp_quantile(
+        values, upper_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high, rng=rng, n_bins=n_bins, integer=integer
+    )
     lo, hi = min(lo, hi), max(lo, hi)
     half = np.asarray(rdp_pure_dp(epsilon / 2))
     loss = PrivacyLoss(
-        epsilon=float(epsilon), delta=0.0, label=label or "DP bounds estimate",
-        rdp=tuple(float(v) for v in 2 * half), kind="dp",
-        details={"mechanism": "exponential-mechanism quantiles on a public grid (Smith 2011; "
-                              "McSherry & Talwar 2007)",
-                 "quantiles": [lower_q, upper_q], "epsilon_each": epsilon / 2,
-                 "public_range": [coarse_low, coarse_high]},
+        epsilon=float(epsilon),
+        delta=0.0,
+        label=label or "DP bounds estimate",
+        rdp=tuple(float(v) for v in 2 * half),
+        kind="dp",
+        details={
+            "mechanism": "exponential-mechanism quantiles on a public grid (Smith 2011; McSherry & Talwar 2007)",
+            "quantiles": [lower_q, upper_q],
+            "epsilon_each": epsilon / 2,
+            "public_range": [coarse_low, coarse_high],
+        },
     )
     return lo, hi, loss
 
 
 # --------------------------------------------------------------------------- categories
+
 
 def candidate_counts(values: ColumnValues, candidates: Sequence[Any]) -> npt.NDArray[np.int64]:
     """Counts of each public candidate; values outside the list are ignored.
@@ -265,7 +316,7 @@ def partition_singleton_keep_probability(epsilon: float, threshold: float) -> fl
         raise ValueError(f"threshold must be >= 0, got {threshold!r}")
     q = math.exp(-float(epsilon) / 2.0)
     j = math.floor(threshold)
-    return q ** j / (1.0 + q)
+    return q**j / (1.0 + q)
 
 
 def partition_selection_threshold(epsilon: float, delta: float) -> int:
@@ -293,10 +344,18 @@ def _sorted_values(vals: list[Any]) -> list[Any]:
         return sorted(vals, key=lambda v: (type(v).__name__, str(v)))
 
 
-def dp_select_categories(values: ColumnValues, *, epsilon: float, delta: float, rng: RandomSource,
-                         candidates: Sequence[Any] | None = None, threshold: float | None = None,
-                         noise: str = "laplace", false_inclusion: float = 0.05,
-                         label: str = "") -> tuple[list[Any], PrivacyLoss]:
+def dp_select_categories(
+    values: ColumnValues,
+    *,
+    epsilon: float,
+    delta: float,
+    rng: RandomSource,
+    candidates: Sequence[Any] | None = None,
+    threshold: float | None = None,
+    noise: str = "laplace",
+    false_inclusion: float = 0.05,
+    label: str = "",
+) -> tuple[list[Any], PrivacyLoss]:
     """DP category list of a column (docs/domains.md §Noisy counts of public candidates;
     docs/domains.md §Partition selection).
 
@@ -345,14 +404,21 @@ def dp_select_categories(values: ColumnValues, *, epsilon: float, delta: float, 
             # float Laplace built from capped exponentials is truncated, adding a tiny delta)
             from dpstudio.engine.mechanisms.laplace import discrete_laplace_rdp
             from dpstudio.engine.mechanisms.sampling import discrete_laplace
+
             z = discrete_laplace(b, k, rng).astype(np.float64)
             thr = b * math.log(1.0 / (2.0 * beta)) if threshold is None else float(threshold)
             loss = PrivacyLoss(
-                epsilon=float(epsilon), delta=0.0, label=label or "DP category selection",
+                epsilon=float(epsilon),
+                delta=0.0,
+                label=label or "DP category selection",
                 # two counts move by 1 each: twice the discrete Laplace's own RDP at shift 1
                 rdp=tuple(2 * v for v in discrete_laplace_rdp(b, 1)),
-                details={"mechanism": "discrete Laplace noisy counts of public candidates", "scale": b,
-                         "l1_sensitivity": 2, "threshold": thr},
+                details={
+                    "mechanism": "discrete Laplace noisy counts of public candidates",
+                    "scale": b,
+                    "l1_sensitivity": 2,
+                    "threshold": thr,
+                },
             )
         elif noise == "gaussian":
             if not (0 < delta < 1):
@@ -362,14 +428,24 @@ def dp_select_categories(values: ColumnValues, *, epsilon: float, delta: float, 
             # whose privacy curve is the continuous Gaussian's up to exp(-2 pi^2 (sigma/g)^2)
             # terms (see dpstudio.engine.synth.privacy)
             from dpstudio.engine.synth.privacy import gaussian_noise
+
             z, how = gaussian_noise(rng, sigma, (k,), _COUNT_GRID)
             from scipy.stats import norm
+
             thr = float(sigma * norm.isf(beta)) if threshold is None else float(threshold)
             loss = PrivacyLoss(
-                epsilon=float(epsilon), delta=float(delta), label=label or "DP category selection",
-                rdp=rdp_gaussian(math.sqrt(2.0), sigma), gdp_mu=math.sqrt(2.0) / sigma,
-                details={"mechanism": "Gaussian noisy counts of public candidates", "sigma": sigma,
-                         "l2_sensitivity": math.sqrt(2.0), "threshold": thr, "noise": how},
+                epsilon=float(epsilon),
+                delta=float(delta),
+                label=label or "DP category selection",
+                rdp=rdp_gaussian(math.sqrt(2.0), sigma),
+                gdp_mu=math.sqrt(2.0) / sigma,
+                details={
+                    "mechanism": "Gaussian noisy counts of public candidates",
+                    "sigma": sigma,
+                    "l2_sensitivity": math.sqrt(2.0),
+                    "threshold": thr,
+                    "noise": how,
+                },
             )
         else:
             raise UserError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
@@ -387,15 +463,22 @@ def dp_select_categories(values: ColumnValues, *, epsilon: float, delta: float, 
     least = partition_selection_threshold(epsilon, delta)
     thr = float(least) if threshold is None else float(threshold)
     if math.floor(thr) < least:
-        raise UserError(f"a threshold below {least} (the smallest at which a value held by one "
-                        f"record is kept with probability <= delta) does not deliver (eps, delta)-DP")
+        raise UserError(
+            f"a threshold below {least} (the smallest at which a value held by one "
+            f"record is kept with probability <= delta) does not deliver (eps, delta)-DP"
+        )
     z_int = discrete_laplace(scale, len(vc), rng)
     keep = vc.to_numpy(dtype=np.int64) + z_int > thr
     kept = _sorted_values([v for v, kp in zip(vc.index.tolist(), keep, strict=True) if kp])
     loss = PrivacyLoss(
-        epsilon=float(epsilon), delta=float(delta), label=label or "DP category discovery",
-        details={"mechanism": "discrete Laplace partition selection (replace-one)",
-                 "scale": float(scale), "threshold": thr,
-                 "singleton_keep_probability": partition_singleton_keep_probability(epsilon, thr)},
+        epsilon=float(epsilon),
+        delta=float(delta),
+        label=label or "DP category discovery",
+        details={
+            "mechanism": "discrete Laplace partition selection (replace-one)",
+            "scale": float(scale),
+            "threshold": thr,
+            "singleton_keep_probability": partition_singleton_keep_probability(epsilon, thr),
+        },
     )
     return kept, loss

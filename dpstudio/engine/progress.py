@@ -3,6 +3,7 @@
 Long work is a plain function ``run(..., progress=..., cancel=...)``: the GUI runs it on a
 worker thread, the CLI calls it directly, tests pass stubs.  No Qt here.
 """
+
 from __future__ import annotations
 
 import threading

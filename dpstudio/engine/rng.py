@@ -7,6 +7,7 @@ report can print it.  All DP noise must be built from :meth:`uint64` / :meth:`in
 (exact integer arithmetic); :meth:`numpy_generator` is for randomness that carries no privacy
 role (shuffles, train/test splits, random features that are public by construction).
 """
+
 from __future__ import annotations
 
 import os
@@ -52,7 +53,7 @@ class RandomSource:
         total = view.size
         while pos < total:
             step = min(_CHUNK_BYTES, total - pos)
-            view[pos:pos + step] = np.frombuffer(os.urandom(step), dtype=np.uint8)
+            view[pos : pos + step] = np.frombuffer(os.urandom(step), dtype=np.uint8)
             pos += step
         return out
 
@@ -72,8 +73,9 @@ class RandomSource:
         words = self.uint64((n + 1) // 2)
         return words.view(np.uint32)[:n]
 
-    def integers(self, high: int | np.integer[Any] | npt.NDArray[np.integer[Any]],
-                 n: int | None = None) -> npt.NDArray[np.int64]:
+    def integers(
+        self, high: int | np.integer[Any] | npt.NDArray[np.integer[Any]], n: int | None = None
+    ) -> npt.NDArray[np.int64]:
         """Exactly uniform integers in ``[0, high)``; ``high`` a positive int or array (< 2**32).
 
         Lemire's multiply-shift with rejection, so there is no modulo bias.

@@ -5,6 +5,7 @@ window is first shown, and print ``dpstudio: first window shown after X.XXX s`` 
 measured from the start of the process (``/proc/self/stat`` when available, else from the
 import of this module).
 """
+
 from __future__ import annotations
 
 import os
@@ -19,7 +20,7 @@ def _process_age_at_import() -> float | None:
     try:
         with open("/proc/self/stat", "rb") as fh:
             stat = fh.read().decode("ascii", "replace")
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         start_ticks = int(fields[19])  # field 22 (starttime), counted after "pid (comm)"
         with open("/proc/uptime", encoding="ascii") as fh:
             uptime = float(fh.read().split()[0])
@@ -49,6 +50,7 @@ APPLICATION = "dpstudio"
 def _resource(*parts):
     try:
         from dpstudio.resources import resource_path
+
         p = resource_path(*parts)
         return p if p.exists() else None
     except FileNotFoundError:
@@ -57,13 +59,22 @@ def _resource(*parts):
 
 def dark_palette() -> QPalette:
     p = QPalette()
-    c = {QPalette.ColorRole.Window: "#202124", QPalette.ColorRole.WindowText: "#E8EAED",
-         QPalette.ColorRole.Base: "#17181A", QPalette.ColorRole.AlternateBase: "#26282B",
-         QPalette.ColorRole.ToolTipBase: "#2D2F31", QPalette.ColorRole.ToolTipText: "#E8EAED",
-         QPalette.ColorRole.Text: "#E8EAED", QPalette.ColorRole.Button: "#2D2F31",
-         QPalette.ColorRole.ButtonText: "#E8EAED", QPalette.ColorRole.BrightText: "#FF6B6B",
-         QPalette.ColorRole.Highlight: "#3A7BD5", QPalette.ColorRole.HighlightedText: "#FFFFFF",
-         QPalette.ColorRole.Link: "#8AB4F8", QPalette.ColorRole.PlaceholderText: "#9AA0A6"}
+    c = {
+        QPalette.ColorRole.Window: "#202124",
+        QPalette.ColorRole.WindowText: "#E8EAED",
+        QPalette.ColorRole.Base: "#17181A",
+        QPalette.ColorRole.AlternateBase: "#26282B",
+        QPalette.ColorRole.ToolTipBase: "#2D2F31",
+        QPalette.ColorRole.ToolTipText: "#E8EAED",
+        QPalette.ColorRole.Text: "#E8EAED",
+        QPalette.ColorRole.Button: "#2D2F31",
+        QPalette.ColorRole.ButtonText: "#E8EAED",
+        QPalette.ColorRole.BrightText: "#FF6B6B",
+        QPalette.ColorRole.Highlight: "#3A7BD5",
+        QPalette.ColorRole.HighlightedText: "#FFFFFF",
+        QPalette.ColorRole.Link: "#8AB4F8",
+        QPalette.ColorRole.PlaceholderText: "#9AA0A6",
+    }
     for role, color in c.items():
         p.setColor(role, QColor(color))
     for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
@@ -73,13 +84,22 @@ def dark_palette() -> QPalette:
 
 def light_palette() -> QPalette:
     p = QPalette()
-    c = {QPalette.ColorRole.Window: "#F4F5F7", QPalette.ColorRole.WindowText: "#1F2328",
-         QPalette.ColorRole.Base: "#FFFFFF", QPalette.ColorRole.AlternateBase: "#F0F2F5",
-         QPalette.ColorRole.ToolTipBase: "#FFFFE8", QPalette.ColorRole.ToolTipText: "#1F2328",
-         QPalette.ColorRole.Text: "#1F2328", QPalette.ColorRole.Button: "#FAFBFC",
-         QPalette.ColorRole.ButtonText: "#1F2328", QPalette.ColorRole.BrightText: "#C62828",
-         QPalette.ColorRole.Highlight: "#0969DA", QPalette.ColorRole.HighlightedText: "#FFFFFF",
-         QPalette.ColorRole.Link: "#0969DA", QPalette.ColorRole.PlaceholderText: "#8C959F"}
+    c = {
+        QPalette.ColorRole.Window: "#F4F5F7",
+        QPalette.ColorRole.WindowText: "#1F2328",
+        QPalette.ColorRole.Base: "#FFFFFF",
+        QPalette.ColorRole.AlternateBase: "#F0F2F5",
+        QPalette.ColorRole.ToolTipBase: "#FFFFE8",
+        QPalette.ColorRole.ToolTipText: "#1F2328",
+        QPalette.ColorRole.Text: "#1F2328",
+        QPalette.ColorRole.Button: "#FAFBFC",
+        QPalette.ColorRole.ButtonText: "#1F2328",
+        QPalette.ColorRole.BrightText: "#C62828",
+        QPalette.ColorRole.Highlight: "#0969DA",
+        QPalette.ColorRole.HighlightedText: "#FFFFFF",
+        QPalette.ColorRole.Link: "#0969DA",
+        QPalette.ColorRole.PlaceholderText: "#8C959F",
+    }
     for role, color in c.items():
         p.setColor(role, QColor(color))
     for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
@@ -125,6 +145,7 @@ def create_application(argv=None) -> QApplication:
     if icon:
         app.setWindowIcon(QIcon(str(icon)))
     from dpstudio.gui.i18n import install_translator
+
     install_translator(app)
     apply_theme()
     if not app.property("dpstudioSchemeHooked"):  # a Qt dynamic property: hook the scheme once per application
@@ -167,6 +188,7 @@ def install_exit_hook(win, ms: int, stream=None) -> None:
         def leave():
             win.close()  # cancels and waits for running workers
             QApplication.quit()
+
         QTimer.singleShot(ms, leave)
 
     class _FirstPaint(QObject):
@@ -187,6 +209,7 @@ def run_gui(path: str | None = None) -> int:
     # holding Qt objects collected on a worker thread crashes Qt.  Collect on the GUI thread
     # only, from a timer (pyqtgraph's collector; the tests do the same per test).
     from pyqtgraph.util.garbage_collector import GarbageCollector
+
     app._dpstudio_gc = GarbageCollector(interval=1.0)  # type: ignore[attr-defined]
     win = create_main_window(path)
     ms = exit_after_ms()

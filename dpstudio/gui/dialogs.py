@@ -1,4 +1,5 @@
 """Error dialogs: a one-line summary, the details behind a "Show Details" button."""
+
 from __future__ import annotations
 
 import traceback

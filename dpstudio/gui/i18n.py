@@ -1,4 +1,5 @@
 """Translation helpers: every user-visible string goes through Qt's translator."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QLocale, QTranslator
@@ -15,6 +16,7 @@ def install_translator(app) -> QTranslator | None:
     """Load ``resources/translations/dpstudio_<locale>.qm`` when one exists."""
     try:
         from dpstudio.resources import resource_path
+
         folder = resource_path("translations")
     except FileNotFoundError:
         return None

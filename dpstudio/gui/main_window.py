@@ -1,4 +1,5 @@
 """The main window: a step list beside a stack of wizard pages, Back/Next, menus, shortcuts."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,8 +46,14 @@ class MainWindow(QMainWindow):
         self.budget_page = BudgetPage(self.session, self.runner)
         self.review_page = ReviewPage(self.session, self.runner)
         self.export_page = ExportPage(self.session, self.runner)
-        self.pages: list[WizardPage] = [self.data_page, self.columns_page, self.release_page, self.budget_page,
-                                        self.review_page, self.export_page]
+        self.pages: list[WizardPage] = [
+            self.data_page,
+            self.columns_page,
+            self.release_page,
+            self.budget_page,
+            self.review_page,
+            self.export_page,
+        ]
 
         self.steps = QListWidget()
         self.steps.setObjectName("steps")
@@ -99,8 +106,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.setAcceptDrops(True)
         self._build_menus()
-        self.data_page.loadingChanged.connect(lambda busy: self.statusBar().showMessage(
-            self.tr("Loading…") if busy else "", 0 if busy else 1))
+        self.data_page.loadingChanged.connect(
+            lambda busy: self.statusBar().showMessage(self.tr("Loading…") if busy else "", 0 if busy else 1)
+        )
         self.export_page.released.connect(lambda _r: self.budget_page.refresh_ledger())
         self.session.dataChanged.connect(self._data_loaded)
         self.session.recipeChanged.connect(self._schedule_nav)
@@ -126,18 +134,28 @@ class MainWindow(QMainWindow):
     def _build_menus(self):
         mb = self.menuBar()
         f = mb.addMenu(self.tr("&File"))
-        self.open_action = self._action(f, self.tr("&Open a table…"), self.data_page.open_dialog,
-                                        QKeySequence.StandardKey.Open)
+        self.open_action = self._action(
+            f, self.tr("&Open a table…"), self.data_page.open_dialog, QKeySequence.StandardKey.Open
+        )
         self._action(f, self.tr("Open a saved &recipe…"), self.data_page.open_recipe_dialog)
         self.save_action = self._action(
-            f, self.tr("&Save the recipe…"), self.save_recipe, QKeySequence.StandardKey.Save,
-            self.tr("Save the release plan (JSON) to repeat it or run it from the command line"))
+            f,
+            self.tr("&Save the recipe…"),
+            self.save_recipe,
+            QKeySequence.StandardKey.Save,
+            self.tr("Save the release plan (JSON) to repeat it or run it from the command line"),
+        )
         self.recent_menu = f.addMenu(self.tr("Recent files"))
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._action(f, self.tr("Open the &demo data"), self.data_page.open_demo)
         f.addSeparator()
-        self.export_action = self._action(f, self.tr("&Export…"), self.export_now, QKeySequence("Ctrl+E"),
-                                          self.tr("Go to the export step and release"))
+        self.export_action = self._action(
+            f,
+            self.tr("&Export…"),
+            self.export_now,
+            QKeySequence("Ctrl+E"),
+            self.tr("Go to the export step and release"),
+        )
         f.addSeparator()
         self._action(f, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
         e = mb.addMenu(self.tr("&Edit"))
@@ -147,20 +165,26 @@ class MainWindow(QMainWindow):
         theme = v.addMenu(self.tr("Appearance"))
         group = QActionGroup(self)
         current = QSettings().value("appearance/theme", "system")
-        for key, text in (("system", self.tr("Follow the system")), ("light", self.tr("Light")),
-                          ("dark", self.tr("Dark"))):
+        for key, text in (
+            ("system", self.tr("Follow the system")),
+            ("light", self.tr("Light")),
+            ("dark", self.tr("Dark")),
+        ):
             a = self._action(theme, text, lambda _c=False, k=key: self.set_theme(k))
             a.setCheckable(True)
             a.setChecked(key == current)
             group.addAction(a)
         g = mb.addMenu(self.tr("&Go"))
-        self.back_action = self._action(g, self.tr("Previous step"), self.go_back,
-                                        [QKeySequence("Alt+Left"), QKeySequence("Ctrl+PgUp")])
-        self.next_action = self._action(g, self.tr("Next step"), self.go_next,
-                                        [QKeySequence("Alt+Right"), QKeySequence("Ctrl+PgDown")])
+        self.back_action = self._action(
+            g, self.tr("Previous step"), self.go_back, [QKeySequence("Alt+Left"), QKeySequence("Ctrl+PgUp")]
+        )
+        self.next_action = self._action(
+            g, self.tr("Next step"), self.go_next, [QKeySequence("Alt+Right"), QKeySequence("Ctrl+PgDown")]
+        )
         h = mb.addMenu(self.tr("&Help"))
-        self.help_action = self._action(h, self.tr("Help on this step"), self.show_help,
-                                        QKeySequence.StandardKey.HelpContents)
+        self.help_action = self._action(
+            h, self.tr("Help on this step"), self.show_help, QKeySequence.StandardKey.HelpContents
+        )
         if not self.help_action.shortcuts() or QKeySequence("F1") not in self.help_action.shortcuts():
             self.help_action.setShortcuts(list(self.help_action.shortcuts()) + [QKeySequence("F1")])
         self._action(h, self.tr("About dpstudio"), self.show_about)
@@ -179,6 +203,7 @@ class MainWindow(QMainWindow):
     def set_theme(self, key: str):
         QSettings().setValue("appearance/theme", key)
         from dpstudio.gui.app import apply_theme
+
         apply_theme()
 
     # ---- navigation ----------------------------------------------------------------------
@@ -273,17 +298,18 @@ class MainWindow(QMainWindow):
         if self.session.recipe is None or self.session.loaded is None:
             return
         start = str(Path(self.session.loaded.path).with_suffix(".recipe.json"))
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save the recipe"), start,
-                                              self.tr("Recipes (*.recipe.json *.json)"))
+        path, _ = QFileDialog.getSaveFileName(
+            self, self.tr("Save the recipe"), start, self.tr("Recipes (*.recipe.json *.json)")
+        )
         if path:
             from dpstudio.errors import UserError
             from dpstudio.export import write_text
             from dpstudio.ledger import default_ledger_path
             from dpstudio.targets import refuse_overwrite
+
             try:
                 # never over the data it describes or the ledger; atomic, like every output
-                refuse_overwrite("recipe", path, input_path=self.session.loaded.path,
-                                 ledger_path=default_ledger_path())
+                refuse_overwrite("recipe", path, input_path=self.session.loaded.path, ledger_path=default_ledger_path())
                 write_text(self.session.recipe.dumps(), path)
                 self.session.recipe_source = path  # a release may then not write over it
                 self.statusBar().showMessage(self.tr("Recipe saved to {0}").format(path), 5000)
@@ -295,17 +321,24 @@ class MainWindow(QMainWindow):
         return f"<h3>{page.title()}</h3><p>{page.help_text()}</p>"
 
     def show_help(self):
-        box = QMessageBox(QMessageBox.Icon.Information, self.tr("Help"), self.help_html(),
-                          QMessageBox.StandardButton.Close, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Information, self.tr("Help"), self.help_html(), QMessageBox.StandardButton.Close, self
+        )
         box.setTextFormat(Qt.TextFormat.RichText)
         box.open()
         self._help_box = box
 
     def show_about(self):
         from dpstudio import __version__
-        QMessageBox.about(self, self.tr("About dpstudio"), self.tr(
-            "<b>dpstudio {0}</b><br>Release sensitive tables with differential privacy, with a report a "
-            "compliance officer can sign.").format(__version__))
+
+        QMessageBox.about(
+            self,
+            self.tr("About dpstudio"),
+            self.tr(
+                "<b>dpstudio {0}</b><br>Release sensitive tables with differential privacy, with a report a "
+                "compliance officer can sign."
+            ).format(__version__),
+        )
 
     # ---- window --------------------------------------------------------------------------
     def dragEnterEvent(self, event):  # noqa: N802 - Qt override
@@ -317,8 +350,9 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event):  # noqa: N802 - Qt override
         if self.export_page.worker is not None:
-            ok = QMessageBox.question(self, self.tr("A release is running"),
-                                      self.tr("Cancel the running release and quit?"))
+            ok = QMessageBox.question(
+                self, self.tr("A release is running"), self.tr("Cancel the running release and quit?")
+            )
             if ok != QMessageBox.StandardButton.Yes:
                 event.ignore()
                 return

@@ -3,6 +3,7 @@
 Runs offscreen-friendly (``QT_QPA_PLATFORM=offscreen``); settings and the ledger go to a
 temporary folder so screenshots never touch the user's real budget.
 """
+
 from __future__ import annotations
 
 import os
@@ -68,6 +69,7 @@ def take(outdir: str, *, dark: bool = False) -> list[Path]:
     shot("4_budget")
     # a label release, to show the attacker chart
     from dpstudio.gui.wizard.edits import set_release_type, set_role
+
     recipe = win.session.recipe
     win.session.update(lambda r: set_role(set_release_type(r, "label"), "employed", "label"))
     _wait(app, lambda: win.budget_page.preview._leak_worker is None, timeout=60)
@@ -95,8 +97,9 @@ def take(outdir: str, *, dark: bool = False) -> list[Path]:
     win.session.set_recipe(recipe)
     win.go_to(4)
     shot("5_review")
-    win.session.set_targets(output_path=str(tmp / "census_demo_dp.csv"),
-                            report_path=str(tmp / "census_demo_dp_report.html"))
+    win.session.set_targets(
+        output_path=str(tmp / "census_demo_dp.csv"), report_path=str(tmp / "census_demo_dp_report.html")
+    )
     win.go_to(5)
     shot("6_export")
     win.export_page.confirm_release = lambda _t: True

@@ -4,6 +4,7 @@ Pages never keep state of their own: they read ``session.recipe`` and change it 
 ``session.update(lambda r: replace(r, ...))``; every change emits ``recipeChanged`` and is
 undoable.  Loading a new table emits ``dataChanged`` (then ``recipeChanged``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -39,10 +40,12 @@ def recipe_for_file(path, loaded, schema) -> tuple[Recipe, str | None]:
             r = load_recipe(sibling)
         except Exception:  # noqa: BLE001 - a broken sibling is ignored, the schema recipe is used
             r = None
-        if r is not None and (r.input.sha256 in (None, loaded.sha256)) \
-                and {c.name for c in r.columns} == {c.name for c in schema.columns}:
-            r = replace(r, input=replace(r.input, path=str(loaded.path), sha256=loaded.sha256,
-                                         format=loaded.format))
+        if (
+            r is not None
+            and (r.input.sha256 in (None, loaded.sha256))
+            and {c.name for c in r.columns} == {c.name for c in schema.columns}
+        ):
+            r = replace(r, input=replace(r.input, path=str(loaded.path), sha256=loaded.sha256, format=loaded.format))
             return r, str(sibling)
     return recipe_from_schema(loaded, schema), None
 
@@ -104,8 +107,9 @@ class Session(QObject):
     def frame(self) -> pd.DataFrame | None:
         return None if self.loaded is None else self.loaded.frame
 
-    def set_data(self, loaded: LoadedTable, schema: TableSchema, recipe: Recipe,
-                 recipe_source: str | None = None) -> None:
+    def set_data(
+        self, loaded: LoadedTable, schema: TableSchema, recipe: Recipe, recipe_source: str | None = None
+    ) -> None:
         self.loaded, self.schema, self.recipe = loaded, schema, recipe
         self.recipe_source = recipe_source
         self._undo.clear()
@@ -183,6 +187,7 @@ class Session(QObject):
             return []
         if "problems" not in self._cache:
             from dpstudio.plan import plan_problems
+
             self._cache["problems"] = plan_problems(self.recipe, self.schema)
         return self._cache["problems"]
 
@@ -200,10 +205,12 @@ class Session(QObject):
             return None, "no data loaded"
         if "plan" not in self._cache:
             from dpstudio.pipeline import compile_recipe
+
             try:
                 self._cache["plan"] = (compile_recipe(self._preview_of(self.recipe)), None)
             except Exception as exc:  # noqa: BLE001 - shown to the user, never raised
                 from dpstudio.gui.dialogs import error_summary
+
                 self._cache["plan"] = (None, error_summary(exc))
         return self._cache["plan"]
 
@@ -218,9 +225,11 @@ class Session(QObject):
         cached = self._preview
         if cached is None or cached[0] != key:
             filled = r
-            if self.frame is not None and any(c.domain is not None and c.domain.source == "data"
-                                              and not c.domain.known for c in r.columns):
+            if self.frame is not None and any(
+                c.domain is not None and c.domain.source == "data" and not c.domain.known for c in r.columns
+            ):
                 from dpstudio.recipe.build import fill_domains_from_data
+
                 try:
                     filled = fill_domains_from_data(r, self.frame)
                 except Exception:  # noqa: BLE001 - the preview then shows the column as unknown

@@ -3,6 +3,7 @@
 Nothing is converted up front, so a 1,000,000-row table opens instantly: ``data()`` is called
 for the visible cells only and formats one value at a time.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,6 +25,7 @@ def format_cell(value) -> str:
         return f"{value:.6g}"
     try:
         import pandas as pd
+
         if pd.isna(value) is True:
             return ""
     except (TypeError, ValueError):
@@ -66,9 +68,13 @@ class DataFrameModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return format_cell(self._columns[index.column()].iat[index.row()])
-        if role == Qt.ItemDataRole.ForegroundRole and self._frame is not None \
-                and str(self._frame.columns[index.column()]) in self._dropped:
+        if (
+            role == Qt.ItemDataRole.ForegroundRole
+            and self._frame is not None
+            and str(self._frame.columns[index.column()]) in self._dropped
+        ):
             from PySide6.QtGui import QColor
+
             return QColor(140, 140, 140)
         return None
 
@@ -81,6 +87,7 @@ class DataFrameModel(QAbstractTableModel):
                 return name + (" " + tr("(dropped)") if name in self._dropped else "")
             if role == Qt.ItemDataRole.FontRole and name in self._dropped:
                 from PySide6.QtGui import QFont
+
                 f = QFont()
                 f.setStrikeOut(True)
                 return f

@@ -5,6 +5,7 @@ passes a throttled progress callback and a :class:`CancelToken`.  Cancelling is 
 engine polls ``cancel.check()`` and raises :class:`Cancelled`, which becomes the ``cancelled``
 signal.  The GUI thread only starts jobs and receives their signals (queued connections).
 """
+
 from __future__ import annotations
 
 import sys
@@ -106,8 +107,17 @@ class TaskRunner(QObject):
         self.pool = pool or QThreadPool.globalInstance()
         self._active: set[Worker] = set()
 
-    def start(self, fn: Callable[..., Any], *args, on_finished=None, on_failed=None, on_cancelled=None,
-              on_progress=None, pass_progress: bool = True, **kwargs) -> Worker:
+    def start(
+        self,
+        fn: Callable[..., Any],
+        *args,
+        on_finished=None,
+        on_failed=None,
+        on_cancelled=None,
+        on_progress=None,
+        pass_progress: bool = True,
+        **kwargs,
+    ) -> Worker:
         w = Worker(fn, *args, pass_progress=pass_progress, **kwargs)
         if on_finished:
             w.signals.finished.connect(on_finished)

@@ -6,9 +6,20 @@ semi-sensitive; :mod:`~dpstudio.plan.synthetic`; :mod:`~dpstudio.plan.model`;
 progress=, cancel=)``; DP domain estimates are :mod:`~dpstudio.plan.domains` units that come
 first in every plan.
 """
+
 from dpstudio.plan.compile import RELEASE_TYPES, compile_plan, execute, release_module
 from dpstudio.plan.problems import plan_problems
 from dpstudio.plan.units import LabelGuarantee, NoiseParameters, PlanUnit, ReleaseOutcome, ReleasePlan
 
-__all__ = ["RELEASE_TYPES", "LabelGuarantee", "NoiseParameters", "PlanUnit", "ReleaseOutcome", "ReleasePlan",
-           "compile_plan", "execute", "plan_problems", "release_module"]
+__all__ = [
+    "RELEASE_TYPES",
+    "LabelGuarantee",
+    "NoiseParameters",
+    "PlanUnit",
+    "ReleaseOutcome",
+    "ReleasePlan",
+    "compile_plan",
+    "execute",
+    "plan_problems",
+    "release_module",
+]

@@ -6,6 +6,7 @@ its result, and the ledger reserves its total.  ``execute`` runs the plan's doma
 finalises the units that depend on them, and draws the noise with the finalised plan's own
 mechanism objects; the report reads that finalised plan.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
@@ -29,23 +30,34 @@ class ReleaseModule(Protocol):
 
     def compile(self, recipe: Recipe) -> ReleasePlan: ...
 
-    def execute(self, plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *,
-                progress: ProgressCallback = ..., cancel: CancelToken = ...) -> ReleaseOutcome: ...
+    def execute(
+        self,
+        plan: ReleasePlan,
+        frame: pd.DataFrame,
+        rng: RandomSource,
+        *,
+        progress: ProgressCallback = ...,
+        cancel: CancelToken = ...,
+    ) -> ReleaseOutcome: ...
 
 
 def release_module(release_type: str) -> ReleaseModule:
     """The module that compiles and executes ``release_type`` (``compile``, ``execute``)."""
     if release_type in ("record", "label", "semi-sensitive"):
         from dpstudio.plan import record
+
         return record
     if release_type == "synthetic":
         from dpstudio.plan import synthetic
+
         return synthetic
     if release_type == "model":
         from dpstudio.plan import model
+
         return model
     if release_type == "density":
         from dpstudio.plan import density
+
         return density
     raise UserError(f"unknown release type {release_type!r}; choose one of {', '.join(RELEASE_TYPES)}")
 
@@ -62,14 +74,21 @@ def compile_plan(recipe: Recipe, schema: TableSchema | None = None) -> ReleasePl
     return release_module(recipe.release.type).compile(recipe)
 
 
-def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progress: ProgressCallback = no_progress,
-            cancel: CancelToken = NEVER_CANCELLED) -> ReleaseOutcome:
+def execute(
+    plan: ReleasePlan,
+    frame: pd.DataFrame,
+    rng: RandomSource,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> ReleaseOutcome:
     """Release ``frame`` as ``plan`` says.  ``outcome.final_plan`` is the plan whose mechanism
     objects drew the noise (``outcome.drawn_by``); its total never exceeds ``plan.total``."""
     if plan.recipe is None:
         raise ValueError("this plan was not compiled from a recipe")
-    outcome: ReleaseOutcome = release_module(plan.release_type).execute(plan, frame, rng, progress=progress,
-                                                                        cancel=cancel)
+    outcome: ReleaseOutcome = release_module(plan.release_type).execute(
+        plan, frame, rng, progress=progress, cancel=cancel
+    )
     if outcome.final_plan is None:
         outcome.final_plan = plan
     return outcome

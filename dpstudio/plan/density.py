@@ -6,6 +6,7 @@ Options: ``bandwidth`` (in units of the public range, default Scott's rule from 
 public range), ``grid_size`` (default 256 in 1-D, 64 per axis in 2-D), ``sample_rows``
 (default 0: synthetic values drawn from the clipped, renormalised DP density — post-processing).
 """
+
 from __future__ import annotations
 
 import math
@@ -64,13 +65,25 @@ class DensityRelease:
     def privacy_loss(self) -> PrivacyLoss:
         # the analytic calibration makes mu = Delta / sigma the GDP mu for (eps, delta)
         from dpstudio.engine.accounting import gdp_mu_for
-        mu = float(gdp_mu_for(self.epsilon, self.delta))
-        return PrivacyLoss(epsilon=self.epsilon, delta=self.delta, kind="dp", gdp_mu=mu,
-                           rdp=rdp_gaussian(1.0, 1.0 / mu),
-                           label="Gaussian-process noise on a kernel density estimate")
 
-    def release(self, pts: npt.NDArray[np.float64], rng: RandomSource, *, progress: ProgressCallback = no_progress,
-                cancel: CancelToken = NEVER_CANCELLED) -> dict[str, Any]:
+        mu = float(gdp_mu_for(self.epsilon, self.delta))
+        return PrivacyLoss(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            kind="dp",
+            gdp_mu=mu,
+            rdp=rdp_gaussian(1.0, 1.0 / mu),
+            label="Gaussian-process noise on a kernel density estimate",
+        )
+
+    def release(
+        self,
+        pts: npt.NDArray[np.float64],
+        rng: RandomSource,
+        *,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> dict[str, Any]:
         """The noisy density on the unit grid of ``pts`` (n x d, scaled to [0, 1]) and the public
         numbers that calibrated it."""
         n, d = pts.shape
@@ -96,6 +109,7 @@ class DensityRelease:
             snap,
             snapped_sensitivity,
         )
+
         c = noise.whiten(f)
         grid_step = 2.0 ** (math.floor(math.log2(delta_s)) - 12)
         sens = snapped_sensitivity(delta_s * (1 + 1e-6), grid_step, c.size)
@@ -105,20 +119,30 @@ class DensityRelease:
         mult0 = kde.analytic_multiplier(self.epsilon, self.delta, sens)
         eps1, delta1, box = lattice_shave(self.epsilon, self.delta, c.size, mult0 / grid_step)
         mult = kde.analytic_multiplier(eps1, delta1, sens)
-        proven_eps, proven_delta = lattice_proven(eps1, gdp_delta(eps1, sens / mult),
-                                                  [(c.size, mult / grid_step)], box)
+        proven_eps, proven_delta = lattice_proven(eps1, gdp_delta(eps1, sens / mult), [(c.size, mult / grid_step)], box)
         z, how = gaussian_noise(rng, mult, c.shape, grid_step)
         f_dp = noise.color(snap(c, grid_step) + z)
         corollary = kde.corollary_multiplier(self.epsilon, self.delta, delta_s) if self.epsilon <= 1 else None
-        guarantee = {"epsilon": self.epsilon, "delta": self.delta, "kind": "central (eps, delta)-DP",
-                     "neighbours": "replace-one (n public)", "n": n, "bandwidth_scaled": h,
-                     "sensitivity": delta_s, "sensitivity_hrw_sqrt2": kde.hrw_sensitivity(n, h, d),
-                     "noise_multiplier": mult, "noise_multiplier_corollary_eps_le_1": corollary,
-                     "noise_grid": grid_step, "proven_epsilon": proven_eps, "proven_delta": proven_delta,
-                     "continuous_calibration": {"epsilon": eps1, "delta": delta1},
-                     "calibration": "analytic Gaussian mechanism (Balle & Wang 2018 Thm 8) on M^{-1/2} f",
-                     "jitter": kde.JITTER, "randomness": rng.describe(),
-                     "noise_sampling": f"{how}, in whitened coordinates (sensitivity {sens:.6g} after snapping)"}
+        guarantee = {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "kind": "central (eps, delta)-DP",
+            "neighbours": "replace-one (n public)",
+            "n": n,
+            "bandwidth_scaled": h,
+            "sensitivity": delta_s,
+            "sensitivity_hrw_sqrt2": kde.hrw_sensitivity(n, h, d),
+            "noise_multiplier": mult,
+            "noise_multiplier_corollary_eps_le_1": corollary,
+            "noise_grid": grid_step,
+            "proven_epsilon": proven_eps,
+            "proven_delta": proven_delta,
+            "continuous_calibration": {"epsilon": eps1, "delta": delta1},
+            "calibration": "analytic Gaussian mechanism (Balle & Wang 2018 Thm 8) on M^{-1/2} f",
+            "jitter": kde.JITTER,
+            "randomness": rng.describe(),
+            "noise_sampling": f"{how}, in whitened coordinates (sensitivity {sens:.6g} after snapping)",
+        }
         return {"density": f_dp, "grids": grids, "bandwidth": h, "guarantee": guarantee}
 
 
@@ -133,25 +157,40 @@ def compile(recipe: Recipe) -> ReleasePlan:
     if not (b.delta > 0):
         raise UserError("release 'density': needs delta > 0")
     mech = DensityRelease(float(b.epsilon), float(b.delta), opts["grid_size"], opts["bandwidth"])
-    facts = {"grid_size": opts["grid_size"],
-             "bandwidth": opts["bandwidth"] if opts["bandwidth"] is not None else "Scott's rule n^(-1/(d+4))/sqrt(12)",
-             "sensitivity": "sqrt(2 - 2 exp(-d/(2h^2))) / (n (2 pi h^2)^(d/2)), at most sqrt(2)/(n (2 pi h^2)^(d/2))",
-             "calibration": "analytic Gaussian mechanism (Balle & Wang 2018) for Mahalanobis sensitivity"}
-    unit = PlanUnit(name="density", kind="density", columns=tuple(c.name for c in cols), mechanism_name="gp-density",
-                    loss=mech.privacy_loss(), mechanism=mech, budget_share=(mech.epsilon, mech.delta),
-                    description=("KDE + multiplier * GP(0, K) on a grid (Hall, Rinaldo & Wasserman 2013; "
-                                 "Jazbec 2018 Thm 6.1/6.8)"), facts=facts,
-                    post_processing=("values outside the public bounds are clipped before the estimate",)
-                    + (("synthetic values sampled from the clipped, renormalised DP density",)
-                       if opts["sample_rows"] > 0 else ()))
+    facts = {
+        "grid_size": opts["grid_size"],
+        "bandwidth": opts["bandwidth"] if opts["bandwidth"] is not None else "Scott's rule n^(-1/(d+4))/sqrt(12)",
+        "sensitivity": "sqrt(2 - 2 exp(-d/(2h^2))) / (n (2 pi h^2)^(d/2)), at most sqrt(2)/(n (2 pi h^2)^(d/2))",
+        "calibration": "analytic Gaussian mechanism (Balle & Wang 2018) for Mahalanobis sensitivity",
+    }
+    unit = PlanUnit(
+        name="density",
+        kind="density",
+        columns=tuple(c.name for c in cols),
+        mechanism_name="gp-density",
+        loss=mech.privacy_loss(),
+        mechanism=mech,
+        budget_share=(mech.epsilon, mech.delta),
+        description=("KDE + multiplier * GP(0, K) on a grid (Hall, Rinaldo & Wasserman 2013; Jazbec 2018 Thm 6.1/6.8)"),
+        facts=facts,
+        post_processing=("values outside the public bounds are clipped before the estimate",)
+        + (("synthetic values sampled from the clipped, renormalised DP density",) if opts["sample_rows"] > 0 else ()),
+    )
     units = domain_units(recipe) + [unit]
     composition = compose([u.loss for u in units], delta=b.delta, method="basic")
-    return ReleasePlan(release_type="density", guarantee="central", units=tuple(units), composition=composition,
-                       recipe=recipe)
+    return ReleasePlan(
+        release_type="density", guarantee="central", units=tuple(units), composition=composition, recipe=recipe
+    )
 
 
-def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progress: ProgressCallback = no_progress,
-            cancel: CancelToken = NEVER_CANCELLED) -> ReleaseOutcome:
+def execute(
+    plan: ReleasePlan,
+    frame: pd.DataFrame,
+    rng: RandomSource,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> ReleaseOutcome:
     """Run the domain estimates, then the plan's own density mechanism object."""
     from dpstudio.plan.domains import run_domain_units
 
@@ -189,11 +228,15 @@ def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progre
     vol = float(np.prod(np.asarray(highs) - np.asarray(lows)))
     dens = f_dp / vol  # density on the original scale
     grid_orig = {c.name: (lows[k] + grids[k] * (highs[k] - lows[k])).tolist() for k, c in enumerate(cols)}
-    artifact = {"type": "density", "columns": [c.name for c in cols], "grid": grid_orig,
-                "bandwidth": {c.name: h * (highs[k] - lows[k]) for k, c in enumerate(cols)},
-                "density": dens.tolist(),
-                "note": "noisy density on the grid (original units); may be negative: clip for use",
-                "guarantee": guarantee}
+    artifact = {
+        "type": "density",
+        "columns": [c.name for c in cols],
+        "grid": grid_orig,
+        "bandwidth": {c.name: h * (highs[k] - lows[k]) for k, c in enumerate(cols)},
+        "density": dens.tolist(),
+        "note": "noisy density on the grid (original units); may be negative: clip for use",
+        "guarantee": guarantee,
+    }
     data: pd.DataFrame | None = None
     if opts["sample_rows"] > 0:
         cancel.check()
@@ -205,5 +248,10 @@ def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progre
             if c.type == "integer":
                 data[c.name] = np.rint(data[c.name]).astype(np.int64)
     progress(1.0, "density released")
-    return ReleaseOutcome(data=data, artifact=artifact, steward_stats={"columns": stats, **domain_stats},
-                          final_plan=final, drawn_by=drawn_by)
+    return ReleaseOutcome(
+        data=data,
+        artifact=artifact,
+        steward_stats={"columns": stats, **domain_stats},
+        final_plan=final,
+        drawn_by=drawn_by,
+    )

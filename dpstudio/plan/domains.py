@@ -6,6 +6,7 @@ categories: noisy counts of public candidates, or partition selection), and whos
 fixed by public inputs only.  The plan is finalised from their outputs
 (:func:`dpstudio.plan.compile.execute`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -48,14 +49,21 @@ class BoundsEstimate:
     integer: bool
 
     def privacy_loss(self) -> PrivacyLoss:
-        return PrivacyLoss(epsilon=self.epsilon, delta=0.0, kind="dp",
-                           label=f"DP estimate of the bounds of {self.column}")
+        return PrivacyLoss(
+            epsilon=self.epsilon, delta=0.0, kind="dp", label=f"DP estimate of the bounds of {self.column}"
+        )
 
     def release(self, x: npt.NDArray[np.float64], rng: RandomSource) -> tuple[float, float]:
         from dpstudio.engine import domains as dp_domains
 
-        low, high, _loss = dp_domains.dp_bounds(x, epsilon=self.epsilon, coarse_low=self.search_low,
-                                                coarse_high=self.search_high, rng=rng, integer=self.integer)
+        low, high, _loss = dp_domains.dp_bounds(
+            x,
+            epsilon=self.epsilon,
+            coarse_low=self.search_low,
+            coarse_high=self.search_high,
+            rng=rng,
+            integer=self.integer,
+        )
         if not low < high:
             # both quantiles drew the same grid point: widen to its grid neighbour, so the
             # published bounds stay on the public grid (post-processing)
@@ -74,15 +82,20 @@ class CategoryDiscovery:
     candidates: tuple[str, ...] | None
 
     def privacy_loss(self) -> PrivacyLoss:
-        return PrivacyLoss(epsilon=self.epsilon, delta=self.delta, kind="dp",
-                           label=f"DP estimate of the categories of {self.column}")
+        return PrivacyLoss(
+            epsilon=self.epsilon, delta=self.delta, kind="dp", label=f"DP estimate of the categories of {self.column}"
+        )
 
     def release(self, values: npt.NDArray[Any], rng: RandomSource) -> tuple[str, ...]:
         from dpstudio.engine import domains as dp_domains
 
         cats, _loss = dp_domains.dp_select_categories(
-            values, epsilon=self.epsilon, delta=self.delta, rng=rng,
-            candidates=list(self.candidates) if self.candidates else None)
+            values,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            rng=rng,
+            candidates=list(self.candidates) if self.candidates else None,
+        )
         return tuple(str(x) for x in cats)
 
 
@@ -100,27 +113,51 @@ def domain_units(recipe: Recipe) -> list[PlanUnit]:
             label = f"DP estimate of the {what} of {c.name}"
             if d.kind == "numeric":
                 assert d.search_low is not None and d.search_high is not None, c.name  # validated
-                mech = BoundsEstimate(c.name, float(d.cost.epsilon), float(d.search_low), float(d.search_high),
-                                      c.type == "integer")
+                mech = BoundsEstimate(
+                    c.name, float(d.cost.epsilon), float(d.search_low), float(d.search_high), c.type == "integer"
+                )
             else:
-                mech = CategoryDiscovery(c.name, float(d.cost.epsilon), float(d.cost.delta),
-                                         tuple(d.candidates) if d.candidates else None)
-            name = "exponential-mechanism quantiles" if d.kind == "numeric" else (
-                "noisy candidate counts" if d.candidates else "partition selection")
+                mech = CategoryDiscovery(
+                    c.name, float(d.cost.epsilon), float(d.cost.delta), tuple(d.candidates) if d.candidates else None
+                )
+            name = (
+                "exponential-mechanism quantiles"
+                if d.kind == "numeric"
+                else ("noisy candidate counts" if d.candidates else "partition selection")
+            )
         else:
             label = f"DP estimate of the {what} of {c.name} (done before the release)"
             name = "done before the release"
         loss = PrivacyLoss(epsilon=d.cost.epsilon, delta=d.cost.delta, label=label, kind="dp")
-        search = (float(d.search_low), float(d.search_high)) if d.kind == "numeric" and d.search_low is not None \
-            and d.search_high is not None else None
-        out.append(PlanUnit(name=f"{what} of {c.name}", kind="domain", columns=(c.name,), mechanism_name=name,
-                            loss=loss, mechanism=mech, budget_share=(float(d.cost.epsilon), float(d.cost.delta)),
-                            search_range=search, domain_source="dp", description=label))
+        search = (
+            (float(d.search_low), float(d.search_high))
+            if d.kind == "numeric" and d.search_low is not None and d.search_high is not None
+            else None
+        )
+        out.append(
+            PlanUnit(
+                name=f"{what} of {c.name}",
+                kind="domain",
+                columns=(c.name,),
+                mechanism_name=name,
+                loss=loss,
+                mechanism=mech,
+                budget_share=(float(d.cost.epsilon), float(d.cost.delta)),
+                search_range=search,
+                domain_source="dp",
+                description=label,
+            )
+        )
     return out
 
 
-def run_domain_units(recipe: Recipe, units: tuple[PlanUnit, ...], frame: pd.DataFrame, rng: RandomSource,
-                     drawn_by: dict[str, UnitMechanism]) -> tuple[Recipe, dict[str, Any]]:
+def run_domain_units(
+    recipe: Recipe,
+    units: tuple[PlanUnit, ...],
+    frame: pd.DataFrame,
+    rng: RandomSource,
+    drawn_by: dict[str, UnitMechanism],
+) -> tuple[Recipe, dict[str, Any]]:
     """Run the plan's domain units that are still to run, in plan order; the recipe completed
     with their outputs (post-processing of DP outputs only), and the public notes."""
     notes: dict[str, Any] = {}
@@ -142,8 +179,10 @@ def run_domain_units(recipe: Recipe, units: tuple[PlanUnit, ...], frame: pd.Data
             other = d.other if d.other is not None else "(other)"
             cats = cats + ((other,) if other not in cats else ())
             if len(cats) < 2:
-                raise UserError(f"column {col.name!r}: DP category discovery kept no category; "
-                                f"give a public category list (or a larger cost)")
+                raise UserError(
+                    f"column {col.name!r}: DP category discovery kept no category; "
+                    f"give a public category list (or a larger cost)"
+                )
             new_domain[col.name] = replace(d, categories=cats, other=other)
             notes[f"dp_domain:{col.name}"] = list(cats)
         drawn_by[u.name] = mech

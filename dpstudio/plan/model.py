@@ -11,6 +11,7 @@ R (default 1), ``lambda`` (default: :func:`gibbs_logistic.default_lambda`), ``pr
 unless its published schedule fits ``max_steps``).  The guarantee and every number behind it
 are in :mod:`dpstudio.engine.models.gibbs_logistic`.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,11 @@ from dpstudio.recipe.validate import NUMERIC_TYPES
 
 
 def _features(recipe: Recipe) -> list[Column]:
-    return [c for c in recipe.columns if c.role not in ("identifier", "ignore", "label")
-            and (c.type in NUMERIC_TYPES or c.type == "boolean")]
+    return [
+        c
+        for c in recipe.columns
+        if c.role not in ("identifier", "ignore", "label") and (c.type in NUMERIC_TYPES or c.type == "boolean")
+    ]
 
 
 def _label(recipe: Recipe) -> Column:
@@ -44,18 +48,24 @@ def _label(recipe: Recipe) -> Column:
     cats = lab.domain.categories if lab.domain is not None else None
     if not cats or len(cats) != 2:
         # the count only: the list may have been copied from the private data
-        raise UserError(f"column {lab.name!r}: the DP logistic regression needs exactly 2 declared "
-                        f"label categories, got {len(cats or ())}")
+        raise UserError(
+            f"column {lab.name!r}: the DP logistic regression needs exactly 2 declared "
+            f"label categories, got {len(cats or ())}"
+        )
     return lab
 
 
 def _options(recipe: Recipe) -> dict[str, Any]:
     o = recipe.release.options
-    out: dict[str, Any] = {"norm_bound": float(o.get("norm_bound", 1.0)),
-           "lambda": o.get("lambda"), "prior_scale": o.get("prior_scale"),
-           "sampler_delta_fraction": float(o.get("sampler_delta_fraction", gl.DEFAULT_SAMPLER_DELTA_FRACTION)),
-           "sampler": str(o.get("sampler", "rejection")), "scaling": str(o.get("scaling", "ball")),
-           "max_steps": float(o.get("max_steps", 1e7))}
+    out: dict[str, Any] = {
+        "norm_bound": float(o.get("norm_bound", 1.0)),
+        "lambda": o.get("lambda"),
+        "prior_scale": o.get("prior_scale"),
+        "sampler_delta_fraction": float(o.get("sampler_delta_fraction", gl.DEFAULT_SAMPLER_DELTA_FRACTION)),
+        "sampler": str(o.get("sampler", "rejection")),
+        "scaling": str(o.get("scaling", "ball")),
+        "max_steps": float(o.get("max_steps", 1e7)),
+    }
     if out["sampler"] not in ("rejection", "ula"):
         raise UserError(f"release option sampler={out['sampler']!r}: choose 'rejection' or 'ula'")
     if out["scaling"] not in ("ball", "box"):
@@ -76,19 +86,35 @@ class GibbsLogisticRelease:
     options: tuple[tuple[str, Any], ...]
 
     def privacy_loss(self) -> PrivacyLoss:
-        return PrivacyLoss(epsilon=self.epsilon, delta=self.delta, kind="dp",
-                           label="Gibbs-posterior logistic regression (exact rejection sampler)",
-                           details={"delta_split": "delta_gibbs + (e^eps + 1) gamma"})
+        return PrivacyLoss(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            kind="dp",
+            label="Gibbs-posterior logistic regression (exact rejection sampler)",
+            details={"delta_split": "delta_gibbs + (e^eps + 1) gamma"},
+        )
 
-    def release(self, yz: npt.NDArray[np.float64], rng: RandomSource, *, progress: ProgressCallback = no_progress,
-                cancel: CancelToken = NEVER_CANCELLED) -> tuple[gl.GibbsCalibration, gl.SampleResult]:
+    def release(
+        self,
+        yz: npt.NDArray[np.float64],
+        rng: RandomSource,
+        *,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> tuple[gl.GibbsCalibration, gl.SampleResult]:
         """``(calibration, sample)`` for the signed, scaled design ``yz`` (n rows)."""
         opts = dict(self.options)
         n, d = yz.shape
-        cal = gl.calibrate(n, d, self.epsilon, self.delta, norm_bound=opts["norm_bound"],
-                           lam=None if opts["lambda"] is None else float(opts["lambda"]),
-                           prior_scale=None if opts["prior_scale"] is None else float(opts["prior_scale"]),
-                           sampler_delta_fraction=opts["sampler_delta_fraction"])
+        cal = gl.calibrate(
+            n,
+            d,
+            self.epsilon,
+            self.delta,
+            norm_bound=opts["norm_bound"],
+            lam=None if opts["lambda"] is None else float(opts["lambda"]),
+            prior_scale=None if opts["prior_scale"] is None else float(opts["prior_scale"]),
+            sampler_delta_fraction=opts["sampler_delta_fraction"],
+        )
         progress(0.05, "sampling the Gibbs posterior")
         if opts["sampler"] == "rejection":
             res = gl.sample_rejection(yz, cal, rng, progress=progress, cancel=cancel)
@@ -118,33 +144,54 @@ def compile(recipe: Recipe) -> ReleasePlan:
     d_gibbs = b.delta - d_sampler
     L = gl.lipschitz_constant(opts["norm_bound"])
     facts = {
-        "features": [c.name for c in feats], "label": lab.name,
-        "delta_gibbs": d_gibbs, "delta_sampler": d_sampler,
-        "gamma": gamma, "norm_bound": opts["norm_bound"], "lipschitz": L,
+        "features": [c.name for c in feats],
+        "label": lab.name,
+        "delta_gibbs": d_gibbs,
+        "delta_sampler": d_sampler,
+        "gamma": gamma,
+        "norm_bound": opts["norm_bound"],
+        "lipschitz": L,
         "a_max": gl.exact_a_max(b.epsilon, d_gibbs),
         "beta": "sqrt(a_max * n * lambda / (2 L^2)), computed with the public n at release time",
-        "sampler": opts["sampler"], "scaling": opts["scaling"],
+        "sampler": opts["sampler"],
+        "scaling": opts["scaling"],
     }
     mech = GibbsLogisticRelease(float(b.epsilon), float(b.delta), tuple(sorted(opts.items(), key=lambda kv: kv[0])))
-    unit = PlanUnit(name="logistic regression", kind="model", columns=tuple(c.name for c in feats) + (lab.name,),
-                    mechanism_name="gibbs-logistic", loss=mech.privacy_loss(), mechanism=mech,
-                    budget_share=(mech.epsilon, mech.delta),
-                    description=("Gibbs posterior, logistic loss + N(0, I/(n lambda)) prior "
-                                 "(Minami 2015, Thm 8, Thm 12)"),
-                    facts=facts,
-                    post_processing=("features scaled with their public bounds; values outside are clipped, "
-                                     "missing values take the middle of the bounds",
-                                     "coefficients mapped back to the original units"))
+    unit = PlanUnit(
+        name="logistic regression",
+        kind="model",
+        columns=tuple(c.name for c in feats) + (lab.name,),
+        mechanism_name="gibbs-logistic",
+        loss=mech.privacy_loss(),
+        mechanism=mech,
+        budget_share=(mech.epsilon, mech.delta),
+        description=("Gibbs posterior, logistic loss + N(0, I/(n lambda)) prior (Minami 2015, Thm 8, Thm 12)"),
+        facts=facts,
+        post_processing=(
+            "features scaled with their public bounds; values outside are clipped, "
+            "missing values take the middle of the bounds",
+            "coefficients mapped back to the original units",
+        ),
+    )
     units = domain_units(recipe) + [unit]
     composition = compose([u.loss for u in units], delta=b.delta or None, method="basic")
-    notes = ("the sampler is exact rejection sampling capped so that TV <= gamma (Thm 12 adds "
-             "(e^eps + 1) gamma to delta); its running time depends on the data and is not released",)
-    return ReleasePlan(release_type="model", guarantee="central", units=tuple(units), composition=composition,
-                       notes=notes, recipe=recipe)
+    notes = (
+        "the sampler is exact rejection sampling capped so that TV <= gamma (Thm 12 adds "
+        "(e^eps + 1) gamma to delta); its running time depends on the data and is not released",
+    )
+    return ReleasePlan(
+        release_type="model",
+        guarantee="central",
+        units=tuple(units),
+        composition=composition,
+        notes=notes,
+        recipe=recipe,
+    )
 
 
-def _scale(recipe: Recipe, frame: pd.DataFrame, opts: dict[str, Any], stats: dict[str, Any]
-           ) -> tuple[list[Column], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def _scale(
+    recipe: Recipe, frame: pd.DataFrame, opts: dict[str, Any], stats: dict[str, Any]
+) -> tuple[list[Column], npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     feats = _features(recipe)
     d = len(feats)
     R = opts["norm_bound"]
@@ -181,8 +228,14 @@ def _scale(recipe: Recipe, frame: pd.DataFrame, opts: dict[str, Any], stats: dic
     return feats, Z, np.asarray(centers), scale
 
 
-def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progress: ProgressCallback = no_progress,
-            cancel: CancelToken = NEVER_CANCELLED) -> ReleaseOutcome:
+def execute(
+    plan: ReleasePlan,
+    frame: pd.DataFrame,
+    rng: RandomSource,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> ReleaseOutcome:
     """Run the domain estimates, then draw the model with the plan's own sampler object."""
     from dpstudio.plan.domains import run_domain_units
     from dpstudio.plan.record import category_codes
@@ -217,32 +270,49 @@ def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progre
     w = a * scale
     intercept = b0 - float(np.dot(w, centers))
     guarantee = {
-        "epsilon": b.epsilon, "delta": b.delta, "neighbours": "replace-one (n public)",
+        "epsilon": b.epsilon,
+        "delta": b.delta,
+        "neighbours": "replace-one (n public)",
         "kind": "central (eps, delta)-DP",
-        "derivation": ("Minami 2015, Thm 8(ii): exact tail condition a = 2 L^2 beta^2 / m <= "
-                       "(sqrt(eps + log 1/delta_gibbs) - sqrt(log 1/delta_gibbs))^2, L = sqrt(R^2 + 1); "
-                       "Thm 12: + (e^eps + 1) gamma for a sampler within TV gamma"),
+        "derivation": (
+            "Minami 2015, Thm 8(ii): exact tail condition a = 2 L^2 beta^2 / m <= "
+            "(sqrt(eps + log 1/delta_gibbs) - sqrt(log 1/delta_gibbs))^2, L = sqrt(R^2 + 1); "
+            "Thm 12: + (e^eps + 1) gamma for a sampler within TV gamma"
+        ),
         **cal.to_json(),
-        "sampler": ("exact rejection from the tangent Gaussian envelope, capped so that "
-                    "P(no acceptance) <= gamma (Devroye 1986 Ch. II Thm 3.1)") if opts["sampler"] == "rejection"
+        "sampler": (
+            "exact rejection from the tangent Gaussian envelope, capped so that "
+            "P(no acceptance) <= gamma (Devroye 1986 Ch. II Thm 3.1)"
+        )
+        if opts["sampler"] == "rejection"
         else "unadjusted Langevin, Vempala & Wibisono 2019 Thm 1 schedule",
         "randomness": rng.describe(),
     }
     artifact = {
         "type": "logistic_regression",
-        "label": {"column": lab.name, "negative": lab.domain.categories[0],
-                  "positive": lab.domain.categories[1]},
+        "label": {"column": lab.name, "negative": lab.domain.categories[0], "positive": lab.domain.categories[1]},
         "features": [c.name for c in feats],
         "coefficients": {c.name: float(v) for c, v in zip(feats, w, strict=True)},
         "intercept": intercept,
-        "scaled": {"coefficients": [float(v) for v in a], "intercept": b0,
-                   "scaling": opts["scaling"], "norm_bound": opts["norm_bound"],
-                   "centers": [float(v) for v in centers], "scale": [float(v) for v in scale],
-                   "note": "z = scale * (clip(x, low, high) - center), then clipped to ||z|| <= R"},
+        "scaled": {
+            "coefficients": [float(v) for v in a],
+            "intercept": b0,
+            "scaling": opts["scaling"],
+            "norm_bound": opts["norm_bound"],
+            "centers": [float(v) for v in centers],
+            "scale": [float(v) for v in scale],
+            "note": "z = scale * (clip(x, low, high) - center), then clipped to ||z|| <= R",
+        },
         "guarantee": guarantee,
     }
-    steward = {"columns": stats, **domain_stats,
-               "sampler": {"accepted": res.accepted, "proposals": res.proposals,
-                           **{k: v for k, v in res.info.items() if k != "ula"}}}
+    steward = {
+        "columns": stats,
+        **domain_stats,
+        "sampler": {
+            "accepted": res.accepted,
+            "proposals": res.proposals,
+            **{k: v for k, v in res.info.items() if k != "ula"},
+        },
+    }
     progress(1.0, "model released")
     return ReleaseOutcome(artifact=artifact, steward_stats=steward, final_plan=final, drawn_by=drawn_by)

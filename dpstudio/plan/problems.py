@@ -1,6 +1,7 @@
 """Every problem that stops a recipe from compiling: the recipe's own (``recipe.validate``) and
 the ones only the plan can see (each perturbed unit's share of epsilon, each Gaussian unit's
 noise in grid steps), so a user fixes everything in one pass."""
+
 from __future__ import annotations
 
 import math
@@ -26,10 +27,17 @@ def plan_problems(recipe: Recipe, schema: TableSchema | None = None) -> list[Pro
     """The recipe's problems (given a TableSchema, also its fit to the data) and the units'."""
     p = validate(recipe, schema)
     b = recipe.budget
-    weights_ok = all(MIN_WEIGHT <= c.mechanism.weight <= MAX_WEIGHT for c in recipe.columns
-                     if c.mechanism is not None and c.role not in DROPPED_ROLES)
-    if weights_ok and MIN_UNIT_EPSILON <= b.epsilon <= MAX_EPSILON and 0 <= b.delta < 1 \
-            and recipe.release.type in ("record", "label", "semi-sensitive"):
+    weights_ok = all(
+        MIN_WEIGHT <= c.mechanism.weight <= MAX_WEIGHT
+        for c in recipe.columns
+        if c.mechanism is not None and c.role not in DROPPED_ROLES
+    )
+    if (
+        weights_ok
+        and MIN_UNIT_EPSILON <= b.epsilon <= MAX_EPSILON
+        and 0 <= b.delta < 1
+        and recipe.release.type in ("record", "label", "semi-sensitive")
+    ):
         p += unit_problems(recipe)
     return p
 
@@ -55,16 +63,24 @@ def unit_problems(recipe: Recipe) -> list[Problem]:
     group = gaussian_group(recipe) if len(gaussians) > 1 else None
     for name, (eps, _) in split.items():
         if eps < MIN_UNIT_EPSILON:
-            p.append(Problem(f"column {name!r}: its share of epsilon is {eps:.3g} (budget x weight / total "
-                             f"weight), below {MIN_UNIT_EPSILON:g}; raise its weight or the budget",
-                             field=_unit_field(unit_cols[name]), page="budget"))
+            p.append(
+                Problem(
+                    f"column {name!r}: its share of epsilon is {eps:.3g} (budget x weight / total "
+                    f"weight), below {MIN_UNIT_EPSILON:g}; raise its weight or the budget",
+                    field=_unit_field(unit_cols[name]),
+                    page="budget",
+                )
+            )
     for name, cols in gaussians:
         eps, delta = split[name]
         if eps < MIN_UNIT_EPSILON or not 0 < delta < 1:
             continue  # reported above, or by the delta checks
         d = cols[0].domain
-        lo, hi = (d.low, d.high) if d is not None and d.known else \
-            ((d.search_low, d.search_high) if d is not None and d.source == "dp" else (None, None))
+        lo, hi = (
+            (d.low, d.high)
+            if d is not None and d.known
+            else ((d.search_low, d.search_high) if d is not None and d.source == "dp" else (None, None))
+        )
         if lo is None or hi is None or not hi > lo:
             continue  # no usable bounds: reported by the domain checks
         try:
@@ -73,16 +89,18 @@ def unit_problems(recipe: Recipe) -> list[Problem]:
                 steps = gaussian_grid(lo, hi, integer=cols[0].type == "integer", rho=rho).diam_steps
                 sigma = steps / math.sqrt(2.0 * rho)
             else:
-                steps = gaussian_grid(lo, hi, integer=cols[0].type == "integer", epsilon=eps,
-                                      delta=delta).diam_steps
+                steps = gaussian_grid(lo, hi, integer=cols[0].type == "integer", epsilon=eps, delta=delta).diam_steps
                 sigma = analytic_gaussian_sigma(eps, delta, steps) if steps else 0.0
         except ValueError:
             sigma = math.inf
         if sigma > MAX_GAUSSIAN_SIGMA_STEPS:
-            p.append(Problem(f"column {name!r}: Gaussian noise at epsilon {eps:.3g}, delta {delta:.3g} needs "
-                             f"sigma ~ {sigma:.3g} grid steps; the exact discrete Gaussian is limited to "
-                             f"{MAX_GAUSSIAN_SIGMA_STEPS:g} - raise its epsilon share or use 'laplace'",
-                             field=_unit_field(cols), page="budget"))
+            p.append(
+                Problem(
+                    f"column {name!r}: Gaussian noise at epsilon {eps:.3g}, delta {delta:.3g} needs "
+                    f"sigma ~ {sigma:.3g} grid steps; the exact discrete Gaussian is limited to "
+                    f"{MAX_GAUSSIAN_SIGMA_STEPS:g} - raise its epsilon share or use 'laplace'",
+                    field=_unit_field(cols),
+                    page="budget",
+                )
+            )
     return p
-
-

@@ -15,6 +15,7 @@ sensitive features and the label and leaves public columns untouched (a
 semi-sensitive-DP guarantee whose label protection is eroded by public features: see
 ``dpstudio.engine.leakage``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -129,12 +130,18 @@ def gaussian_group(recipe: Recipe) -> GaussianGroup | None:
     rho = _rho_for(eps_g, delta_g) * (1.0 - _RHO_MARGIN)
     w = np.array([cols[0].mechanism.weight if cols[0].mechanism else 1.0 for _, cols in gauss], float)
     shares = rho * w / w.sum()
-    return {"epsilon": eps_g, "delta": delta_g, "rho": rho, "units": [n for n, _ in gauss],
-            "rho_share": {n: float(r) for (n, _), r in zip(gauss, shares, strict=True)}}
+    return {
+        "epsilon": eps_g,
+        "delta": delta_g,
+        "rho": rho,
+        "units": [n for n, _ in gauss],
+        "rho_share": {n: float(r) for (n, _), r in zip(gauss, shares, strict=True)},
+    }
 
 
-def build_mechanism(col: Column, epsilon: float, delta: float, pool: npt.ArrayLike | None = None,
-                    rho: float | None = None) -> Mechanism:
+def build_mechanism(
+    col: Column, epsilon: float, delta: float, pool: npt.ArrayLike | None = None, rho: float | None = None
+) -> Mechanism:
     """The engine mechanism object for one unit (columns share one for an embedding group).
 
     ``rho``: the unit's share of a jointly calibrated zCDP budget (Gaussian units only)."""
@@ -175,8 +182,16 @@ def _unit_loss(name: str, col: Column, mech: UnitMechanism, kind: str) -> Privac
     loss = mech.privacy_loss()
     # metric selection is eps*d_chi-private with d_chi <= 1, hence eps-DP for the replaced vector
     label = f"{_mechanism_name(col)} on {name}"
-    return PrivacyLoss(epsilon=loss.epsilon, delta=loss.delta, label=label, rdp=loss.rdp,
-                       gdp_mu=loss.gdp_mu, kind=kind, details=dict(loss.details), zcdp_rho=loss.zcdp_rho)
+    return PrivacyLoss(
+        epsilon=loss.epsilon,
+        delta=loss.delta,
+        label=label,
+        rdp=loss.rdp,
+        gdp_mu=loss.gdp_mu,
+        kind=kind,
+        details=dict(loss.details),
+        zcdp_rho=loss.zcdp_rho,
+    )
 
 
 class _PlaceholderPool:
@@ -189,6 +204,7 @@ class _PlaceholderPool:
 def _with_search_range(col: Column) -> Column:
     """The column with its DP-estimated domain replaced by the public search range (worst case)."""
     from dataclasses import replace
+
     d = col.domain
     assert d is not None, col.name
     if d.kind == "numeric":
@@ -200,8 +216,10 @@ def _post_processing(col: Column, clamp: bool) -> tuple[str, ...]:
     """What is done to a unit's values besides the noise: public rules only."""
     name = _mechanism_name(col)
     if name in ("laplace", "gaussian"):
-        steps = ["values outside the public bounds are clipped to them before the noise",
-                 "missing values take the middle of the bounds (missingness is not released)"]
+        steps = [
+            "values outside the public bounds are clipped to them before the noise",
+            "missing values take the middle of the bounds (missingness is not released)",
+        ]
         if col.type == "integer":
             steps.append("integer column: the grid step is a whole number, so the noisy values are integers")
         if clamp:
@@ -224,18 +242,35 @@ def _floor(name: str, domain: tuple[float, float] | None, categories: int | None
     return None
 
 
-def _compile_unit(recipe: Recipe, name: str, cols: list[Column], col: Column, share: tuple[float, float],
-                  rho: float | None, kind: str, provisional: bool, pool: npt.ArrayLike | None = None) -> PlanUnit:
+def _compile_unit(
+    recipe: Recipe,
+    name: str,
+    cols: list[Column],
+    col: Column,
+    share: tuple[float, float],
+    rho: float | None,
+    kind: str,
+    provisional: bool,
+    pool: npt.ArrayLike | None = None,
+) -> PlanUnit:
     """One perturbation unit: its mechanism object calibrated on ``col``'s domain, and what the
     product prints about it, read off that object."""
     mech_name = _mechanism_name(col)
     metric = mech_name == "metric"
-    mech = build_mechanism(col, share[0], share[1], pool=pool if pool is not None else
-                           (_PlaceholderPool(len(cols)).array if metric else None), rho=rho)
+    mech = build_mechanism(
+        col,
+        share[0],
+        share[1],
+        pool=pool if pool is not None else (_PlaceholderPool(len(cols)).array if metric else None),
+        rho=rho,
+    )
     loss = _unit_loss(name, col, mech, kind)
     d = col.domain
-    domain = (float(d.low), float(d.high)) if d is not None and d.kind == "numeric" and not metric \
-        and d.low is not None and d.high is not None else None
+    domain = (
+        (float(d.low), float(d.high))
+        if d is not None and d.kind == "numeric" and not metric and d.low is not None and d.high is not None
+        else None
+    )
     cats = len(d.categories or ()) if d is not None and d.kind == "categorical" and not metric else None
     err = mech.expected_error() if not metric else None
     orig = next(c for c in recipe.columns if c.name == col.name).domain
@@ -251,14 +286,25 @@ def _compile_unit(recipe: Recipe, name: str, cols: list[Column], col: Column, sh
         facts["pool"] = "loaded at release time (the accounting does not depend on it)"
     if rho is not None:
         facts["calibration"] = "joint zCDP with the other Gaussian columns"
-    return PlanUnit(name=name, kind="perturbation", columns=tuple(c.name for c in cols), mechanism_name=mech_name,
-                    loss=loss, mechanism=None if metric and pool is None else mech,
-                    budget_share=(float(share[0]), float(share[1])),
-                    noise=NoiseParameters.of(mech) if not metric else NoiseParameters(),
-                    expected_error=None if err is None else float(err),
-                    floor=_floor(mech_name, domain, cats, loss), domain=domain, categories_count=cats,
-                    domain_source=None if d is None else d.source, provisional=provisional, search_range=search,
-                    post_processing=_post_processing(col, clamp), facts=facts)
+    return PlanUnit(
+        name=name,
+        kind="perturbation",
+        columns=tuple(c.name for c in cols),
+        mechanism_name=mech_name,
+        loss=loss,
+        mechanism=None if metric and pool is None else mech,
+        budget_share=(float(share[0]), float(share[1])),
+        noise=NoiseParameters.of(mech) if not metric else NoiseParameters(),
+        expected_error=None if err is None else float(err),
+        floor=_floor(mech_name, domain, cats, loss),
+        domain=domain,
+        categories_count=cats,
+        domain_source=None if d is None else d.source,
+        provisional=provisional,
+        search_range=search,
+        post_processing=_post_processing(col, clamp),
+        facts=facts,
+    )
 
 
 def _perturbation_units(recipe: Recipe, pools: dict[str, npt.NDArray[np.float32]] | None = None) -> list[PlanUnit]:
@@ -280,8 +326,9 @@ def _perturbation_units(recipe: Recipe, pools: dict[str, npt.NDArray[np.float32]
             else:
                 raise UserError(f"column {col.name!r}: no domain")
         rho = group["rho_share"].get(name) if group is not None else None
-        units.append(_compile_unit(recipe, name, cols, col, split[name], rho, kind, provisional,
-                                   pool=(pools or {}).get(name)))
+        units.append(
+            _compile_unit(recipe, name, cols, col, split[name], rho, kind, provisional, pool=(pools or {}).get(name))
+        )
     return units
 
 
@@ -309,17 +356,21 @@ def _label_guarantee(recipe: Recipe, units: list[PlanUnit]) -> LabelGuarantee | 
     eps_of = {c: u.epsilon for u in units for c in u.columns}
     eps_label = float(eps_of.get(lab, 0.0))
     if rtype == "label":
-        note = (f"{eps_label:g}-label DP: randomized response on the label. Public columns are released "
-                "unchanged; when they predict the label, an attacker who combines them with the released "
-                "label learns more than eps suggests (Sekiguchi 2024, §3); the internal leakage estimate "
-                "quantifies this.")
+        note = (
+            f"{eps_label:g}-label DP: randomized response on the label. Public columns are released "
+            "unchanged; when they predict the label, an attacker who combines them with the released "
+            "label learns more than eps suggests (Sekiguchi 2024, §3); the internal leakage estimate "
+            "quantifies this."
+        )
         return LabelGuarantee(lab, eps_label, eps_label, 0.0, rtype, note)
     eps_sens = float(sum(eps_of.get(c.name, 0.0) for c in recipe.columns if c.role == "sensitive"))
     total = eps_label + eps_sens
-    note = (f"the label's posterior odds given the release are at most e^{total:g} times its odds given "
-            "the public columns alone (RR on the label plus the perturbed sensitive features, which may be "
-            "correlated with it; Sekiguchi 2024, Prop. 4.0.1, with eps_1 = eps' - the public columns' own "
-            "information is added separately, as an internal estimate)")
+    note = (
+        f"the label's posterior odds given the release are at most e^{total:g} times its odds given "
+        "the public columns alone (RR on the label plus the perturbed sensitive features, which may be "
+        "correlated with it; Sekiguchi 2024, Prop. 4.0.1, with eps_1 = eps' - the public columns' own "
+        "information is added separately, as an internal estimate)"
+    )
     return LabelGuarantee(lab, total, eps_label, eps_sens, rtype, note)
 
 
@@ -350,31 +401,52 @@ def assemble(recipe: Recipe, units: list[PlanUnit]) -> ReleasePlan:
     # plus the stated costs of DP domain estimates), or the plan is refused before anything runs
     allowed_eps = recipe.budget.epsilon + sum(loss.epsilon for loss in domain_losses)
     allowed_delta = (recipe.budget.delta or 0.0) + sum(loss.delta for loss in domain_losses)
-    if composition.total.epsilon > allowed_eps * (1 + 1e-9) or \
-            composition.total.delta > allowed_delta * (1 + 1e-9) + 1e-300:
-        raise UserError(f"the planned release would spend eps={composition.total.epsilon:.6g}, "
-                        f"delta={composition.total.delta:.3g}, more than the budget plus the domain "
-                        f"estimates allow (eps={allowed_eps:.6g}, delta={allowed_delta:.3g}); "
-                        f"adjust the budget or the estimates' costs")
+    if (
+        composition.total.epsilon > allowed_eps * (1 + 1e-9)
+        or composition.total.delta > allowed_delta * (1 + 1e-9) + 1e-300
+    ):
+        raise UserError(
+            f"the planned release would spend eps={composition.total.epsilon:.6g}, "
+            f"delta={composition.total.delta:.3g}, more than the budget plus the domain "
+            f"estimates allow (eps={allowed_eps:.6g}, delta={allowed_delta:.3g}); "
+            f"adjust the budget or the estimates' costs"
+        )
     notes: list[str] = []
     provisional = [u.name for u in units if u.provisional]
     if provisional:
-        notes.append(f"{', '.join(provisional)}: the noise scale depends on the DP estimate of the domain, "
-                     f"made at release time; the scale shown here is the worst case (the whole public "
-                     f"search range), the release report gives the scale that ran")
+        notes.append(
+            f"{', '.join(provisional)}: the noise scale depends on the DP estimate of the domain, "
+            f"made at release time; the scale shown here is the worst case (the whole public "
+            f"search range), the release report gives the scale that ran"
+        )
     if passthrough:
-        notes.append(f"columns released unchanged ({', '.join(passthrough)}) are not protected: the "
-                     f"guarantee covers the perturbed columns only, assuming the unchanged ones are public"
-                     + ("; if they predict the label, the label is less protected than epsilon suggests "
-                        "(see the leakage estimate)" if recipe.columns_with_role("label") else ""))
+        notes.append(
+            f"columns released unchanged ({', '.join(passthrough)}) are not protected: the "
+            f"guarantee covers the perturbed columns only, assuming the unchanged ones are public"
+            + (
+                "; if they predict the label, the label is less protected than epsilon suggests "
+                "(see the leakage estimate)"
+                if recipe.columns_with_role("label")
+                else ""
+            )
+        )
     for c in recipe.columns:
         if c.role == "embedding" and c.mechanism is not None and c.mechanism.params.get("pool") == "dataset":
-            notes.append(f"embedding {c.group or c.name}: replacements are drawn from the dataset itself, so "
-                         f"the released vectors ARE other people's real vectors; epsilon protects the "
-                         f"person whose vector is replaced, NOT the people whose vectors are emitted")
+            notes.append(
+                f"embedding {c.group or c.name}: replacements are drawn from the dataset itself, so "
+                f"the released vectors ARE other people's real vectors; epsilon protects the "
+                f"person whose vector is replaced, NOT the people whose vectors are emitted"
+            )
             break
-    return ReleasePlan(release_type=rtype, guarantee=guarantee, units=tuple(units), composition=composition,
-                       notes=tuple(notes), label=_label_guarantee(recipe, units), recipe=recipe)
+    return ReleasePlan(
+        release_type=rtype,
+        guarantee=guarantee,
+        units=tuple(units),
+        composition=composition,
+        notes=tuple(notes),
+        label=_label_guarantee(recipe, units),
+        recipe=recipe,
+    )
 
 
 def compile(recipe: Recipe) -> ReleasePlan:
@@ -383,8 +455,9 @@ def compile(recipe: Recipe) -> ReleasePlan:
 
     rtype = recipe.release.type
     if not budget_split(recipe):
-        raise UserError(f"release {rtype!r}: no column would be perturbed - mark columns "
-                        f"{' / '.join(perturbed_roles(rtype))}")
+        raise UserError(
+            f"release {rtype!r}: no column would be perturbed - mark columns {' / '.join(perturbed_roles(rtype))}"
+        )
     return assemble(recipe, domain_units(recipe) + _perturbation_units(recipe))
 
 
@@ -410,10 +483,12 @@ def finalise(plan: ReleasePlan, recipe: Recipe, frame: pd.DataFrame) -> ReleaseP
 
 # ---- running ----------------------------------------------------------------------------
 
+
 def _numeric_values(series: pd.Series, col: Column, stats: dict[str, Any]) -> npt.NDArray[np.float64]:
     try:
-        x = np.array(pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan),
-                     dtype=np.float64)
+        x = np.array(
+            pd.to_numeric(series, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64
+        )
     except (ValueError, TypeError):
         raise UserError(f"column {col.name!r}: expected numbers, found text values") from None
     d = col.domain
@@ -445,11 +520,10 @@ def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> npt.NDArray[np.in
     if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype):
         as_int = _int_categories(cats)
         if pd.api.types.is_bool_dtype(dtype) and as_int is None:
-            as_int = np.array([{"true": 1, "false": 0}.get(c.lower(), -(2 ** 62)) for c in cats], np.int64)
+            as_int = np.array([{"true": 1, "false": 0}.get(c.lower(), -(2**62)) for c in cats], np.int64)
         if as_int is not None:
             missing = series.isna().to_numpy()
-            values = series.to_numpy(dtype=np.int64, na_value=0) if missing.any() else \
-                series.to_numpy(dtype=np.int64)
+            values = series.to_numpy(dtype=np.int64, na_value=0) if missing.any() else series.to_numpy(dtype=np.int64)
             codes: npt.NDArray[np.int64]
             if as_int.min() >= 0 and as_int.max() < 1 << 16:
                 # small non-negative codes: one table lookup per cell
@@ -474,8 +548,10 @@ def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> npt.NDArray[np.in
     import pyarrow.compute as pc
 
     # pandas accepts na_value=None (missing cells as None); pandas-stubs do not list it
-    arr = pa.array(series.astype("string").to_numpy(dtype=object, na_value=None),  # type: ignore[call-overload]
-                   type=pa.string())
+    arr = pa.array(
+        series.astype("string").to_numpy(dtype=object, na_value=None),  # type: ignore[call-overload]
+        type=pa.string(),
+    )
     idx = pc.index_in(arr, value_set=pa.array(list(cats), type=pa.string()))
     found: npt.NDArray[np.int64] = idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     return found
@@ -491,8 +567,10 @@ def category_codes(series: pd.Series, col: Column, stats: dict[str, Any] | None 
         assert col.domain is not None, col.name
         other = col.domain.other
         if other is None:
-            raise UserError(f"column {col.name!r}: {n_bad} value(s) are missing or not in the declared "
-                            f"category list; add them, or declare an 'other' category")
+            raise UserError(
+                f"column {col.name!r}: {n_bad} value(s) are missing or not in the declared "
+                f"category list; add them, or declare an 'other' category"
+            )
         codes[bad] = cats.index(other)
     if stats is not None:
         stats[col.name] = {"mapped_to_other": n_bad}
@@ -528,8 +606,7 @@ def load_pool(col: Column, frame: pd.DataFrame, group_cols: list[str], recipe: R
     missing = [c for c in group_cols if c not in table.columns] if len(group_cols) > 1 else []
     if missing:
         raise UserError(f"embedding pool {pool}: lacks columns {missing[:5]!r}")
-    return _vectors(table, group_cols if len(group_cols) > 1 or group_cols[0] in table.columns
-                    else list(table.columns))
+    return _vectors(table, group_cols if len(group_cols) > 1 or group_cols[0] in table.columns else list(table.columns))
 
 
 def _vectors(frame: pd.DataFrame, cols: list[str]) -> npt.NDArray[np.float32]:
@@ -538,8 +615,14 @@ def _vectors(frame: pd.DataFrame, cols: list[str]) -> npt.NDArray[np.float32]:
     return frame[cols].to_numpy(dtype=np.float32)
 
 
-def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progress: ProgressCallback = no_progress,
-            cancel: CancelToken = NEVER_CANCELLED) -> ReleaseOutcome:
+def execute(
+    plan: ReleasePlan,
+    frame: pd.DataFrame,
+    rng: RandomSource,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> ReleaseOutcome:
     """Run the plan's domain estimates, finalise the plan from them, and perturb with exactly
     the finalised plan's mechanism objects (``ReleaseOutcome.drawn_by`` names them)."""
     from dpstudio.plan.domains import run_domain_units
@@ -552,8 +635,10 @@ def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progre
     planned, ran = plan.total, final.total
     if ran.epsilon > planned.epsilon * (1 + 1e-12) + 1e-15 or ran.delta > planned.delta * (1 + 1e-12) + 1e-300:
         # the ledger reserved the plan's total: never draw noise that spends more
-        raise RuntimeError(f"internal error: the mechanisms built for the release spend (eps={ran.epsilon!r}, "
-                           f"delta={ran.delta!r}), more than planned ({planned.epsilon!r}, {planned.delta!r})")
+        raise RuntimeError(
+            f"internal error: the mechanisms built for the release spend (eps={ran.epsilon!r}, "
+            f"delta={ran.delta!r}), more than planned ({planned.epsilon!r}, {planned.delta!r})"
+        )
     unit_of = {c: u for u in final.perturbation_units for c in u.columns}
     stats: dict[str, Any] = {}
     out: dict[str, object] = {}
@@ -600,5 +685,6 @@ def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progre
             out[col.name] = decode_categories(mech.release(codes, rng), col)
     progress(1.0, "perturbation done")
     data = pd.DataFrame({c.name: out[c.name] for c in kept if c.name in out})
-    return ReleaseOutcome(data=data, steward_stats={"columns": stats, **domain_stats}, final_plan=final,
-                          drawn_by=drawn_by)
+    return ReleaseOutcome(
+        data=data, steward_stats={"columns": stats, **domain_stats}, final_plan=final, drawn_by=drawn_by
+    )

@@ -3,6 +3,7 @@ releases (PEARL, Liew et al. 2022; or the DP-MERF / MST baselines).  The synthes
 Gaussian releases so that their exact composition is the recipe's (epsilon, delta); DP domain
 estimates, if any, are added on top by basic composition.  Sampling rows is post-processing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -80,14 +81,19 @@ def recommend_method(recipe: Recipe) -> tuple[str, str]:
     """
     kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore", "embedding")]
     # declared lists only (a column still missing its domain counts as small for now)
-    biggest = max((len(c.domain.categories or ()) for c in kept
-                   if c.type not in NUMERIC_TYPES and c.domain is not None), default=0)
+    biggest = max(
+        (len(c.domain.categories or ()) for c in kept if c.type not in NUMERIC_TYPES and c.domain is not None),
+        default=0,
+    )
     if biggest > MST_MAX_CATEGORIES:
-        return "merf", (f"a column has {biggest} categories: MST's two-way tables would be mostly "
-                        "noise; a mean embedding does not grow with the domain, and DP-MERF matched "
-                        "or beat PEARL at every epsilon in our Adult benchmark")
-    return "mst", ("marginal-based MST kept the most classifier utility in our Adult benchmark "
-                   "and fits in about a second")
+        return "merf", (
+            f"a column has {biggest} categories: MST's two-way tables would be mostly "
+            "noise; a mean embedding does not grow with the domain, and DP-MERF matched "
+            "or beat PEARL at every epsilon in our Adult benchmark"
+        )
+    return "mst", (
+        "marginal-based MST kept the most classifier utility in our Adult benchmark and fits in about a second"
+    )
 
 
 def _options(recipe: Recipe) -> dict[str, Any]:
@@ -107,17 +113,27 @@ class SynthesizerRelease:
     delta: float
 
     def privacy_loss(self) -> PrivacyLoss:
-        return PrivacyLoss(epsilon=self.epsilon, delta=self.delta, kind="dp",
-                           label=f"{self.method} synthesizer (its Gaussian releases composed exactly to this total)")
+        return PrivacyLoss(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            kind="dp",
+            label=f"{self.method} synthesizer (its Gaussian releases composed exactly to this total)",
+        )
 
-    def release(self, data: pd.DataFrame, spec: TableSpec, rng: RandomSource, *,
-                progress: ProgressCallback = no_progress, cancel: CancelToken = NEVER_CANCELLED) -> FittedSynth:
+    def release(
+        self,
+        data: pd.DataFrame,
+        spec: TableSpec,
+        rng: RandomSource,
+        *,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> FittedSynth:
         """The fitted generator (its own ``privacy_loss()`` is checked against this one's)."""
         from dpstudio.engine.synth import SYNTHESIZERS
 
         synth = SYNTHESIZERS[self.method](**dict(self.options))
-        return synth.fit(data, spec, epsilon=self.epsilon, delta=self.delta, rng=rng, progress=progress,
-                         cancel=cancel)
+        return synth.fit(data, spec, epsilon=self.epsilon, delta=self.delta, rng=rng, progress=progress, cancel=cancel)
 
 
 def compile(recipe: Recipe) -> ReleasePlan:
@@ -126,20 +142,39 @@ def compile(recipe: Recipe) -> ReleasePlan:
 
     method = method_of(recipe)
     opts = _options(recipe)
-    mech = SynthesizerRelease(method, tuple(sorted(opts.items())), float(recipe.budget.epsilon),
-                              float(recipe.budget.delta))
+    mech = SynthesizerRelease(
+        method, tuple(sorted(opts.items())), float(recipe.budget.epsilon), float(recipe.budget.delta)
+    )
     kept = tuple(c.name for c in recipe.columns if c.role not in ("identifier", "ignore", "embedding"))
-    unit = PlanUnit(name="whole table", kind="synthesizer", columns=kept, mechanism_name=method,
-                    loss=mech.privacy_loss(), mechanism=mech, budget_share=(mech.epsilon, mech.delta),
-                    description=METHOD_TEXT[method], facts=opts,
-                    post_processing=("rows are sampled from the fitted generator (post-processing)",
-                                     "output types follow the recipe's declared types"))
+    unit = PlanUnit(
+        name="whole table",
+        kind="synthesizer",
+        columns=kept,
+        mechanism_name=method,
+        loss=mech.privacy_loss(),
+        mechanism=mech,
+        budget_share=(mech.epsilon, mech.delta),
+        description=METHOD_TEXT[method],
+        facts=opts,
+        post_processing=(
+            "rows are sampled from the fitted generator (post-processing)",
+            "output types follow the recipe's declared types",
+        ),
+    )
     units = domain_units(recipe) + [unit]
     composition = compose([u.loss for u in units], delta=recipe.budget.delta or None, method="basic")
-    return ReleasePlan(release_type="synthetic", guarantee="central", units=tuple(units), composition=composition,
-                       notes=("synthetic rows are generated from noisy summaries; they are not real "
-                              "records, but their statistics follow the data only as far as the budget "
-                              "allows",), recipe=recipe)
+    return ReleasePlan(
+        release_type="synthetic",
+        guarantee="central",
+        units=tuple(units),
+        composition=composition,
+        notes=(
+            "synthetic rows are generated from noisy summaries; they are not real "
+            "records, but their statistics follow the data only as far as the budget "
+            "allows",
+        ),
+        recipe=recipe,
+    )
 
 
 def _as_strings(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
@@ -161,8 +196,9 @@ def _declared_dtypes(synth: pd.DataFrame, recipe: Recipe) -> pd.DataFrame:
     for c in recipe.columns:
         if c.name not in synth.columns:
             continue
-        if c.type == "integer" or (c.domain is not None and c.domain.categories
-                                   and all(x.lstrip("-").isdigit() for x in c.domain.categories)):
+        if c.type == "integer" or (
+            c.domain is not None and c.domain.categories and all(x.lstrip("-").isdigit() for x in c.domain.categories)
+        ):
             conv = pd.to_numeric(synth[c.name], errors="coerce")
             if conv.notna().all():
                 synth[c.name] = conv.round().astype(np.int64)
@@ -171,8 +207,14 @@ def _declared_dtypes(synth: pd.DataFrame, recipe: Recipe) -> pd.DataFrame:
     return synth
 
 
-def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progress: ProgressCallback = no_progress,
-            cancel: CancelToken = NEVER_CANCELLED) -> ReleaseOutcome:
+def execute(
+    plan: ReleasePlan,
+    frame: pd.DataFrame,
+    rng: RandomSource,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> ReleaseOutcome:
     """Run the domain estimates, then fit the plan's own synthesizer object and sample rows."""
     from dpstudio.plan.domains import run_domain_units
 
@@ -195,24 +237,34 @@ def execute(plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, *, progre
     out = _declared_dtypes(fitted.sample(rows, rng), recipe)
     loss = fitted.privacy_loss()
     if loss.epsilon > recipe.budget.epsilon * (1 + 1e-9) or loss.delta > recipe.budget.delta * (1 + 1e-9):
-        raise RuntimeError(f"synthesizer {method} spent ({loss.epsilon}, {loss.delta}) beyond the recipe's "
-                           f"({recipe.budget.epsilon}, {recipe.budget.delta})")
-    transcript = [f"{c.label}: epsilon={c.epsilon:.4g}, delta={c.delta:.3g}"
-                  + (f", mu={c.gdp_mu:.4g}" if c.gdp_mu is not None else "") for c in fitted.components]
+        raise RuntimeError(
+            f"synthesizer {method} spent ({loss.epsilon}, {loss.delta}) beyond the recipe's "
+            f"({recipe.budget.epsilon}, {recipe.budget.delta})"
+        )
+    transcript = [
+        f"{c.label}: epsilon={c.epsilon:.4g}, delta={c.delta:.3g}"
+        + (f", mu={c.gdp_mu:.4g}" if c.gdp_mu is not None else "")
+        for c in fitted.components
+    ]
     public: dict[str, Any] = {"synthesizer": method, "rows": int(rows), "synthesizer_transcript": transcript}
     proven = proven_figure(loss)
     if proven is not None:
-        if not (proven["epsilon"] <= recipe.budget.epsilon * (1 + 1e-9)
-                and proven["delta"] <= recipe.budget.delta * (1 + 1e-9)):
-            raise RuntimeError(f"synthesizer {method}: the figure proven for its noise "
-                               f"({proven['epsilon']}, {proven['delta']}) exceeds the recipe's "
-                               f"({recipe.budget.epsilon}, {recipe.budget.delta})")
+        if not (
+            proven["epsilon"] <= recipe.budget.epsilon * (1 + 1e-9)
+            and proven["delta"] <= recipe.budget.delta * (1 + 1e-9)
+        ):
+            raise RuntimeError(
+                f"synthesizer {method}: the figure proven for its noise "
+                f"({proven['epsilon']}, {proven['delta']}) exceeds the recipe's "
+                f"({recipe.budget.epsilon}, {recipe.budget.delta})"
+            )
         public["synthesizer_proven"] = proven
     training = _training_note(getattr(fitted, "info", None) or {})
     if training:
         public["synthesizer_training"] = training
-    return ReleaseOutcome(data=out, steward_stats=dict(domain_notes), public_stats=public, final_plan=final,
-                          drawn_by=drawn_by)
+    return ReleaseOutcome(
+        data=out, steward_stats=dict(domain_notes), public_stats=public, final_plan=final, drawn_by=drawn_by
+    )
 
 
 def proven_figure(loss: PrivacyLoss) -> dict[str, Any] | None:
@@ -240,8 +292,7 @@ def _training_note(info: dict[str, Any]) -> str:
     if "train_shards" not in info:
         return ""
     procs = info.get("train_processes") or 0
-    note = f"{info['train_shards']} batch shards, " + (
-        f"{procs} worker processes" if procs else "in one process")
+    note = f"{info['train_shards']} batch shards, " + (f"{procs} worker processes" if procs else "in one process")
     if info.get("train_processes_unavailable"):
         note += f" (worker processes unavailable: {info['train_processes_unavailable']})"
     return note

@@ -7,6 +7,7 @@ error; plus the accountant's total and transcript.  The release executes the uni
 mechanism objects, and ``recipe check``, the GUI, the report and the ledger print the plan's
 fields: a number is computed once, where the noise is calibrated, and read everywhere else.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -59,17 +60,24 @@ class NoiseParameters:
     @classmethod
     def of(cls, mech: UnitMechanism) -> NoiseParameters:
         """Read the parameters off a calibrated mechanism object (never recomputed)."""
+
         def num(name: str) -> float | None:
             v = getattr(mech, name, None)
             return None if v is None or isinstance(v, bool) else float(v)
 
         loss = mech.privacy_loss()
         cats = getattr(mech, "n_categories", None)
-        return cls(scale=num("scale"), sigma=num("sigma"), grid_step=num("step"),
-                   keep_probability=num("keep"), other_probability=num("p"),
-                   categories=None if cats is None else int(cats),
-                   zcdp_rho=None if loss.zcdp_rho is None else float(loss.zcdp_rho),
-                   sigma_steps=num("sigma_steps"), diam_steps=num("diam_steps"))
+        return cls(
+            scale=num("scale"),
+            sigma=num("sigma"),
+            grid_step=num("step"),
+            keep_probability=num("keep"),
+            other_probability=num("p"),
+            categories=None if cats is None else int(cats),
+            zcdp_rho=None if loss.zcdp_rho is None else float(loss.zcdp_rho),
+            sigma_steps=num("sigma_steps"),
+            diam_steps=num("diam_steps"),
+        )
 
     def items(self) -> dict[str, float]:
         """The parameters that apply, by field name."""
@@ -126,13 +134,22 @@ class PlanUnit:
 
     def to_json(self) -> dict[str, Any]:
         """The unit as ``recipe check`` and the report's reproducibility section print it."""
-        out: dict[str, Any] = {"unit": self.name, "kind": self.kind, "columns": list(self.columns),
-                               "mechanism": self.mechanism_name, "epsilon": self.epsilon, "delta": self.delta}
+        out: dict[str, Any] = {
+            "unit": self.name,
+            "kind": self.kind,
+            "columns": list(self.columns),
+            "mechanism": self.mechanism_name,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+        }
         if self.description:
             out["description"] = self.description
         if self.noise.zcdp_rho is not None:
-            out.update(budget_share_epsilon=self.budget_share[0], budget_share_delta=self.budget_share[1],
-                       calibration="joint zCDP with the other Gaussian columns")
+            out.update(
+                budget_share_epsilon=self.budget_share[0],
+                budget_share_delta=self.budget_share[1],
+                calibration="joint zCDP with the other Gaussian columns",
+            )
         prefix = "worst_case_" if self.provisional else ""
         for k, v in self.noise.items().items():
             if self.provisional and k in ("sigma_steps", "diam_steps"):
@@ -153,12 +170,15 @@ class PlanUnit:
             if self.search_range is not None:
                 out["search_range"] = list(self.search_range)
                 shown = ", ".join(f"{k} = {v:.6g}" for k, v in self.noise.items().items() if k in ("scale", "sigma"))
-                out["note"] = ("scale depends on the DP estimate of the bounds; worst case (whole search range "
-                               f"[{self.search_range[0]:g}, {self.search_range[1]:g}]): {shown}; the release "
-                               "report gives the scale that ran")
+                out["note"] = (
+                    "scale depends on the DP estimate of the bounds; worst case (whole search range "
+                    f"[{self.search_range[0]:g}, {self.search_range[1]:g}]): {shown}; the release "
+                    "report gives the scale that ran"
+                )
             else:
-                out["note"] = ("parameters depend on the DP-selected category list; the release report gives "
-                               "the ones that ran")
+                out["note"] = (
+                    "parameters depend on the DP-selected category list; the release report gives the ones that ran"
+                )
         if self.post_processing:
             out["post_processing"] = list(self.post_processing)
         out.update({k: v for k, v in self.facts.items() if k not in out})
@@ -240,9 +260,13 @@ class ReleasePlan:
         return tuple(u.to_json() for u in self.units if u.kind != "domain")
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"guarantee": self.guarantee, "total": self.total.to_json(),
-                               "composition": self.composition.to_json(),
-                               "units": [u.to_json() for u in self.units], "notes": list(self.notes)}
+        out: dict[str, Any] = {
+            "guarantee": self.guarantee,
+            "total": self.total.to_json(),
+            "composition": self.composition.to_json(),
+            "units": [u.to_json() for u in self.units],
+            "notes": list(self.notes),
+        }
         if self.label is not None:
             out["label_guarantee"] = self.label.to_json()
         return out

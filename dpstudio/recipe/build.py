@@ -8,6 +8,7 @@ estimate over a public search range (``dp:LOW:HIGH`` or ``dp`` for categories, a
 ``data`` — an explicit copy from the private data, which is recorded with an acknowledgement
 and flagged by every report.
 """
+
 from __future__ import annotations
 
 import math
@@ -69,14 +70,20 @@ def _parse_bounds(col: str, spec: str) -> Domain:
             if len(parts) not in (3, 4):
                 raise ValueError
             cost = _number(parts[3]) if len(parts) == 4 else DEFAULT_DP_DOMAIN_EPSILON
-            return Domain(kind="numeric", source="dp", search_low=_number(parts[1]),
-                          search_high=_number(parts[2]), cost=Cost(epsilon=cost))
+            return Domain(
+                kind="numeric",
+                source="dp",
+                search_low=_number(parts[1]),
+                search_high=_number(parts[2]),
+                cost=Cost(epsilon=cost),
+            )
         if len(parts) != 2:
             raise ValueError
         return Domain(kind="numeric", source="public", low=_number(parts[0]), high=_number(parts[1]))
     except ValueError:
-        raise UserError(f"--bounds {col}={spec!r}: expected LOW:HIGH, dp:LOW:HIGH[:EPS] or data, "
-                        f"with finite numbers") from None
+        raise UserError(
+            f"--bounds {col}={spec!r}: expected LOW:HIGH, dp:LOW:HIGH[:EPS] or data, with finite numbers"
+        ) from None
 
 
 def _parse_categories(col: str, spec: str) -> Domain:
@@ -91,23 +98,39 @@ def _parse_categories(col: str, spec: str) -> Domain:
             try:
                 cost = _number(head)
             except ValueError:
-                raise UserError(f"--categories {col}={spec!r}: expected dp[:EPS[:A,B,C]] with a finite "
-                                f"EPS") from None
+                raise UserError(f"--categories {col}={spec!r}: expected dp[:EPS[:A,B,C]] with a finite EPS") from None
             candidates = tuple(x for x in tail.split(",") if x) or None
         # without a public list, partition selection needs a small delta (kept far below 1/n)
-        return Domain(kind="categorical", source="dp", candidates=candidates,
-                      cost=Cost(epsilon=cost, delta=0.0 if candidates else DEFAULT_DISCOVERY_DELTA))
+        return Domain(
+            kind="categorical",
+            source="dp",
+            candidates=candidates,
+            cost=Cost(epsilon=cost, delta=0.0 if candidates else DEFAULT_DISCOVERY_DELTA),
+        )
     cats = tuple(x for x in spec.split(","))
     if any(x == "" for x in cats):
         raise UserError(f"--categories {col}={spec!r}: empty category name")
     return Domain(kind="categorical", source="public", categories=cats)
 
 
-def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: float = 1.0,
-                       delta: float | None = None, roles=None, bounds=None, categories=None,
-                       mechanisms=None, seed: int | None = None, out_format: str = "csv",
-                       rows: int | None = None, release_options: dict | None = None,
-                       weights=None, types=None) -> Recipe:
+def recipe_from_schema(
+    loaded,
+    schema,
+    *,
+    release: str = "record",
+    epsilon: float = 1.0,
+    delta: float | None = None,
+    roles=None,
+    bounds=None,
+    categories=None,
+    mechanisms=None,
+    seed: int | None = None,
+    out_format: str = "csv",
+    rows: int | None = None,
+    release_options: dict | None = None,
+    weights=None,
+    types=None,
+) -> Recipe:
     """A recipe from the inferred schema; the columns named in ``types``/``roles`` record those
     facts as confirmed, every other type and role as inferred."""
     if release not in RELEASE_TYPES:
@@ -122,8 +145,14 @@ def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: floa
     weights = dict(weights or {})
     types = dict(types or {})
     known = {c.name for c in schema.columns}
-    for flag, mapping in (("--role", roles), ("--type", types), ("--bounds", bounds),
-                          ("--categories", categories), ("--mechanism", mechanisms), ("--weight", weights)):
+    for flag, mapping in (
+        ("--role", roles),
+        ("--type", types),
+        ("--bounds", bounds),
+        ("--categories", categories),
+        ("--mechanism", mechanisms),
+        ("--weight", weights),
+    ):
         for col in mapping:
             if col not in known:
                 raise UserError(f"{flag}: no column {col!r} in {loaded.path}")
@@ -166,18 +195,28 @@ def recipe_from_schema(loaded, schema, *, release: str = "record", epsilon: floa
                 except ValueError:
                     raise UserError(f"--weight {cs.name}={weights[cs.name]!r}: expected a finite number") from None
                 mech = Mechanism(name=name, weight=weight, params=Params.of(params))
-        columns.append(Column(name=cs.name, type=ctype, role=role, domain=domain, mechanism=mech,
-                              group=cs.embedding_group if role == "embedding" else None,
-                              type_source=_source(cs.name in types),
-                              role_source=_source(cs.name in roles)))
+        columns.append(
+            Column(
+                name=cs.name,
+                type=ctype,
+                role=role,
+                domain=domain,
+                mechanism=mech,
+                group=cs.embedding_group if role == "embedding" else None,
+                type_source=_source(cs.name in types),
+                role_source=_source(cs.name in roles),
+            )
+        )
 
     if delta is None:
         needs_delta = release in ("synthetic", "model", "density") or any(
-            c.mechanism is not None and c.mechanism.name == "gaussian" for c in columns)
+            c.mechanism is not None and c.mechanism.name == "gaussian" for c in columns
+        )
         delta = min(1e-6, 0.1 / max(schema.rows, 1)) if needs_delta else 0.0
     return Recipe(
-        input=InputSpec(path=str(loaded.path), format=loaded.format, options=Params.of(loaded.options),
-                        sha256=loaded.sha256),
+        input=InputSpec(
+            path=str(loaded.path), format=loaded.format, options=Params.of(loaded.options), sha256=loaded.sha256
+        ),
         release=ReleaseSpec(type=release, options=Params.of(release_options or {})),
         columns=tuple(columns),
         budget=Budget(epsilon=float(epsilon), delta=float(delta)),
@@ -193,8 +232,9 @@ def _source(confirmed: bool) -> str:
 
 def confirm_inferred_facts(recipe: Recipe) -> Recipe:
     """Every column's type and role marked as the user's confirmed choice (values unchanged)."""
-    return replace(recipe, columns=tuple(replace(c, type_source="confirmed", role_source="confirmed")
-                                         for c in recipe.columns))
+    return replace(
+        recipe, columns=tuple(replace(c, type_source="confirmed", role_source="confirmed") for c in recipe.columns)
+    )
 
 
 def _text_rows(s) -> str:
@@ -221,8 +261,10 @@ def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
                 try:
                     vals = s.to_numpy(dtype=float, na_value=np.nan)
                 except (TypeError, ValueError):  # numpy's message would quote the cell
-                    raise UserError(f"column {c.name!r}: bounds copied from the data need numbers, but "
-                                    f"{_text_rows(s)}; give public bounds") from None
+                    raise UserError(
+                        f"column {c.name!r}: bounds copied from the data need numbers, but "
+                        f"{_text_rows(s)}; give public bounds"
+                    ) from None
                 low, high = float(np.nanmin(vals)), float(np.nanmax(vals))
                 if low == high:
                     high = low + 1.0
@@ -235,5 +277,11 @@ def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
     return replace(recipe, columns=tuple(cols))
 
 
-__all__ = ["recipe_from_schema", "parse_assignments", "fill_domains_from_data", "confirm_inferred_facts",
-           "DECLARABLE_TYPES", "NUMERIC_TYPES"]
+__all__ = [
+    "recipe_from_schema",
+    "parse_assignments",
+    "fill_domains_from_data",
+    "confirm_inferred_facts",
+    "DECLARABLE_TYPES",
+    "NUMERIC_TYPES",
+]

@@ -4,6 +4,7 @@ Version 0 is the pre-release layout of the first prototypes: budget and seed at 
 (``epsilon``, ``delta``, ``seed``) and domains written as ``bounds: [low, high]`` or
 ``categories: [...]`` directly on the column, always typed by the user.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -50,8 +51,12 @@ def migrate(data: Any) -> Any:
     if isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise RecipeError([f"recipe: schema_version must be a non-negative integer, got {version!r}"])
     if version > CURRENT:
-        raise RecipeError([f"recipe: schema_version {version} is newer than this dpstudio understands "
-                           f"(up to {CURRENT}); upgrade dpstudio"])
+        raise RecipeError(
+            [
+                f"recipe: schema_version {version} is newer than this dpstudio understands "
+                f"(up to {CURRENT}); upgrade dpstudio"
+            ]
+        )
     while version < CURRENT:
         data = MIGRATIONS[version](data)
         version = data["schema_version"]

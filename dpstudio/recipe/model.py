@@ -5,6 +5,7 @@ and the report prints one for reproduction.  JSON never contains Python class pa
 renaming code never breaks a saved recipe; ``schema_version`` guards the layout and older
 layouts are migrated by :mod:`dpstudio.recipe.migrate`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -229,6 +230,7 @@ class Recipe:
 
 # ---- JSON ---------------------------------------------------------------------------------
 
+
 def _drop_none(d: dict) -> dict:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -239,39 +241,60 @@ def _f(v):
 
 
 def domain_to_json(d: Domain) -> dict:
-    out = {"kind": d.kind, "source": d.source, "low": _f(d.low), "high": _f(d.high),
-           "categories": list(d.categories) if d.categories is not None else None,
-           "other": d.other,
-           "cost": {"epsilon": _f(d.cost.epsilon), "delta": _f(d.cost.delta)} if d.cost else None,
-           "search_low": _f(d.search_low), "search_high": _f(d.search_high),
-           "candidates": list(d.candidates) if d.candidates is not None else None}
+    out = {
+        "kind": d.kind,
+        "source": d.source,
+        "low": _f(d.low),
+        "high": _f(d.high),
+        "categories": list(d.categories) if d.categories is not None else None,
+        "other": d.other,
+        "cost": {"epsilon": _f(d.cost.epsilon), "delta": _f(d.cost.delta)} if d.cost else None,
+        "search_low": _f(d.search_low),
+        "search_high": _f(d.search_high),
+        "candidates": list(d.candidates) if d.candidates is not None else None,
+    }
     return _drop_none(out)
 
 
 def recipe_to_json(r: Recipe) -> dict:
     cols = []
     for c in r.columns:
-        col: dict[str, Any] = {"name": c.name, "type": c.type, "role": c.role,
-                               "type_source": c.type_source, "role_source": c.role_source}
+        col: dict[str, Any] = {
+            "name": c.name,
+            "type": c.type,
+            "role": c.role,
+            "type_source": c.type_source,
+            "role_source": c.role_source,
+        }
         if c.domain is not None:
             col["domain"] = domain_to_json(c.domain)
         if c.mechanism is not None:
-            col["mechanism"] = {"name": c.mechanism.name, "weight": _f(c.mechanism.weight),
-                                "params": c.mechanism.params.to_dict()}
+            col["mechanism"] = {
+                "name": c.mechanism.name,
+                "weight": _f(c.mechanism.weight),
+                "params": c.mechanism.params.to_dict(),
+            }
         if c.group is not None:
             col["group"] = c.group
         cols.append(col)
     return {
         "schema_version": r.schema_version,
-        "input": _drop_none({"path": r.input.path, "format": r.input.format,
-                             "options": r.input.options.to_dict(), "sha256": r.input.sha256,
-                             "dataset": r.input.dataset}),
+        "input": _drop_none(
+            {
+                "path": r.input.path,
+                "format": r.input.format,
+                "options": r.input.options.to_dict(),
+                "sha256": r.input.sha256,
+                "dataset": r.input.dataset,
+            }
+        ),
         "release": {"type": r.release.type, "options": r.release.options.to_dict()},
         "columns": cols,
         "budget": {"epsilon": _f(r.budget.epsilon), "delta": _f(r.budget.delta)},
         "randomness": {"seed": r.randomness.seed},
-        "outputs": _drop_none({"format": r.outputs.format, "rows": r.outputs.rows,
-                               "formula_protection": r.outputs.formula_protection}),
+        "outputs": _drop_none(
+            {"format": r.outputs.format, "rows": r.outputs.rows, "formula_protection": r.outputs.formula_protection}
+        ),
         "acknowledgements": list(r.acknowledgements),
     }
 
@@ -289,7 +312,7 @@ def _finite_float(v: Any) -> float | None:
 
 def _brief(v: Any, limit: int = 60) -> str:
     """repr of a bad value for a one-line message, cut short (a 400-digit number, a huge list)."""
-    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10 ** 30:
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**30:
         return f"an integer of {len(str(abs(v)))} digits"
     r = repr(v)
     return r if len(r) <= limit else r[: limit - 3] + "..."
@@ -358,28 +381,37 @@ def recipe_from_json(data: Any) -> Recipe:
 
     data = migrate(data)  # raises RecipeError on newer/unknown versions
     rd = _Reader()
-    top = rd.keys(data, "recipe", {"schema_version", "input", "release", "columns", "budget",
-                                   "randomness", "outputs", "acknowledgements"},
-                  {"input", "release", "columns", "budget"})
+    top = rd.keys(
+        data,
+        "recipe",
+        {"schema_version", "input", "release", "columns", "budget", "randomness", "outputs", "acknowledgements"},
+        {"input", "release", "columns", "budget"},
+    )
 
     inp = rd.keys(top.get("input", {}), "input", {"path", "format", "options", "sha256", "dataset"}, {"path"})
-    input_spec = InputSpec(path=rd.string(inp.get("path"), "input.path") or "",
-                           format=rd.string(inp.get("format"), "input.format", allow_none=True),
-                           options=rd.params(inp.get("options"), "input.options"),
-                           sha256=rd.string(inp.get("sha256"), "input.sha256", allow_none=True),
-                           dataset=rd.string(inp.get("dataset"), "input.dataset", allow_none=True))
+    input_spec = InputSpec(
+        path=rd.string(inp.get("path"), "input.path") or "",
+        format=rd.string(inp.get("format"), "input.format", allow_none=True),
+        options=rd.params(inp.get("options"), "input.options"),
+        sha256=rd.string(inp.get("sha256"), "input.sha256", allow_none=True),
+        dataset=rd.string(inp.get("dataset"), "input.dataset", allow_none=True),
+    )
 
     rel = rd.keys(top.get("release", {}), "release", {"type", "options"}, {"type"})
-    release = ReleaseSpec(type=rd.string(rel.get("type"), "release.type", choices=RELEASE_TYPES) or "record",
-                          options=rd.params(rel.get("options"), "release.options"))
+    release = ReleaseSpec(
+        type=rd.string(rel.get("type"), "release.type", choices=RELEASE_TYPES) or "record",
+        options=rd.params(rel.get("options"), "release.options"),
+    )
 
     bud = rd.keys(top.get("budget", {}), "budget", {"epsilon", "delta"}, {"epsilon"})
-    budget = Budget(epsilon=rd.number(bud.get("epsilon"), "budget.epsilon") or 0.0,
-                    delta=rd.number(bud.get("delta", 0.0), "budget.delta") or 0.0)
+    budget = Budget(
+        epsilon=rd.number(bud.get("epsilon"), "budget.epsilon") or 0.0,
+        delta=rd.number(bud.get("delta", 0.0), "budget.delta") or 0.0,
+    )
 
     rnd = rd.keys(top.get("randomness", {}) or {}, "randomness", {"seed"})
     seed = rnd.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 63):
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
         # below 2**63: the ledger and the reports store it as a 64-bit integer
         rd.problems.append(f"randomness.seed: expected an integer in [0, 2**63) or null, got {_brief(seed)}")
         seed = None
@@ -394,9 +426,11 @@ def recipe_from_json(data: Any) -> Recipe:
     if not isinstance(fp, bool):
         rd.problems.append(f"outputs.formula_protection: expected true/false, got {fp!r}")
         fp = False
-    outputs = Outputs(format=rd.string(out.get("format", "csv"), "outputs.format",
-                                       choices=OUTPUT_FORMATS) or "csv",
-                      rows=rows, formula_protection=fp)
+    outputs = Outputs(
+        format=rd.string(out.get("format", "csv"), "outputs.format", choices=OUTPUT_FORMATS) or "csv",
+        rows=rows,
+        formula_protection=fp,
+    )
 
     acks = rd.strings(top.get("acknowledgements", []), "acknowledgements") or ()
 
@@ -408,23 +442,42 @@ def recipe_from_json(data: Any) -> Recipe:
     for i, rc in enumerate(raw_cols):
         name = rc.get("name") if isinstance(rc, dict) else None
         where = f"column {name!r}" if isinstance(name, str) else f"columns[{i}]"
-        c = rd.keys(rc, where, {"name", "type", "role", "domain", "mechanism", "group",
-                                "type_source", "role_source"},
-                    {"name", "type", "role"})
+        c = rd.keys(
+            rc,
+            where,
+            {"name", "type", "role", "domain", "mechanism", "group", "type_source", "role_source"},
+            {"name", "type", "role"},
+        )
         domain = None
         if c.get("domain") is not None:
-            dd = rd.keys(c["domain"], f"{where} domain",
-                         {"kind", "source", "low", "high", "categories", "other", "cost",
-                          "search_low", "search_high", "candidates"}, {"kind"})
+            dd = rd.keys(
+                c["domain"],
+                f"{where} domain",
+                {
+                    "kind",
+                    "source",
+                    "low",
+                    "high",
+                    "categories",
+                    "other",
+                    "cost",
+                    "search_low",
+                    "search_high",
+                    "candidates",
+                },
+                {"kind"},
+            )
             cost = None
             if dd.get("cost") is not None:
                 cd = rd.keys(dd["cost"], f"{where} domain cost", {"epsilon", "delta"}, {"epsilon"})
-                cost = Cost(epsilon=rd.number(cd.get("epsilon"), f"{where} domain cost epsilon") or 0.0,
-                            delta=rd.number(cd.get("delta", 0.0), f"{where} domain cost delta") or 0.0)
+                cost = Cost(
+                    epsilon=rd.number(cd.get("epsilon"), f"{where} domain cost epsilon") or 0.0,
+                    delta=rd.number(cd.get("delta", 0.0), f"{where} domain cost delta") or 0.0,
+                )
             domain = Domain(
                 kind=rd.string(dd.get("kind"), f"{where} domain kind", choices=("numeric", "categorical")) or "numeric",
-                source=rd.string(dd.get("source", "public"), f"{where} domain source",
-                                 choices=DOMAIN_SOURCES) or "public",
+                source=rd.string(dd.get("source", "public"), f"{where} domain source", choices=DOMAIN_SOURCES)
+                or "public",
                 low=rd.number(dd.get("low"), f"{where} domain low", allow_none=True),
                 high=rd.number(dd.get("high"), f"{where} domain high", allow_none=True),
                 categories=rd.strings(dd.get("categories"), f"{where} domain categories"),
@@ -437,26 +490,38 @@ def recipe_from_json(data: Any) -> Recipe:
         mech = None
         if c.get("mechanism") is not None:
             md = rd.keys(c["mechanism"], f"{where} mechanism", {"name", "weight", "params"}, {"name"})
-            mech = Mechanism(name=rd.string(md.get("name"), f"{where} mechanism name",
-                                            choices=MECHANISM_NAMES) or "none",
-                             weight=rd.number(md.get("weight", 1.0), f"{where} mechanism weight") or 0.0,
-                             params=rd.params(md.get("params"), f"{where} mechanism params"))
-        columns.append(Column(
-            name=rd.string(c.get("name"), f"{where} name") or "",
-            type=rd.string(c.get("type"), f"{where} type", choices=COLUMN_TYPES) or "text",
-            role=rd.string(c.get("role"), f"{where} role", choices=ROLES) or "ignore",
-            domain=domain, mechanism=mech,
-            group=rd.string(c.get("group"), f"{where} group", allow_none=True),
-            # recipes written before these fields existed never recorded a confirmation
-            type_source=rd.string(c.get("type_source", "inferred"), f"{where} type_source",
-                                  choices=FACT_SOURCES) or "inferred",
-            role_source=rd.string(c.get("role_source", "inferred"), f"{where} role_source",
-                                  choices=FACT_SOURCES) or "inferred"))
+            mech = Mechanism(
+                name=rd.string(md.get("name"), f"{where} mechanism name", choices=MECHANISM_NAMES) or "none",
+                weight=rd.number(md.get("weight", 1.0), f"{where} mechanism weight") or 0.0,
+                params=rd.params(md.get("params"), f"{where} mechanism params"),
+            )
+        columns.append(
+            Column(
+                name=rd.string(c.get("name"), f"{where} name") or "",
+                type=rd.string(c.get("type"), f"{where} type", choices=COLUMN_TYPES) or "text",
+                role=rd.string(c.get("role"), f"{where} role", choices=ROLES) or "ignore",
+                domain=domain,
+                mechanism=mech,
+                group=rd.string(c.get("group"), f"{where} group", allow_none=True),
+                # recipes written before these fields existed never recorded a confirmation
+                type_source=rd.string(c.get("type_source", "inferred"), f"{where} type_source", choices=FACT_SOURCES)
+                or "inferred",
+                role_source=rd.string(c.get("role_source", "inferred"), f"{where} role_source", choices=FACT_SOURCES)
+                or "inferred",
+            )
+        )
 
     if rd.problems:
         raise RecipeError(rd.problems)
-    recipe = Recipe(input=input_spec, release=release, columns=tuple(columns), budget=budget,
-                    randomness=randomness, outputs=outputs, acknowledgements=acks)
+    recipe = Recipe(
+        input=input_spec,
+        release=release,
+        columns=tuple(columns),
+        budget=budget,
+        randomness=randomness,
+        outputs=outputs,
+        acknowledgements=acks,
+    )
     return recipe
 
 
@@ -506,13 +571,16 @@ def parse_recipe_text(text: str, where: str = "recipe") -> Any:
     while stack:
         node, path, depth = stack.pop()
         if depth > MAX_RECIPE_DEPTH:
-            raise UserError(f"{where} is nested too deeply (more than {MAX_RECIPE_DEPTH} levels, at "
-                            f"{path or 'the top'})")
+            raise UserError(
+                f"{where} is nested too deeply (more than {MAX_RECIPE_DEPTH} levels, at {path or 'the top'})"
+            )
         if isinstance(node, dict):
             dups = getattr(node, "duplicates", ())
             if dups:
-                raise UserError(f"{where}: key {_brief(dups[0])} appears more than once in "
-                                f"{path or 'the top level'}; JSON readers disagree on which one counts")
+                raise UserError(
+                    f"{where}: key {_brief(dups[0])} appears more than once in "
+                    f"{path or 'the top level'}; JSON readers disagree on which one counts"
+                )
             stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in node.items())
         elif isinstance(node, list):
             stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(node))
@@ -534,8 +602,7 @@ def load_recipe(path) -> Recipe:
             # a FIFO or a device would block or never end: refuse before opening it
             raise UserError(f"recipe {path} is not a regular file")
         if st.st_size > MAX_RECIPE_BYTES:
-            raise UserError(f"recipe {path} is {st.st_size:,} bytes; a recipe is at most "
-                            f"{MAX_RECIPE_BYTES >> 20} MiB")
+            raise UserError(f"recipe {path} is {st.st_size:,} bytes; a recipe is at most {MAX_RECIPE_BYTES >> 20} MiB")
         with open(path, encoding="utf-8") as fh:
             text = fh.read(MAX_RECIPE_BYTES + 1)
     except FileNotFoundError:
@@ -554,6 +621,7 @@ def load_recipe(path) -> Recipe:
     recipe = recipe_from_json(data)
     # a relative input path is relative to the recipe's folder when it does not exist from here
     from pathlib import Path
+
     inp = Path(recipe.input.path)
     if not inp.is_absolute() and not inp.exists() and (Path(path).parent / inp).exists():
         recipe = replace(recipe, input=replace(recipe.input, path=str(Path(path).parent / inp)))

@@ -1,5 +1,6 @@
 """Semantic validation of a recipe: returns *all* problems, each naming the column and quoting
 the bad setting (never a value read from the data), so a user fixes everything in one pass."""
+
 from __future__ import annotations
 
 import math
@@ -108,9 +109,14 @@ def declared_type_problems(recipe: Recipe, frame) -> list[Problem]:
         n = int(np.count_nonzero(np.isfinite(x) & (x != np.round(x))))
         if n:
             # the type is chosen on the columns page
-            p.append(Problem(f"column {c.name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
-                             f"declare it float (--type {c.name}=float) or fix the data",
-                             field=_col(c.name), page="columns"))
+            p.append(
+                Problem(
+                    f"column {c.name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
+                    f"declare it float (--type {c.name}=float) or fix the data",
+                    field=_col(c.name),
+                    page="columns",
+                )
+            )
     return p
 
 
@@ -141,16 +147,33 @@ def _domain_problems(col, where: str) -> list[Problem]:
         p.append(problem(f"{where}: categorical column has a {d.kind!r} domain; give a category list"))
     if d.source == "dp":
         if d.cost is None or not (d.cost.epsilon > 0):
-            p.append(problem(f"{where}: a DP-estimated domain needs a positive cost epsilon, got "
-                             f"{None if d.cost is None else d.cost.epsilon!r}"))
+            p.append(
+                problem(
+                    f"{where}: a DP-estimated domain needs a positive cost epsilon, got "
+                    f"{None if d.cost is None else d.cost.epsilon!r}"
+                )
+            )
         if d.kind == "numeric" and not d.known:
             if d.search_low is None or d.search_high is None or not d.search_low < d.search_high:
-                p.append(problem(f"{where}: DP bounds need a public search range search_low < search_high, got "
-                                 f"[{d.search_low!r}, {d.search_high!r}]"))
-        if d.kind == "categorical" and not d.known and not d.candidates and d.cost is not None \
-                and not (0 < d.cost.delta):
-            p.append(problem(f"{where}: discovering categories without a public candidate list needs a cost "
-                             f"delta in (0, {MAX_DISCOVERY_DELTA:g}], got {d.cost.delta!r}"))
+                p.append(
+                    problem(
+                        f"{where}: DP bounds need a public search range search_low < search_high, got "
+                        f"[{d.search_low!r}, {d.search_high!r}]"
+                    )
+                )
+        if (
+            d.kind == "categorical"
+            and not d.known
+            and not d.candidates
+            and d.cost is not None
+            and not (0 < d.cost.delta)
+        ):
+            p.append(
+                problem(
+                    f"{where}: discovering categories without a public candidate list needs a cost "
+                    f"delta in (0, {MAX_DISCOVERY_DELTA:g}], got {d.cost.delta!r}"
+                )
+            )
         if not d.known:
             return p
     # bounds copied from the data are its minimum and maximum: private, never quoted
@@ -209,7 +232,7 @@ MAX_DISCOVERY_DELTA = 1e-3
 #: relative weights of perturbed columns; their ratio is further limited by MIN_UNIT_EPSILON
 MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6
 #: |bound| / (high - low): keeps grid indices (<= 2**51) and added noise exact in float64
-MAX_BOUND_RATIO = 2.0 ** 40
+MAX_BOUND_RATIO = 2.0**40
 #: the grid step is ~diameter / 2**10 and must stay a normal float
 MIN_DIAMETER = 1e-290
 #: the exact discrete Gaussian's calibration and expected error sum its pmf over ~30 sigma:
@@ -224,30 +247,43 @@ MAX_SYNTHETIC_ROWS = 10_000_000
 MIN_SYNTHETIC_EPSILON = 1e-2
 
 
-def _range_problems(low: float, high: float, where: str, what: str, private: bool,
-                    field: str) -> list[Problem]:
+def _range_problems(low: float, high: float, where: str, what: str, private: bool, field: str) -> list[Problem]:
     """Finite, non-degenerate ranges whose grid arithmetic is exact (never quotes private bounds).
 
     A column's bounds or search range: edited in its domain, on the columns page."""
     got = "" if private else f" [{low!r}, {high!r}]"
     diam = high - low
     if not math.isfinite(diam):
-        return [Problem(f"{where}: {what}{got}: high - low overflows; narrow the range",
-                        field=field, page="columns")]
+        return [Problem(f"{where}: {what}{got}: high - low overflows; narrow the range", field=field, page="columns")]
     if low < high and diam < MIN_DIAMETER:
-        return [Problem(f"{where}: {what}{got}: high - low is below {MIN_DIAMETER:g}; widen the range",
-                        field=field, page="columns")]
+        return [
+            Problem(
+                f"{where}: {what}{got}: high - low is below {MIN_DIAMETER:g}; widen the range",
+                field=field,
+                page="columns",
+            )
+        ]
     if low < high and max(abs(low), abs(high)) > MAX_BOUND_RATIO * diam:
-        return [Problem(f"{where}: {what}{got}: too far from zero for the width (|bound| > 2^40 x "
-                        f"(high - low)); shift the column (e.g. subtract a public offset) or widen the range",
-                        field=field, page="columns")]
+        return [
+            Problem(
+                f"{where}: {what}{got}: too far from zero for the width (|bound| > 2^40 x "
+                f"(high - low)); shift the column (e.g. subtract a public offset) or widen the range",
+                field=field,
+                page="columns",
+            )
+        ]
     return []
 
 
 def _delta_problem(delta: float, where: str, field: str, page: str) -> list[Problem]:
     if delta != 0 and delta < MIN_DELTA:
-        return [Problem(f"{where}: delta {delta!r} is below {MIN_DELTA:g}; use 0 or at least {MIN_DELTA:g}",
-                        field=field, page=page)]
+        return [
+            Problem(
+                f"{where}: delta {delta!r} is below {MIN_DELTA:g}; use 0 or at least {MIN_DELTA:g}",
+                field=field,
+                page=page,
+            )
+        ]
     return []
 
 
@@ -260,25 +296,46 @@ def limit_problems(recipe: Recipe, rows: int | None = None) -> list[Problem]:
     p: list[Problem] = []
     b = recipe.budget
     if 0 < b.epsilon < MIN_UNIT_EPSILON:
-        p.append(Problem(f"budget: epsilon {b.epsilon!r} is below {MIN_UNIT_EPSILON:g}; noise that large "
-                         f"carries no information and the exact samplers cannot draw it in bounded time",
-                         field="budget", page="budget"))
+        p.append(
+            Problem(
+                f"budget: epsilon {b.epsilon!r} is below {MIN_UNIT_EPSILON:g}; noise that large "
+                f"carries no information and the exact samplers cannot draw it in bounded time",
+                field="budget",
+                page="budget",
+            )
+        )
     if recipe.release.type == "synthetic" and MIN_UNIT_EPSILON <= b.epsilon < MIN_SYNTHETIC_EPSILON:
-        p.append(Problem(f"budget: synthetic data needs epsilon >= {MIN_SYNTHETIC_EPSILON:g}, got {b.epsilon!r} "
-                         f"(its budget is split over many measurements)", field="budget", page="budget"))
+        p.append(
+            Problem(
+                f"budget: synthetic data needs epsilon >= {MIN_SYNTHETIC_EPSILON:g}, got {b.epsilon!r} "
+                f"(its budget is split over many measurements)",
+                field="budget",
+                page="budget",
+            )
+        )
     p += _delta_problem(b.delta, "budget", field="budget", page="budget")
     if recipe.outputs.rows is not None and recipe.outputs.rows > MAX_SYNTHETIC_ROWS:
         # how many synthetic rows the release generates: a release setting (no page edits it yet)
-        p.append(Problem(f"outputs.rows: at most {MAX_SYNTHETIC_ROWS:,} rows can be generated, got "
-                         f"{recipe.outputs.rows:,}", field="outputs", page="release"))
+        p.append(
+            Problem(
+                f"outputs.rows: at most {MAX_SYNTHETIC_ROWS:,} rows can be generated, got {recipe.outputs.rows:,}",
+                field="outputs",
+                page="release",
+            )
+        )
     for c in recipe.columns:
         where, field = f"column {c.name!r}", _col(c.name)
         if c.mechanism is not None and c.role not in DROPPED_ROLES:
             w = c.mechanism.weight
             if w > 0 and not (MIN_WEIGHT <= w <= MAX_WEIGHT):
                 # weights ("budget share") are set beside the mechanisms
-                p.append(Problem(f"{where}: mechanism weight {w!r} is outside [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}]",
-                                 field=field, page="release"))
+                p.append(
+                    Problem(
+                        f"{where}: mechanism weight {w!r} is outside [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}]",
+                        field=field,
+                        page="release",
+                    )
+                )
         d = c.domain
         if d is None or c.role in DROPPED_ROLES:
             continue
@@ -288,22 +345,44 @@ def limit_problems(recipe: Recipe, rows: int | None = None) -> list[Problem]:
         if d.source == "dp" and d.search_low is not None and d.search_high is not None:
             p += _range_problems(d.search_low, d.search_high, where, "search range", False, field)
         if d.categories is not None and len(d.categories) > MAX_CATEGORIES:
-            p.append(Problem(f"{where}: {len(d.categories):,} categories; randomized response takes at most "
-                             f"{MAX_CATEGORIES:,}", field=field, page="columns"))
+            p.append(
+                Problem(
+                    f"{where}: {len(d.categories):,} categories; randomized response takes at most {MAX_CATEGORIES:,}",
+                    field=field,
+                    page="columns",
+                )
+            )
         if d.source == "dp" and d.cost is not None:
             ce, cd = d.cost.epsilon, d.cost.delta
             if 0 < ce < MIN_UNIT_EPSILON or ce > MAX_EPSILON:
-                p.append(Problem(f"{where}: the DP estimate's cost epsilon {ce!r} is outside "
-                                 f"[{MIN_UNIT_EPSILON:g}, {MAX_EPSILON:g}]", field=field, page="columns"))
+                p.append(
+                    Problem(
+                        f"{where}: the DP estimate's cost epsilon {ce!r} is outside "
+                        f"[{MIN_UNIT_EPSILON:g}, {MAX_EPSILON:g}]",
+                        field=field,
+                        page="columns",
+                    )
+                )
             if not 0 <= cd <= MAX_DISCOVERY_DELTA:
-                p.append(Problem(f"{where}: the DP estimate's cost delta {cd!r} is outside "
-                                 f"[0, {MAX_DISCOVERY_DELTA:g}]", field=field, page="columns"))
+                p.append(
+                    Problem(
+                        f"{where}: the DP estimate's cost delta {cd!r} is outside [0, {MAX_DISCOVERY_DELTA:g}]",
+                        field=field,
+                        page="columns",
+                    )
+                )
             elif cd != 0 and cd < MIN_DELTA:
                 p += _delta_problem(cd, f"{where} DP estimate cost", field=field, page="columns")
             elif rows and cd > 0 and cd >= 1.0 / rows:
-                p.append(Problem(f"{where}: the DP estimate's cost delta {cd!r} is not below 1/n = "
-                                 f"{1.0 / rows:.3g}; a category held by one person would be published with "
-                                 f"that probability", field=field, page="columns"))
+                p.append(
+                    Problem(
+                        f"{where}: the DP estimate's cost delta {cd!r} is not below 1/n = "
+                        f"{1.0 / rows:.3g}; a category held by one person would be published with "
+                        f"that probability",
+                        field=field,
+                        page="columns",
+                    )
+                )
     return p
 
 
@@ -318,8 +397,13 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
     if not (b.epsilon > 0):
         p.append(Problem(f"budget: epsilon must be > 0, got {b.epsilon!r}", field="budget", page="budget"))
     elif b.epsilon > MAX_EPSILON:
-        p.append(Problem(f"budget: epsilon {b.epsilon!r} is above 50 - such a release protects nobody; lower it",
-                         field="budget", page="budget"))
+        p.append(
+            Problem(
+                f"budget: epsilon {b.epsilon!r} is above 50 - such a release protects nobody; lower it",
+                field="budget",
+                page="budget",
+            )
+        )
     if not (0 <= b.delta < 1):
         p.append(Problem(f"budget: delta must lie in [0, 1), got {b.delta!r}", field="budget", page="budget"))
     if not recipe.input.path:
@@ -340,16 +424,24 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
     rtype = recipe.release.type
     labels = recipe.columns_with_role("label")
     if len(labels) > 1:
-        p.append(Problem(f"columns: at most one label column, got {[c.name for c in labels]!r}",
-                         field="columns", page="columns"))
+        p.append(
+            Problem(
+                f"columns: at most one label column, got {[c.name for c in labels]!r}", field="columns", page="columns"
+            )
+        )
     if rtype in ("label", "semi-sensitive", "model") and not labels:
         # no one column to point at: shown where the release type was chosen (the role itself is
         # set on the columns page, one step back)
         p.append(Problem(f"release {rtype!r}: needs a column with role 'label'", field="release", page="release"))
     for lab in labels:
         if lab.type not in DISCRETE_TYPES + ("integer",):
-            p.append(Problem(f"column {lab.name!r}: a label must be categorical/boolean, got type {lab.type!r}",
-                             field=_col(lab.name), page="columns"))
+            p.append(
+                Problem(
+                    f"column {lab.name!r}: a label must be categorical/boolean, got type {lab.type!r}",
+                    field=_col(lab.name),
+                    page="columns",
+                )
+            )
 
     perturbed = perturbed_roles(rtype)
     gaussian_used = False
@@ -357,78 +449,149 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
         where, field = f"column {c.name!r}", _col(c.name)
         if c.role in ("identifier", "ignore"):
             if c.mechanism is not None and c.mechanism.name != "none":
-                p.append(Problem(f"{where}: role {c.role!r} is dropped, but mechanism {c.mechanism.name!r} "
-                                 f"was given", field=field, page="release"))
+                p.append(
+                    Problem(
+                        f"{where}: role {c.role!r} is dropped, but mechanism {c.mechanism.name!r} was given",
+                        field=field,
+                        page="release",
+                    )
+                )
             continue
         if c.type in ("datetime", "text") and c.role in perturbed and rtype not in ("label",):
             # the fix the message asks for is the column's role
-            p.append(Problem(f"{where}: type {c.type!r} cannot be released by {rtype!r}; set its role to "
-                             f"'ignore' or 'identifier'", field=field, page="columns"))
+            p.append(
+                Problem(
+                    f"{where}: type {c.type!r} cannot be released by {rtype!r}; set its role to "
+                    f"'ignore' or 'identifier'",
+                    field=field,
+                    page="columns",
+                )
+            )
             continue
         if c.mechanism is not None and not (c.mechanism.weight > 0):
-            p.append(Problem(f"{where}: mechanism weight must be > 0, got {c.mechanism.weight!r}",
-                             field=field, page="release"))
+            p.append(
+                Problem(
+                    f"{where}: mechanism weight must be > 0, got {c.mechanism.weight!r}", field=field, page="release"
+                )
+            )
         if c.role not in perturbed:
-            if rtype in ("record", "label", "semi-sensitive") and c.mechanism is not None \
-                    and c.mechanism.name != "none":
-                p.append(Problem(f"{where}: role {c.role!r} is released unchanged by {rtype!r}, "
-                                 f"but mechanism {c.mechanism.name!r} was given", field=field, page="release"))
+            if (
+                rtype in ("record", "label", "semi-sensitive")
+                and c.mechanism is not None
+                and c.mechanism.name != "none"
+            ):
+                p.append(
+                    Problem(
+                        f"{where}: role {c.role!r} is released unchanged by {rtype!r}, "
+                        f"but mechanism {c.mechanism.name!r} was given",
+                        field=field,
+                        page="release",
+                    )
+                )
             continue
         if c.role == "embedding":
             # mechanisms and embedding pools are chosen on the release page
             if rtype != "record":
-                p.append(Problem(f"{where}: embeddings are released only by 'record' releases, not {rtype!r}",
-                                 field=field, page="release"))
+                p.append(
+                    Problem(
+                        f"{where}: embeddings are released only by 'record' releases, not {rtype!r}",
+                        field=field,
+                        page="release",
+                    )
+                )
                 continue
             mech = c.mechanism.name if c.mechanism else "metric"
             if mech != "metric":
-                p.append(Problem(f"{where}: embedding columns use mechanism 'metric', got {mech!r}",
-                                 field=field, page="release"))
+                p.append(
+                    Problem(
+                        f"{where}: embedding columns use mechanism 'metric', got {mech!r}", field=field, page="release"
+                    )
+                )
             pool = c.mechanism.params.get("pool") if c.mechanism else None
             if pool is None:
-                p.append(Problem(f"{where}: metric selection needs a public pool of vectors "
-                                 f"(mechanism param 'pool': a file path, or 'dataset' with acknowledgement)",
-                                 field=field, page="release"))
+                p.append(
+                    Problem(
+                        f"{where}: metric selection needs a public pool of vectors "
+                        f"(mechanism param 'pool': a file path, or 'dataset' with acknowledgement)",
+                        field=field,
+                        page="release",
+                    )
+                )
             elif pool == "dataset" and ACK_DATASET_POOL not in recipe.acknowledgements:
-                p.append(Problem(f"{where}: drawing replacements from the dataset itself releases other people's "
-                                 f"real vectors; add acknowledgement {ACK_DATASET_POOL!r} to allow it",
-                                 field=field, page="release"))
+                p.append(
+                    Problem(
+                        f"{where}: drawing replacements from the dataset itself releases other people's "
+                        f"real vectors; add acknowledgement {ACK_DATASET_POOL!r} to allow it",
+                        field=field,
+                        page="release",
+                    )
+                )
             continue
         p.extend(_domain_problems(c, where))
-        if c.domain is not None and c.domain.source == "data" \
-                and ACK_DOMAIN_FROM_DATA not in recipe.acknowledgements:
+        if c.domain is not None and c.domain.source == "data" and ACK_DOMAIN_FROM_DATA not in recipe.acknowledgements:
             # the domain editor asks for this acknowledgement
-            p.append(Problem(f"{where}: domain copied from the private data needs acknowledgement "
-                             f"{ACK_DOMAIN_FROM_DATA!r} (the guarantee does not cover it)",
-                             field=field, page="columns"))
+            p.append(
+                Problem(
+                    f"{where}: domain copied from the private data needs acknowledgement "
+                    f"{ACK_DOMAIN_FROM_DATA!r} (the guarantee does not cover it)",
+                    field=field,
+                    page="columns",
+                )
+            )
         if rtype in ("record", "label", "semi-sensitive"):
             mech = c.mechanism.name if c.mechanism else default_mechanism(c.type, c.role)
             if c.type in NUMERIC_TYPES and c.role != "label":
                 if mech not in NUMERIC_MECHANISMS:
-                    p.append(Problem(f"{where}: numeric columns use 'laplace' or 'gaussian', got {mech!r}",
-                                     field=field, page="release"))
+                    p.append(
+                        Problem(
+                            f"{where}: numeric columns use 'laplace' or 'gaussian', got {mech!r}",
+                            field=field,
+                            page="release",
+                        )
+                    )
                 gaussian_used |= mech == "gaussian"
             elif mech != "rr":
-                p.append(Problem(f"{where}: categorical columns and labels use 'rr', got {mech!r}",
-                                 field=field, page="release"))
+                p.append(
+                    Problem(
+                        f"{where}: categorical columns and labels use 'rr', got {mech!r}", field=field, page="release"
+                    )
+                )
         # a column type the release cannot take: fixed by the column's type or role
         if rtype == "density" and c.type not in NUMERIC_TYPES:
-            p.append(Problem(f"{where}: a density release takes numeric columns, got type {c.type!r}",
-                             field=field, page="columns"))
+            p.append(
+                Problem(
+                    f"{where}: a density release takes numeric columns, got type {c.type!r}",
+                    field=field,
+                    page="columns",
+                )
+            )
         if rtype == "model" and c.role != "label" and c.type not in NUMERIC_TYPES + ("boolean",):
-            p.append(Problem(f"{where}: the DP model takes numeric features, got type {c.type!r}",
-                             field=field, page="columns"))
+            p.append(
+                Problem(
+                    f"{where}: the DP model takes numeric features, got type {c.type!r}", field=field, page="columns"
+                )
+            )
 
     if gaussian_used and b.delta <= 0:
         p.append(Problem("budget: the Gaussian mechanism needs delta > 0, got 0", field="budget", page="budget"))
     if rtype == "density":
         n_sensitive = len(recipe.columns_with_role("sensitive"))
         if n_sensitive not in (1, 2):
-            p.append(Problem(f"release 'density': mark 1 or 2 numeric columns 'sensitive', got {n_sensitive}",
-                             field="release", page="release"))
+            p.append(
+                Problem(
+                    f"release 'density': mark 1 or 2 numeric columns 'sensitive', got {n_sensitive}",
+                    field="release",
+                    page="release",
+                )
+            )
         if b.delta <= 0:
-            p.append(Problem("budget: the density release adds Gaussian-process noise and needs delta > 0, got 0",
-                             field="budget", page="budget"))
+            p.append(
+                Problem(
+                    "budget: the density release adds Gaussian-process noise and needs delta > 0, got 0",
+                    field="budget",
+                    page="budget",
+                )
+            )
     if rtype in ("synthetic", "model") and b.delta <= 0:
         p.append(Problem(f"budget: the {rtype!r} release needs delta > 0, got 0", field="budget", page="budget"))
 
@@ -439,16 +602,32 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
         data_cols = {c.name: c for c in schema.columns}
         for c in recipe.columns:
             if c.name not in data_cols:
-                p.append(Problem(f"column {c.name!r}: not found in the data (columns: "
-                                 f"{', '.join(list(data_cols)[:12])}{', ...' if len(data_cols) > 12 else ''})",
-                                 field=_col(c.name), page="columns"))
+                p.append(
+                    Problem(
+                        f"column {c.name!r}: not found in the data (columns: "
+                        f"{', '.join(list(data_cols)[:12])}{', ...' if len(data_cols) > 12 else ''})",
+                        field=_col(c.name),
+                        page="columns",
+                    )
+                )
         listed = set(names)
         for n in data_cols:
             if n not in listed:
-                p.append(Problem(f"column {n!r}: in the data but not in the recipe; give it a role "
-                                 f"('ignore' drops it)", field=_col(n), page="columns"))
+                p.append(
+                    Problem(
+                        f"column {n!r}: in the data but not in the recipe; give it a role ('ignore' drops it)",
+                        field=_col(n),
+                        page="columns",
+                    )
+                )
         rows = getattr(schema, "rows", None)
         if rows and b.delta > 0 and b.delta >= 1.0 / rows:
-            p.append(Problem(f"budget: delta {b.delta!r} is not below 1/n = {1.0 / rows:.3g}; a release could "
-                             f"then expose a whole record - use delta << 1/n", field="budget", page="budget"))
+            p.append(
+                Problem(
+                    f"budget: delta {b.delta!r} is not below 1/n = {1.0 / rows:.3g}; a release could "
+                    f"then expose a whole record - use delta << 1/n",
+                    field="budget",
+                    page="budget",
+                )
+            )
     return p

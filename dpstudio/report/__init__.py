@@ -4,6 +4,7 @@ one (publishable: DP outputs and public information only).
 
 Only the :mod:`dpstudio.report.pdf` package (PDF writer and chart images) imports Qt, lazily.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,16 +31,19 @@ def render(result, kind: str, *, variant: str = "internal", frame=None) -> bytes
     if kind == "html":
         from dpstudio.report.html import render_html
         from dpstudio.report.pdf.charts import qt_available
+
         model = build_model(result, variant, frame, charts=qt_available())
         return render_html(model).encode("utf-8")
     if kind == "pdf":
         try:
             from dpstudio.report.pdf import render_pdf_bytes
+
             model = build_model(result, variant, frame, charts=True)
             return render_pdf_bytes(model)
         except ImportError as exc:
-            raise UserError(f"PDF reports need Qt (PySide6), which failed to load: {exc}; "
-                            f"write an .html report instead") from None
+            raise UserError(
+                f"PDF reports need Qt (PySide6), which failed to load: {exc}; write an .html report instead"
+            ) from None
     raise UserError(f"unknown report format {kind!r}")
 
 

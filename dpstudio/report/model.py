@@ -7,6 +7,7 @@ noise scale or the recipe's hash).  The row count is public in the DP model (rep
 neighbours, docs/mechanisms.md).
 No Qt here.
 """
+
 from __future__ import annotations
 
 import copy
@@ -105,12 +106,16 @@ def _sample_sentence(risk: dict) -> str | None:
     used = int(sample["rows_used"])
     total = int(sample.get("rows_total") or used)
     if used < total:
-        return (f"Estimated on a uniform sample of {used:,} of {total:,} rows (drawn without "
-                f"replacement, to bound time and memory); each rate below is given with its 95 % "
-                f"interval (\u00b1 1.96 standard errors) for the sampling, not for the attack "
-                f"models' own error.")
-    return (f"Estimated on all {total:,} rows (no row sampling); a \u00b1 or interval below is the "
-            f"uncertainty of the attack's own random draws (its targets, the simulated noise).")
+        return (
+            f"Estimated on a uniform sample of {used:,} of {total:,} rows (drawn without "
+            f"replacement, to bound time and memory); each rate below is given with its 95 % "
+            f"interval (\u00b1 1.96 standard errors) for the sampling, not for the attack "
+            f"models' own error."
+        )
+    return (
+        f"Estimated on all {total:,} rows (no row sampling); a \u00b1 or interval below is the "
+        f"uncertainty of the attack's own random draws (its targets, the simulated noise)."
+    )
 
 
 def risk_summary(risk: dict) -> list[str]:
@@ -121,6 +126,7 @@ def risk_summary(risk: dict) -> list[str]:
         lines.append(head)
     link = risk.get("linkage") if isinstance(risk, dict) else None
     if isinstance(link, dict) and "reid_rate" in link:
+
         def linked(key):
             return _rate(link.get(key), link.get(key + "_se"), link.get(key + "_ci95"))
 
@@ -129,7 +135,8 @@ def risk_summary(risk: dict) -> list[str]:
             f"Linkage attack: matching released records back to the originals on the "
             f"quasi-identifiers re-identifies {linked('reid_rate')} of the records it tries (without "
             f"any noise: {linked('reid_rate_unperturbed')}; by pure chance: {_pct(link.get('chance_rate'))})."
-            + (f" {note[:1].upper()}{note[1:]}." if note else ""))
+            + (f" {note[:1].upper()}{note[1:]}." if note else "")
+        )
     for name, view in (risk.get("label_views") or {}).items():
         at = view.get("at_epsilon") or {}
         acc = at.get("accuracy") or {}
@@ -140,38 +147,52 @@ def risk_summary(risk: dict) -> list[str]:
                 f"Label '{name}' at its epsilon {fmt(at.get('epsilon'))}: an attacker who only sees the "
                 f"public columns guesses it right {_rate(acc.get('uninformed'), acc_se.get('uninformed'))} of "
                 f"the time, one who trusts the released label {_rate(acc.get('naive'), acc_se.get('naive'))}, "
-                f"and one who combines both {_rate(acc.get('informed'), acc_se.get('informed'))}.")
+                f"and one who combines both {_rate(acc.get('informed'), acc_se.get('informed'))}."
+            )
         iue = at.get("iue_adv_bound") or {}
         if "share_above" in iue:
             share = _rate(iue.get("share_above"), errs.get("iue_share_above"))
-            lines.append(f"{share} of records ({fmt(iue.get('count_above'))}) have an "
-                         f"individual unexpected leakage above {fmt(iue.get('threshold'))} "
-                         f"(Sekiguchi 2024, Prop. 3.0.2).")
+            lines.append(
+                f"{share} of records ({fmt(iue.get('count_above'))}) have an "
+                f"individual unexpected leakage above {fmt(iue.get('threshold'))} "
+                f"(Sekiguchi 2024, Prop. 3.0.2)."
+            )
         eff = view.get("effective_label_epsilon")
         if isinstance(eff, dict) and eff.get("effective_label_epsilon") is not None:
-            lines.append(f"Effective epsilon for the label, counting what the public columns reveal: "
-                         f"{fmt(eff['effective_label_epsilon'])} (an estimate, not a bound).")
+            lines.append(
+                f"Effective epsilon for the label, counting what the public columns reveal: "
+                f"{fmt(eff['effective_label_epsilon'])} (an estimate, not a bound)."
+            )
     syn = risk.get("synthetic") if isinstance(risk, dict) else None
     if isinstance(syn, dict):
         dcr = syn.get("dcr") or {}
         mia = syn.get("membership_inference") or {}
         if "median_ratio" in dcr:
             copies = _rate(dcr.get("share_synthetic_exact_copies"), dcr.get("share_synthetic_exact_copies_se"))
-            lines.append(f"Synthetic data: the median distance from a synthetic row to its closest training "
-                         f"row is {fmt(dcr['median_ratio'])} times the holdout's (below 1 would suggest "
-                         f"copying); {copies} exact copies.")
+            lines.append(
+                f"Synthetic data: the median distance from a synthetic row to its closest training "
+                f"row is {fmt(dcr['median_ratio'])} times the holdout's (below 1 would suggest "
+                f"copying); {copies} exact copies."
+            )
         if "advantage" in mia:
-            adv_pm = (f" \u00b1 {fmt(1.96 * float(mia['advantage_se']), 2)}"
-                      if mia.get("advantage_se") and mia["advantage"] is not None else "")
-            lines.append(f"Membership inference (distance attack): advantage {fmt(mia['advantage'])}{adv_pm} "
-                         f"(0 = no better than guessing).")
+            adv_pm = (
+                f" \u00b1 {fmt(1.96 * float(mia['advantage_se']), 2)}"
+                if mia.get("advantage_se") and mia["advantage"] is not None
+                else ""
+            )
+            lines.append(
+                f"Membership inference (distance attack): advantage {fmt(mia['advantage'])}{adv_pm} "
+                f"(0 = no better than guessing)."
+            )
     for unit, view in ((risk.get("embedding") or {}) if isinstance(risk, dict) else {}).items():
         at = view.get("at_epsilon") if isinstance(view, dict) else None
         if at:
-            lines.append(f"Embeddings '{unit}': a nearest-neighbour attacker re-identifies "
-                         f"{_rate(at.get('reid_rate'), at.get('reid_rate_se'))} of the replaced vectors; "
-                         f"mean angular distortion "
-                         f"{fmt(at.get('mean_angular_distortion'))}.")
+            lines.append(
+                f"Embeddings '{unit}': a nearest-neighbour attacker re-identifies "
+                f"{_rate(at.get('reid_rate'), at.get('reid_rate_se'))} of the replaced vectors; "
+                f"mean angular distortion "
+                f"{fmt(at.get('mean_angular_distortion'))}."
+            )
     return lines
 
 
@@ -184,6 +205,7 @@ def _loss_text(eps, delta) -> str:
 
 
 # ---- pieces ------------------------------------------------------------------------------------
+
 
 def _dp_domains(result) -> dict:
     """Domains estimated with DP at release time (DP outputs: publishable)."""
@@ -225,8 +247,11 @@ def _domain_text(col, dp_values, external: bool, estimate=None) -> tuple[str, st
 
 
 def _copied_columns(recipe) -> set[str]:
-    return {c.name for c in recipe.columns if c.domain is not None and c.domain.source == "data"
-            and c.role not in ("identifier", "ignore")}
+    return {
+        c.name
+        for c in recipe.columns
+        if c.domain is not None and c.domain.source == "data" and c.role not in ("identifier", "ignore")
+    }
 
 
 def inferred_caveat(recipe) -> str | None:
@@ -238,12 +263,14 @@ def inferred_caveat(recipe) -> str | None:
     facts = inferred_facts(recipe)
     if not facts:
         return None
-    parts = [f"{f['column']} (" + ", ".join(f"{k} {f[k]}" for k in ("type", "role") if k in f) + ")"
-             for f in facts]
-    return ("Column types or roles read from the private data and not confirmed by the user: "
-            + "; ".join(parts) + ". They decide the released form (an integer or a float grid) and which "
-            "columns are released, so a single record can change them; confirm them as public choices "
-            "(recipe init --type/--role/--confirm-inferred, or the Columns page).")
+    parts = [f"{f['column']} (" + ", ".join(f"{k} {f[k]}" for k in ("type", "role") if k in f) + ")" for f in facts]
+    return (
+        "Column types or roles read from the private data and not confirmed by the user: "
+        + "; ".join(parts)
+        + ". They decide the released form (an integer or a float grid) and which "
+        "columns are released, so a single record can change them; confirm them as public choices "
+        "(recipe init --type/--role/--confirm-inferred, or the Columns page)."
+    )
 
 
 def redacted_recipe_json(recipe, external: bool) -> dict:
@@ -383,12 +410,19 @@ def error_floor_curves(plan, names, *, points: int = 20) -> dict:
 
 def label_guarantee_rows(label) -> list[tuple[str, str]]:
     """The label's formal guarantee as the plan states it (``ReleasePlan.label``)."""
-    what = (f"\u03b5 = {_eps(label.epsilon)} for the label \u201c{label.column}\u201d, relative to what the "
-            "public columns already say")
+    what = (
+        f"\u03b5 = {_eps(label.epsilon)} for the label \u201c{label.column}\u201d, relative to what the "
+        "public columns already say"
+    )
     rows = [("Label guarantee", what)]
     if label.release_type == "semi-sensitive":
-        rows.append(("Made of", f"randomized response on the label, \u03b5 = {_eps(label.label_unit_epsilon)}, plus "
-                                f"the perturbed sensitive columns, \u03b5 = {_eps(label.sensitive_epsilon)}"))
+        rows.append(
+            (
+                "Made of",
+                f"randomized response on the label, \u03b5 = {_eps(label.label_unit_epsilon)}, plus "
+                f"the perturbed sensitive columns, \u03b5 = {_eps(label.sensitive_epsilon)}",
+            )
+        )
     rows.append(("Basis", label.note))
     return rows
 
@@ -410,9 +444,12 @@ def _flatten(d, prefix="") -> list[tuple[str, str]]:
 
 # ---- the model ---------------------------------------------------------------------------------
 
-_HOW = {"file": "this exact file was already in the ledger", "name": "the dataset name in the recipe",
-        "rows": "its rows: an edited or re-saved copy of a file already in the ledger",
-        "new": "a new dataset (no file in the ledger shares most of its rows)"}
+_HOW = {
+    "file": "this exact file was already in the ledger",
+    "name": "the dataset name in the recipe",
+    "rows": "its rows: an edited or re-saved copy of a file already in the ledger",
+    "new": "a new dataset (no file in the ledger shares most of its rows)",
+}
 
 
 def _ledger_identity(result, external: bool) -> list:
@@ -433,8 +470,7 @@ def _ledger_identity(result, external: bool) -> list:
             declared += " although its rows match a dataset already in the ledger"
     head = (after.get("ledger") or {}).get("head") or {}
     key = "withheld" if external else str(after.get("dataset", ""))[:16]
-    rows = [("Dataset in the ledger", f"{name} ({key})"), ("Identified by", how),
-            ("Declared a new dataset", declared)]
+    rows = [("Dataset in the ledger", f"{name} ({key})"), ("Identified by", how), ("Declared a new dataset", declared)]
     if head:
         rows.append(("Ledger head", f"event {head.get('seq')}, {head.get('hash')}"))
     return rows
@@ -447,20 +483,25 @@ def _synth_proven_text(result) -> str | None:
     proven = ps.get("synthesizer_proven")
     if not isinstance(proven, dict) or proven.get("epsilon") is None:
         return None
-    text = (f"Synthesizer ({ps.get('synthesizer', '?')}): proven for the noise as sampled: "
-            f"{_loss_text(proven['epsilon'], proven.get('delta'))}")
+    text = (
+        f"Synthesizer ({ps.get('synthesizer', '?')}): proven for the noise as sampled: "
+        f"{_loss_text(proven['epsilon'], proven.get('delta'))}"
+    )
     if proven.get("gdp_epsilon_continuous") is not None:
         # the shave is ~1e-8: at 4 digits both figures read "1", so print the gap itself
         gap = float(proven["epsilon"]) - float(proven["gdp_epsilon_continuous"])
-        text += (f" (calibrated as continuous Gaussian noise to \u03b5 = {_eps(proven['gdp_epsilon_continuous'])}, "
-                 f"{fmt(gap, 3)} less, so that the discrete law's correction, H = "
-                 f"{fmt(proven.get('lattice_H'), 3)}, stays within the budget)")
+        text += (
+            f" (calibrated as continuous Gaussian noise to \u03b5 = {_eps(proven['gdp_epsilon_continuous'])}, "
+            f"{fmt(gap, 3)} less, so that the discrete law's correction, H = "
+            f"{fmt(proven.get('lattice_H'), 3)}, stays within the budget)"
+        )
     return text + (f". Basis: {proven['basis']}." if proven.get("basis") else ".")
 
 
 def build_model(result, variant: str = "internal", frame=None, *, charts: bool = True) -> ReportModel:
     if variant not in VARIANTS:
         from dpstudio.errors import UserError
+
         raise UserError(f"report variant must be 'internal' or 'external', got {variant!r}")
     external = variant == "external"
     recipe, plan = result.recipe, result.plan
@@ -473,21 +514,29 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     n_rows = len(frame) if frame is not None else None
     n_out = len(data) if data is not None else None
 
-    banner = ("EXTERNAL VERSION \u2014 for publication: contains only the differentially private "
-              "outputs and public information." if external else
-              "INTERNAL VERSION \u2014 contains figures computed on the raw data. Do not publish; "
-              "use the external version for that.")
-    header = [("Dataset", result.dataset_name),
-              # a hash of the raw file can be brute-forced by someone who knows all but one value
-              ("Input fingerprint (SHA-256)", "withheld in the external version (a hash of the raw "
-                                              "data; the internal report and the ledger have it)"
-               if external else result.input_sha256),
-              ("Release id", result.release_id),
-              ("Date (UTC)", result.started_at.replace("T", " ").replace("+00:00", "")),
-              ("dpstudio version", result.version),
-              ("Release type", recipe.release.type),
-              ("Output file", Path(result.output_path).name if result.output_path else "\u2014"),
-              ("Output SHA-256", result.output_sha256 or "\u2014")]
+    banner = (
+        "EXTERNAL VERSION \u2014 for publication: contains only the differentially private "
+        "outputs and public information."
+        if external
+        else "INTERNAL VERSION \u2014 contains figures computed on the raw data. Do not publish; "
+        "use the external version for that."
+    )
+    header = [
+        ("Dataset", result.dataset_name),
+        # a hash of the raw file can be brute-forced by someone who knows all but one value
+        (
+            "Input fingerprint (SHA-256)",
+            "withheld in the external version (a hash of the raw data; the internal report and the ledger have it)"
+            if external
+            else result.input_sha256,
+        ),
+        ("Release id", result.release_id),
+        ("Date (UTC)", result.started_at.replace("T", " ").replace("+00:00", "")),
+        ("dpstudio version", result.version),
+        ("Release type", recipe.release.type),
+        ("Output file", Path(result.output_path).name if result.output_path else "\u2014"),
+        ("Output SHA-256", result.output_sha256 or "\u2014"),
+    ]
     sections: list[Section] = []
 
     # 1. summary
@@ -495,24 +544,42 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore")]
     dropped = [c for c in recipe.columns if c.role in ("identifier", "ignore")]
     if data is not None:
-        what = (f"A table of {fmt(n_out)} rows and {len(data.columns)} columns derived from "
-                f"\u201c{result.dataset_name}\u201d" + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "") + ".")
+        what = (
+            f"A table of {fmt(n_out)} rows and {len(data.columns)} columns derived from "
+            f"\u201c{result.dataset_name}\u201d" + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "") + "."
+        )
         if recipe.release.type == "synthetic":
-            what += (" The rows are synthetic: generated by a model trained with differential privacy, not "
-                     "real people's records.")
+            what += (
+                " The rows are synthetic: generated by a model trained with differential privacy, not "
+                "real people's records."
+            )
     else:
-        what = (f"A {recipe.release.type} computed from \u201c{result.dataset_name}\u201d"
-                + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "") + " with differential privacy.")
+        what = (
+            f"A {recipe.release.type} computed from \u201c{result.dataset_name}\u201d"
+            + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "")
+            + " with differential privacy."
+        )
     if dropped:
         what += " Dropped before release: " + ", ".join(c.name for c in dropped) + "."
     s.add("p", "What was released: " + what)
-    s.add("kv", [("Guarantee", g_name), ("Total privacy loss", _loss_text(total.epsilon, total.delta)),
-                 ("Accounting method", comp.method),
-                 ("Neighbouring datasets",
-                  "differ in one person's record (replace-one); the number of rows is public")])
+    s.add(
+        "kv",
+        [
+            ("Guarantee", g_name),
+            ("Total privacy loss", _loss_text(total.epsilon, total.delta)),
+            ("Accounting method", comp.method),
+            ("Neighbouring datasets", "differ in one person's record (replace-one); the number of rows is public"),
+        ],
+    )
     factor = math.exp(total.epsilon)
-    s.add("p", T.EPSILON_PLAIN.format(eps=_eps(total.epsilon), factor=fmt(factor, 3),
-                                      delta_part=T.DELTA_PLAIN.format(delta=fmt(total.delta)) if total.delta else ""))
+    s.add(
+        "p",
+        T.EPSILON_PLAIN.format(
+            eps=_eps(total.epsilon),
+            factor=fmt(factor, 3),
+            delta_part=T.DELTA_PLAIN.format(delta=fmt(total.delta)) if total.delta else "",
+        ),
+    )
     s.add("p", "What the guarantee means: " + T.GUARANTEE_MEANS.get(guarantee, T.GUARANTEE_MEANS["record-level"]))
     if plan.label is not None:
         s.add("kv", label_guarantee_rows(plan.label))
@@ -521,17 +588,26 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     s.add("p", "What it does not mean:")
     s.add("list", list(T.GUARANTEE_DOES_NOT_MEAN))
     if copied:
-        s.add("warn", "Domains of " + ", ".join(sorted(copied)) + " were copied from the private data. "
-              "They are not protected by the guarantee" + (" and are withheld from this version." if external else "."))
+        s.add(
+            "warn",
+            "Domains of " + ", ".join(sorted(copied)) + " were copied from the private data. "
+            "They are not protected by the guarantee" + (" and are withheld from this version." if external else "."),
+        )
     caveat = inferred_caveat(recipe)
     if caveat:
         s.add("warn", caveat)
     if recipe.randomness.seed is not None:
-        s.add("warn", "A fixed random seed was used: the noise can be reproduced by anyone who knows the "
-                      "seed. Not acceptable for a production release.")
+        s.add(
+            "warn",
+            "A fixed random seed was used: the noise can be reproduced by anyone who knows the "
+            "seed. Not acceptable for a production release.",
+        )
     if not getattr(result, "ledger_recorded", result.ledger_after is not None):
-        s.add("warn", "Not recorded in any ledger: this release was not recorded in a privacy budget "
-                      "ledger, so its spend is not tracked.")
+        s.add(
+            "warn",
+            "Not recorded in any ledger: this release was not recorded in a privacy budget "
+            "ledger, so its spend is not tracked.",
+        )
     sections.append(s)
 
     # 2. columns
@@ -549,15 +625,30 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         # as in the caveat: a dropped column's type changes nothing, so only its role is marked
         inferred = " (inferred)"
         type_inferred = c.type_source != "confirmed" and c.role not in ("identifier", "ignore")
-        rows.append([Cell(c.name, flag),
-                     Cell(T.ROLE_TEXT.get(c.role, c.role) + (inferred if c.role_source != "confirmed" else "")),
-                     Cell(c.type + (inferred if type_inferred else "")),
-                     Cell(dom, flag), Cell(src, flag), Cell(T.MECHANISM_TEXT.get(mech, mech))])
-    s.add("table", {"head": ["Column", "Role", "Type", "Domain", "Domain source", "Treatment"], "rows": rows,
-                    "widths": [13, 14, 13, 24, 21, 15]})
-    s.add("note", "A domain is the range of values (numbers) or list of categories (text) a column may "
-                  "take. It must be public knowledge or estimated with differential privacy; values "
-                  "copied from the data (in red) can identify people.")
+        rows.append(
+            [
+                Cell(c.name, flag),
+                Cell(T.ROLE_TEXT.get(c.role, c.role) + (inferred if c.role_source != "confirmed" else "")),
+                Cell(c.type + (inferred if type_inferred else "")),
+                Cell(dom, flag),
+                Cell(src, flag),
+                Cell(T.MECHANISM_TEXT.get(mech, mech)),
+            ]
+        )
+    s.add(
+        "table",
+        {
+            "head": ["Column", "Role", "Type", "Domain", "Domain source", "Treatment"],
+            "rows": rows,
+            "widths": [13, 14, 13, 24, 21, 15],
+        },
+    )
+    s.add(
+        "note",
+        "A domain is the range of values (numbers) or list of categories (text) a column may "
+        "take. It must be public knowledge or estimated with differential privacy; values "
+        "copied from the data (in red) can identify people.",
+    )
     unchanged = [c.name for c in kept if plan.unit_of_column(c.name) is None]
     if unchanged:
         s.add("warn", "Released without noise (not protected by the guarantee): " + ", ".join(unchanged) + ".")
@@ -569,37 +660,82 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     released = [u for u in plan.units if u.kind != "domain"]
     for u in released:
         hide = _hidden(u, copied, external)
-        rows.append([Cell(u.name), Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
-                     Cell(_eps(u.epsilon)), Cell(fmt(u.delta)),
-                     Cell("\n".join(unit_parameters(u, hide)) or "\u2014"), Cell(_error_text(u, hide))])
+        rows.append(
+            [
+                Cell(u.name),
+                Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
+                Cell(_eps(u.epsilon)),
+                Cell(fmt(u.delta)),
+                Cell("\n".join(unit_parameters(u, hide)) or "\u2014"),
+                Cell(_error_text(u, hide)),
+            ]
+        )
     if rows:
-        s.add("table", {"head": ["Unit", "Mechanism", "ε", "δ", "Parameters", "Expected error"], "rows": rows,
-                        "widths": [12, 18, 9, 9, 39, 13]})
+        s.add(
+            "table",
+            {
+                "head": ["Unit", "Mechanism", "ε", "δ", "Parameters", "Expected error"],
+                "rows": rows,
+                "widths": [12, 18, 9, 9, 39, 13],
+            },
+        )
         if any(u.noise.zcdp_rho is not None for u in released):
-            s.add("note", "The Gaussian columns share one zero-concentrated-DP budget ρ (their ρ's add): each "
-                          "one's ε and δ above is its own guarantee alone; together they spend the ε and δ "
-                          "of the accounting below, less than their ε's added up.")
+            s.add(
+                "note",
+                "The Gaussian columns share one zero-concentrated-DP budget ρ (their ρ's add): each "
+                "one's ε and δ above is its own guarantee alone; together they spend the ε and δ "
+                "of the accounting below, less than their ε's added up.",
+            )
     else:
         s.add("p", "No per-column mechanism: see the accounting transcript.")
     sections.append(s)
 
     # 4. accounting
     s = Section("Privacy accounting")
-    s.add("kv", [("Method", comp.method), ("Total", _loss_text(total.epsilon, total.delta)),
-                 *([("Metric DP (separate)", f"\u03b5 = {_eps(comp.metric_epsilon)} per unit distance")]
-                   if comp.metric_epsilon else [])])
+    s.add(
+        "kv",
+        [
+            ("Method", comp.method),
+            ("Total", _loss_text(total.epsilon, total.delta)),
+            *(
+                [("Metric DP (separate)", f"\u03b5 = {_eps(comp.metric_epsilon)} per unit distance")]
+                if comp.metric_epsilon
+                else []
+            ),
+        ],
+    )
     alts = getattr(comp, "alternatives", None) or {}
     if len(alts) > 1:
-        s.add("table", {"head": ["Method", "ε", "δ"],
-                        "rows": [[Cell(k), Cell(_eps(v[0])), Cell(fmt(float(v[1])))] for k, v in alts.items()]})
+        s.add(
+            "table",
+            {
+                "head": ["Method", "ε", "δ"],
+                "rows": [[Cell(k), Cell(_eps(v[0])), Cell(fmt(float(v[1])))] for k, v in alts.items()],
+            },
+        )
     estimates = [u for u in plan.units if u.kind == "domain"]
     if estimates:
-        s.add("p", "Domains estimated with differential privacy before the columns were released; their "
-                   "cost is part of the total:")
-        s.add("table", {"head": ["Estimate", "Method", "ε", "δ"],
-                        "rows": [[Cell(u.name), Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
-                                  Cell(_eps(u.epsilon)), Cell(fmt(u.delta))] for u in estimates],
-                        "widths": [30, 46, 12, 12]})
+        s.add(
+            "p",
+            "Domains estimated with differential privacy before the columns were released; their "
+            "cost is part of the total:",
+        )
+        s.add(
+            "table",
+            {
+                "head": ["Estimate", "Method", "ε", "δ"],
+                "rows": [
+                    [
+                        Cell(u.name),
+                        Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
+                        Cell(_eps(u.epsilon)),
+                        Cell(fmt(u.delta)),
+                    ]
+                    for u in estimates
+                ],
+                "widths": [30, 46, 12, 12],
+            },
+        )
     s.add("pre", "\n".join(comp.transcript), caption="Accounting transcript")
     proven = _synth_proven_text(result)
     if proven:
@@ -609,34 +745,54 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     # 5. ledger
     s = Section("Privacy budget ledger")
     if not getattr(result, "ledger_recorded", result.ledger_after is not None):
-        s.add("warn", "Not recorded in any ledger: the spend of this release is not tracked"
-              + (" (an existing ledger was consulted, so its cap still applied)." if result.ledger_before else "."))
+        s.add(
+            "warn",
+            "Not recorded in any ledger: the spend of this release is not tracked"
+            + (" (an existing ledger was consulted, so its cap still applied)." if result.ledger_before else "."),
+        )
     if result.ledger_before is not None or result.ledger_after is not None:
         s.add("kv", _ledger_identity(result, external))
         for r in ((result.ledger_after or result.ledger_before or {}).get("ledger") or {}).get("reinitialised") or []:
             lost = r.get("lost_head") or {}
-            s.add("warn", f"This ledger was re-initialised on {str(r.get('time') or '?').replace('T', ' ')} after it "
-                          f"lost recorded history" + (f" (it had {lost.get('seq')} chained events, head "
-                                                      f"{str(lost.get('hash'))[:16]})" if lost else "")
-                  + ": spend recorded before that may be missing from the figures below.")
+            s.add(
+                "warn",
+                f"This ledger was re-initialised on {str(r.get('time') or '?').replace('T', ' ')} after it "
+                f"lost recorded history"
+                + (f" (it had {lost.get('seq')} chained events, head {str(lost.get('hash'))[:16]})" if lost else "")
+                + ": spend recorded before that may be missing from the figures below.",
+            )
+
         def _b(sm, key):
             if not sm or sm.get(key) is None:
                 return "no cap set" if key in ("cap", "remaining") else "\u2014"
             v = sm[key]
             return f"\u03b5 = {_eps(v.get('epsilon'))}, \u03b4 = " + (
-                "not capped" if v.get("delta") is None else fmt(float(v.get("delta"))))
-        rows = [[Cell(lbl), Cell(_b(result.ledger_before, key)), Cell(_b(result.ledger_after, key))]
-                for lbl, key in (("Cap", "cap"), ("Spent", "spent"), ("Remaining", "remaining"))]
-        rows.append([Cell("Releases recorded"), Cell(fmt((result.ledger_before or {}).get("releases", 0))),
-                     Cell(fmt((result.ledger_after or {}).get("releases", 0)))])
-        s.add("table", {"head": ["", "Before this release", "After this release"], "rows": rows,
-                        "widths": [20, 40, 40]})
-        s.add("note", "Spend adds up across releases of the same dataset (basic composition). A file is "
-                      "matched to its dataset by its SHA-256 fingerprint, by the dataset name in the "
-                      "recipe, or by its rows (keyed sketches), so renaming, re-saving, re-ordering or "
-                      "correcting a few records does not reset it. The ledger head is the last link of "
-                      "the hash chain over every recorded fact; a later ledger must still contain it "
-                      "(dpstudio ledger verify --head).")
+                "not capped" if v.get("delta") is None else fmt(float(v.get("delta")))
+            )
+
+        rows = [
+            [Cell(lbl), Cell(_b(result.ledger_before, key)), Cell(_b(result.ledger_after, key))]
+            for lbl, key in (("Cap", "cap"), ("Spent", "spent"), ("Remaining", "remaining"))
+        ]
+        rows.append(
+            [
+                Cell("Releases recorded"),
+                Cell(fmt((result.ledger_before or {}).get("releases", 0))),
+                Cell(fmt((result.ledger_after or {}).get("releases", 0))),
+            ]
+        )
+        s.add(
+            "table", {"head": ["", "Before this release", "After this release"], "rows": rows, "widths": [20, 40, 40]}
+        )
+        s.add(
+            "note",
+            "Spend adds up across releases of the same dataset (basic composition). A file is "
+            "matched to its dataset by its SHA-256 fingerprint, by the dataset name in the "
+            "recipe, or by its rows (keyed sketches), so renaming, re-saving, re-ordering or "
+            "correcting a few records does not reset it. The ledger head is the last link of "
+            "the hash chain over every recorded fact; a later ledger must still contain it "
+            "(dpstudio ledger verify --head).",
+        )
     sections.append(s)
 
     # 6. accuracy
@@ -648,30 +804,49 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         for u in units:
             final = not u.provisional
             ratio = u.expected_error / u.floor if final and u.floor > 0 else None
-            rows.append([Cell(u.name), Cell(T.MECHANISM_SHORT[u.mechanism_name]), Cell(_eps(u.epsilon)),
-                         Cell(_error_text(u)), Cell(fmt(u.floor) if final else "\u2014"),
-                         Cell(f"{ratio:.2f} \u00d7" if ratio else "\u2014")])
-        s.add("p", "Expected error of each column against its floor: the smallest worst-case error any "
-                   "mechanism with the same \u03b5 and \u03b4 can achieve (a theoretical lower bound: "
-                   "Jazbec 2018, Thm 5.3 for numbers, Thm 5.5 for categories). Numbers: average absolute difference "
-                   "between released and true value, in the column's units. Categories: probability that "
-                   "the released category is wrong.")
-        s.add("table", {"head": ["Unit", "Mechanism", "ε of the unit", "Expected error", "Floor", "Error / floor"],
-                        "rows": rows})
+            rows.append(
+                [
+                    Cell(u.name),
+                    Cell(T.MECHANISM_SHORT[u.mechanism_name]),
+                    Cell(_eps(u.epsilon)),
+                    Cell(_error_text(u)),
+                    Cell(fmt(u.floor) if final else "\u2014"),
+                    Cell(f"{ratio:.2f} \u00d7" if ratio else "\u2014"),
+                ]
+            )
+        s.add(
+            "p",
+            "Expected error of each column against its floor: the smallest worst-case error any "
+            "mechanism with the same \u03b5 and \u03b4 can achieve (a theoretical lower bound: "
+            "Jazbec 2018, Thm 5.3 for numbers, Thm 5.5 for categories). Numbers: average absolute difference "
+            "between released and true value, in the column's units. Categories: probability that "
+            "the released category is wrong.",
+        )
+        s.add(
+            "table",
+            {"head": ["Unit", "Mechanism", "ε of the unit", "Expected error", "Floor", "Error / floor"], "rows": rows},
+        )
         png = None
         if charts:
             try:  # a chart must never stop a report
                 from dpstudio.report.pdf.charts import error_floor_chart
+
                 png = error_floor_chart(error_floor_curves(plan, [u.name for u in units]))
             except Exception:
                 png = None
         if png:
-            budget = ("the release's total \u03b5" if not any(u.kind == "domain" for u in plan.units) else
-                      "the \u03b5 budget the columns share (the DP domain estimates' cost comes on top)")
-            s.add("image", "error_floor.png",
-                  caption=f"Expected error (solid) and floor (dashed) against {budget}, each point compiled "
-                          "by the release plan at that budget; numbers relative to the column's range. The "
-                          "dotted line marks the chosen \u03b5, where the dots are the table's figures.")
+            budget = (
+                "the release's total \u03b5"
+                if not any(u.kind == "domain" for u in plan.units)
+                else "the \u03b5 budget the columns share (the DP domain estimates' cost comes on top)"
+            )
+            s.add(
+                "image",
+                "error_floor.png",
+                caption=f"Expected error (solid) and floor (dashed) against {budget}, each point compiled "
+                "by the release plan at that budget; numbers relative to the column's range. The "
+                "dotted line marks the chosen \u03b5, where the dots are the table's figures.",
+            )
             images = {"error_floor.png": png}
     else:
         s.add("p", "No per-column accuracy figures for this release type.")
@@ -684,8 +859,13 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     if ps:
         s = Section("Utility of the released data")
         s.add("note", "Computed from the differentially private output only.")
-        flat = _flatten({k: v for k, v in ps.items()
-                         if k not in ("synthesizer_transcript", "synthesizer_training", "synthesizer_proven")})
+        flat = _flatten(
+            {
+                k: v
+                for k, v in ps.items()
+                if k not in ("synthesizer_transcript", "synthesizer_training", "synthesizer_proven")
+            }
+        )
         if flat:
             s.add("kv", flat[:60])
         if ps.get("synthesizer_transcript"):
@@ -702,9 +882,12 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             at = ((views.get(lab.column) or {}).get("at_epsilon") or {}).get("epsilon") if lab is not None else None
             if at is not None and not math.isclose(float(at), lab.label_unit_epsilon, rel_tol=1e-9):
                 # the attacker curves hold at the label's own randomized response, never elsewhere
-                s.add("warn", f"The label estimate below was computed at \u03b5 = {_eps(at)}, but the label's "
-                              f"randomized response ran at \u03b5 = {_eps(lab.label_unit_epsilon)}: it does not "
-                              f"describe this release.")
+                s.add(
+                    "warn",
+                    f"The label estimate below was computed at \u03b5 = {_eps(at)}, but the label's "
+                    f"randomized response ran at \u03b5 = {_eps(lab.label_unit_epsilon)}: it does not "
+                    f"describe this release.",
+                )
             lines = risk_summary(result.risk)
             if lines:
                 s.add("list", lines)
@@ -712,8 +895,11 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         else:
             s.add("p", "No risk estimate was run for this release (dpstudio risk RECIPE computes one).")
         sections.append(s)
-        stats = {k: v for k, v in (getattr(result.outcome, "steward_stats", None) or {}).items()
-                 if not (isinstance(k, str) and k.startswith("dp_domain:"))}
+        stats = {
+            k: v
+            for k, v in (getattr(result.outcome, "steward_stats", None) or {}).items()
+            if not (isinstance(k, str) and k.startswith("dp_domain:"))
+        }
         s = Section("Data steward statistics", internal_only=True)
         s.add("warn", T.STEWARD_LABEL)
         cols_stat = stats.get("columns")
@@ -724,10 +910,18 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         cols = {n: v for n, v in cols.items() if isinstance(v, dict)}
         if cols:
             keys = sorted({k for v in cols.values() if isinstance(v, dict) for k in v})
-            label = {"clipped": "values clipped to the bounds", "missing_filled": "missing values filled",
-                     "mapped_to_other": "values mapped to 'other'"}
-            s.add("table", {"head": ["Column"] + [label.get(k, k) for k in keys],
-                            "rows": [[Cell(n)] + [Cell(fmt(v.get(k))) for k in keys] for n, v in cols.items()]})
+            label = {
+                "clipped": "values clipped to the bounds",
+                "missing_filled": "missing values filled",
+                "mapped_to_other": "values mapped to 'other'",
+            }
+            s.add(
+                "table",
+                {
+                    "head": ["Column"] + [label.get(k, k) for k in keys],
+                    "rows": [[Cell(n)] + [Cell(fmt(v.get(k))) for k in keys] for n, v in cols.items()],
+                },
+            )
         if rest:
             s.add("kv", _flatten(rest)[:60])
         if not cols and not rest:
@@ -748,17 +942,29 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
 
     # 10. randomness and reproduction
     s = Section("Randomness and reproduction")
-    s.add("kv", [("Randomness source", result.randomness),
-                 ("Kind", "cryptographically secure (production)" if recipe.randomness.seed is None
-                  else f"fixed seed {recipe.randomness.seed} (testing only)")])
+    s.add(
+        "kv",
+        [
+            ("Randomness source", result.randomness),
+            (
+                "Kind",
+                "cryptographically secure (production)"
+                if recipe.randomness.seed is None
+                else f"fixed seed {recipe.randomness.seed} (testing only)",
+            ),
+        ],
+    )
     if ps.get("synthesizer_training"):
         # how the generator was trained decides the last digits of a seeded re-run
         s.add("kv", [("Synthesizer training", str(ps["synthesizer_training"]))])
     rj = redacted_recipe_json(recipe, external)
     if not external:  # the recipe's hash covers the input's hash: internal only
         s.add("kv", [("Recipe SHA-256", recipe.sha256())])
-    s.add("p", "Running this recipe again with dpstudio gives a release with the same guarantee and "
-               "cost (new noise unless a fixed seed was used), and spends budget again.")
+    s.add(
+        "p",
+        "Running this recipe again with dpstudio gives a release with the same guarantee and "
+        "cost (new noise unless a fixed seed was used), and spends budget again.",
+    )
     s.add("pre", json.dumps(rj, indent=2, ensure_ascii=False), caption="Recipe (JSON)")
     sections.append(s)
 
@@ -769,5 +975,4 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     sections.append(s)
 
     title = "Differential privacy release report"
-    return ReportModel(title=title, variant=variant, banner=banner, header=header, sections=sections,
-                       images=images)
+    return ReportModel(title=title, variant=variant, banner=banner, header=header, sections=sections, images=images)

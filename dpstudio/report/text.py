@@ -1,4 +1,5 @@
 """Plain-language text of the compliance report (one place, so wording is reviewed once)."""
+
 from __future__ import annotations
 
 GUARANTEE_NAME = {
@@ -14,23 +15,28 @@ GUARANTEE_MEANS = {
     "record-level": (
         "Each person's whole record was changed at random before release. Whatever a reader of the "
         "released file does with it, the result would have been almost as likely if any single "
-        "person's record had been different or replaced by someone else's."),
+        "person's record had been different or replaced by someone else's."
+    ),
     "label": (
         "Only the outcome column (the label) was changed at random. The guarantee protects each "
         "person's label: the release would have been almost as likely with any one person's label "
-        "changed. The other columns were released as they are and are not protected."),
+        "changed. The other columns were released as they are and are not protected."
+    ),
     "semi-sensitive": (
         "The outcome column and the columns marked sensitive were changed at random; the columns "
         "marked public were released as they are. The guarantee protects each person's label and "
-        "sensitive values, assuming the public columns are already known to everyone."),
+        "sensitive values, assuming the public columns are already known to everyone."
+    ),
     "metric": (
         "Each embedding vector was replaced by a different vector chosen at random, preferring "
         "similar ones. Vectors that are close to each other are hard to tell apart; vectors that are "
-        "very different are protected less."),
+        "very different are protected less."
+    ),
     "central": (
         "Only aggregate results (statistics or a model fitted to all records) were released, with "
         "random noise added. The result would have been almost as likely if any single person's "
-        "record had been different."),
+        "record had been different."
+    ),
 }
 
 GUARANTEE_DOES_NOT_MEAN = [
@@ -50,14 +56,15 @@ GUARANTEE_DOES_NOT_MEAN = [
 EPSILON_PLAIN = (
     "\u03b5 (epsilon) measures the privacy loss: smaller is more private. With \u03b5 = {eps}, anyone "
     "looking at the release can become at most {factor} times more confident about a claim concerning "
-    "one person than they would have been without that person's data{delta_part}.")
-DELTA_PLAIN = (
-    ", except with a probability of at most \u03b4 = {delta} (a small chance that the bound does not hold)")
+    "one person than they would have been without that person's data{delta_part}."
+)
+DELTA_PLAIN = ", except with a probability of at most \u03b4 = {delta} (a small chance that the bound does not hold)"
 
 METRIC_PLAIN = (
     "Embedding vectors are protected by metric DP with \u03b5 = {eps} per unit of angular distance "
     "(0 = same direction, 1 = opposite): two people's vectors at distance d are protected with "
-    "\u03b5\u00b7d. This is reported separately and is not part of the total above.")
+    "\u03b5\u00b7d. This is reported separately and is not part of the total above."
+)
 
 ROLE_TEXT = {
     "identifier": "direct identifier (dropped)",
@@ -132,16 +139,20 @@ ACKNOWLEDGEMENTS = {
     "domain-copied-from-data": (
         "The user chose to copy some column domains (bounds or category lists) from the private "
         "data. Those values can identify people (for example an unusual maximum or a rare category) "
-        "and are not protected by the guarantee."),
+        "and are not protected by the guarantee."
+    ),
     "embedding-pool-is-dataset": (
         "Embedding vectors were replaced by vectors taken from the dataset itself: each released "
-        "vector is another real person's vector. The user accepted this risk."),
+        "vector is another real person's vector. The user accepted this risk."
+    ),
     "fixed_seed": (
         "A fixed random seed was used. Anyone who knows the seed can reproduce, and remove, the "
-        "noise; this is for testing only."),
+        "noise; this is for testing only."
+    ),
     "public_columns_leak": (
         "Public columns are released unchanged; if they predict the label, the label is less "
-        "protected than \u03b5 suggests."),
+        "protected than \u03b5 suggests."
+    ),
 }
 
 RISK_LABEL = "Computed on the raw data \u2014 internal use only. Do not publish."
@@ -150,7 +161,8 @@ WITHHELD = "withheld: copied from the data"
 
 SIGN_OFF_TEXT = (
     "I have reviewed this release: the columns and their roles, the privacy guarantee and its "
-    "limits, the budget spent and the residual risks described in this report.")
+    "limits, the budget spent and the residual risks described in this report."
+)
 
 
 def ack_text(code: str) -> str:

@@ -7,6 +7,7 @@ Regenerate:
     .venv/bin/python resources/translations/translate_de.py
     .venv/bin/pyside6-lrelease resources/translations/dpstudio_de.ts -qm resources/translations/dpstudio_de.qm
 """
+
 from __future__ import annotations
 
 import sys

@@ -23,6 +23,7 @@ the ledger charged exactly when the command says a release happened.
 
 prints one JSON object with the counts (``make fuzz``).  The fast subset runs in ``make test``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,13 +46,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CASE_SECONDS = 60.0
 
-FORMULA_PAYLOADS = ["=1+1", "+1", "-1+2", "@SUM(A1:A2)", '=HYPERLINK("http://x.invalid","c")', "\t=1",
-                    "\r=2+2", "a\r=2+2", "=cmd|' /C calc'!A0", "＝1+1", "=2+5+cmd|' /C calc'!A0",
-                    "-2+3+cmd|' /C calc'!A0", "@cmd|'/C calc'!A0"]
+FORMULA_PAYLOADS = [
+    "=1+1",
+    "+1",
+    "-1+2",
+    "@SUM(A1:A2)",
+    '=HYPERLINK("http://x.invalid","c")',
+    "\t=1",
+    "\r=2+2",
+    "a\r=2+2",
+    "=cmd|' /C calc'!A0",
+    "＝1+1",
+    "=2+5+cmd|' /C calc'!A0",
+    "-2+3+cmd|' /C calc'!A0",
+    "@cmd|'/C calc'!A0",
+]
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "＝", "＋", "－", "＠")
 
 
 # --------------------------------------------------------------------------------- helpers
+
 
 def _sha(path: Path) -> str | None:
     try:
@@ -114,17 +128,41 @@ def _explained(out: str, err: str) -> bool:
 def _table(rows: int, rng: random.Random):
     import pandas as pd
 
-    return pd.DataFrame({"person_id": [f"P{i:05d}" for i in range(rows)],
-                         "age": [rng.randint(18, 90) for _ in range(rows)],
-                         "income": [rng.randint(0, 200_000) for _ in range(rows)],
-                         "sex": [rng.choice(["female", "male"]) for _ in range(rows)],
-                         "smoker": [rng.choice(["yes", "no"]) for _ in range(rows)]})
+    return pd.DataFrame(
+        {
+            "person_id": [f"P{i:05d}" for i in range(rows)],
+            "age": [rng.randint(18, 90) for _ in range(rows)],
+            "income": [rng.randint(0, 200_000) for _ in range(rows)],
+            "sex": [rng.choice(["female", "male"]) for _ in range(rows)],
+            "smoker": [rng.choice(["yes", "no"]) for _ in range(rows)],
+        }
+    )
 
 
-INIT_ARGS = ["--release", "record", "--epsilon", "0.5", "--role", "person_id=identifier",
-             "--role", "sex=public", "--role", "age=sensitive", "--role", "income=sensitive",
-             "--role", "smoker=sensitive", "--bounds", "age=0:120", "--bounds", "income=0:250000",
-             "--categories", "sex=female,male", "--categories", "smoker=yes,no"]
+INIT_ARGS = [
+    "--release",
+    "record",
+    "--epsilon",
+    "0.5",
+    "--role",
+    "person_id=identifier",
+    "--role",
+    "sex=public",
+    "--role",
+    "age=sensitive",
+    "--role",
+    "income=sensitive",
+    "--role",
+    "smoker=sensitive",
+    "--bounds",
+    "age=0:120",
+    "--bounds",
+    "income=0:250000",
+    "--categories",
+    "sex=female,male",
+    "--categories",
+    "smoker=yes,no",
+]
 
 
 def _base_release(work: Path, rng: random.Random, rows: int = 60) -> tuple[Path, Path, Path]:
@@ -140,13 +178,16 @@ def _base_release(work: Path, rng: random.Random, rows: int = 60) -> tuple[Path,
 
 # ---------------------------------------------------------------------------- case: files
 
+
 def _malformed_file(work: Path, rng: random.Random, kind: str) -> Path:
     p = work / "bad.csv"
     if kind == "random_bytes":
         p.write_bytes(bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 3000))))
     elif kind == "ragged":
-        lines = ["a,b,c"] + [",".join(str(rng.randint(0, 9)) for _ in range(rng.choice([1, 2, 3, 4, 7])))
-                             for _ in range(rng.randint(1, 50))]
+        lines = ["a,b,c"] + [
+            ",".join(str(rng.randint(0, 9)) for _ in range(rng.choice([1, 2, 3, 4, 7])))
+            for _ in range(rng.randint(1, 50))
+        ]
         p.write_text("\n".join(lines))
     elif kind == "truncated_quote":
         p.write_text('a,b\n1,"unterminated\n2,3\n')
@@ -174,11 +215,17 @@ def _malformed_file(work: Path, rng: random.Random, kind: str) -> Path:
     elif kind == "struct_parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
+
         p = work / "nested.parquet"
-        pq.write_table(pa.table({"s": pa.array([{"x": 1, "y": "a"}, {"x": 2, "y": "b"}]),
-                                 "l": pa.array([[1, 2], [3]]), "v": [1, 2]}), p)
+        pq.write_table(
+            pa.table(
+                {"s": pa.array([{"x": 1, "y": "a"}, {"x": 2, "y": "b"}]), "l": pa.array([[1, 2], [3]]), "v": [1, 2]}
+            ),
+            p,
+        )
     elif kind == "far_cell_xlsx":
         from openpyxl import Workbook
+
         p = work / "far.xlsx"
         wb = Workbook()
         ws = wb.active
@@ -199,9 +246,25 @@ def _malformed_file(work: Path, rng: random.Random, kind: str) -> Path:
     return p
 
 
-FILE_KINDS = ("random_bytes", "ragged", "truncated_quote", "nul_bytes", "only_header", "empty",
-              "duplicate_columns", "wide_header", "bom_latin1", "junk_parquet", "junk_xlsx", "junk_dta",
-              "struct_parquet", "far_cell_xlsx", "fifo", "folder", "missing")
+FILE_KINDS = (
+    "random_bytes",
+    "ragged",
+    "truncated_quote",
+    "nul_bytes",
+    "only_header",
+    "empty",
+    "duplicate_columns",
+    "wide_header",
+    "bom_latin1",
+    "junk_parquet",
+    "junk_xlsx",
+    "junk_dta",
+    "struct_parquet",
+    "far_cell_xlsx",
+    "fifo",
+    "folder",
+    "missing",
+)
 
 
 def case_file(case: dict, work: Path) -> dict:
@@ -219,8 +282,28 @@ def case_file(case: dict, work: Path) -> dict:
 
 # -------------------------------------------------------------------------- case: recipes
 
-_EXTREMES = [0, -1, 1e-300, 1e300, 1e-18, 0.5, 1, 2, 10 ** 400, -(10 ** 400), "", "x" * 10_000, None, True,
-             [], {}, [1, 2], "NaN", "1e309", 3.5]
+_EXTREMES = [
+    0,
+    -1,
+    1e-300,
+    1e300,
+    1e-18,
+    0.5,
+    1,
+    2,
+    10**400,
+    -(10**400),
+    "",
+    "x" * 10_000,
+    None,
+    True,
+    [],
+    {},
+    [1, 2],
+    "NaN",
+    "1e309",
+    3.5,
+]
 
 
 def _mutate(obj, rng: random.Random, depth: int = 0):
@@ -305,10 +388,31 @@ def _spend_matches(code: int, ledger: Path, before: int, out: Path | None) -> li
 
 # ---------------------------------------------------------------------------- case: paths
 
-PATH_KINDS = ("input", "input_dotdot", "input_symlink", "input_hardlink", "recipe", "ledger", "ledger_wal",
-              "report_is_output", "report_is_input", "dev_null", "fifo", "folder", "trailing_slash",
-              "long_240", "long_250", "long_255", "long_300", "missing_folder", "bad_suffix",
-              "bad_report_suffix", "report_missing_folder", "artifact_clash", "ok")
+PATH_KINDS = (
+    "input",
+    "input_dotdot",
+    "input_symlink",
+    "input_hardlink",
+    "recipe",
+    "ledger",
+    "ledger_wal",
+    "report_is_output",
+    "report_is_input",
+    "dev_null",
+    "fifo",
+    "folder",
+    "trailing_slash",
+    "long_240",
+    "long_250",
+    "long_255",
+    "long_300",
+    "missing_folder",
+    "bad_suffix",
+    "bad_report_suffix",
+    "report_missing_folder",
+    "artifact_clash",
+    "ok",
+)
 
 
 def case_path(case: dict, work: Path) -> dict:
@@ -387,9 +491,25 @@ def case_path(case: dict, work: Path) -> dict:
     if _releases(ledger) < before:
         problems.append("the ledger lost entries")
     problems += _spend_matches(code, ledger, before, None)
-    must_refuse = {"input", "input_dotdot", "input_symlink", "input_hardlink", "recipe", "ledger", "ledger_wal",
-                   "report_is_output", "report_is_input", "dev_null", "fifo", "folder", "trailing_slash",
-                   "missing_folder", "bad_suffix", "bad_report_suffix", "report_missing_folder"}
+    must_refuse = {
+        "input",
+        "input_dotdot",
+        "input_symlink",
+        "input_hardlink",
+        "recipe",
+        "ledger",
+        "ledger_wal",
+        "report_is_output",
+        "report_is_input",
+        "dev_null",
+        "fifo",
+        "folder",
+        "trailing_slash",
+        "missing_folder",
+        "bad_suffix",
+        "bad_report_suffix",
+        "report_missing_folder",
+    }
     if kind in must_refuse and code != 2:
         problems.append(f"{kind}: expected a refusal (exit 2), got exit {code}")
     if kind in ("long_240", "long_250", "long_255", "ok") and code != 0:
@@ -398,6 +518,7 @@ def case_path(case: dict, work: Path) -> dict:
 
 
 # ------------------------------------------------------------------------- case: formulas
+
 
 def case_formula(case: dict, work: Path) -> dict:
     """Payloads in a public text column, in a randomised-response category list and in a column
@@ -416,10 +537,33 @@ def case_formula(case: dict, work: Path) -> dict:
     plain = work / "plain.parquet"
     table.to_parquet(plain, index=False)
     recipe = work / "recipe.json"
-    args = ["recipe", "init", str(plain), "-o", str(recipe), "--release", "record", "--epsilon", "1",
-            "--role", "person_id=identifier", "--role", "sex=public", "--role", "note=public",
-            "--role", "age=sensitive", "--role", "income=ignore", "--role", "smoker=sensitive",
-            "--bounds", "age=0:120", "--categories", "smoker=" + ",".join(cats)]
+    args = [
+        "recipe",
+        "init",
+        str(plain),
+        "-o",
+        str(recipe),
+        "--release",
+        "record",
+        "--epsilon",
+        "1",
+        "--role",
+        "person_id=identifier",
+        "--role",
+        "sex=public",
+        "--role",
+        "note=public",
+        "--role",
+        "age=sensitive",
+        "--role",
+        "income=ignore",
+        "--role",
+        "smoker=sensitive",
+        "--bounds",
+        "age=0:120",
+        "--categories",
+        "smoker=" + ",".join(cats),
+    ]
     code, _, err = _cli(args)
     problems = [f"init: {p}" for p in _verdict(code, err)]
     if code != 0:
@@ -451,6 +595,7 @@ def case_formula(case: dict, work: Path) -> dict:
         cells = [c for row in rows for i, c in enumerate(row) if i not in numeric]
     else:
         from openpyxl import load_workbook
+
         ws = load_workbook(out).active
         cells = []
         for row in ws.iter_rows():
@@ -465,8 +610,12 @@ def case_formula(case: dict, work: Path) -> dict:
     return {"problems": problems, "exit": code}
 
 
-FAMILIES = {"file": (case_file, FILE_KINDS), "recipe": (case_recipe, RECIPE_KINDS),
-            "path": (case_path, PATH_KINDS), "formula": (case_formula, ("csv", "tsv", "xlsx"))}
+FAMILIES = {
+    "file": (case_file, FILE_KINDS),
+    "recipe": (case_recipe, RECIPE_KINDS),
+    "path": (case_path, PATH_KINDS),
+    "formula": (case_formula, ("csv", "tsv", "xlsx")),
+}
 
 
 def run_case(case: dict) -> dict:
@@ -481,8 +630,8 @@ def run_case(case: dict) -> dict:
             res = fn(case, work)
         except Exception as exc:  # the harness itself or an escaped exception: a finding
             import traceback
-            res = {"problems": [f"harness exception: {type(exc).__name__}: {exc}",
-                                traceback.format_exc()[-600:]]}
+
+            res = {"problems": [f"harness exception: {type(exc).__name__}: {exc}", traceback.format_exc()[-600:]]}
         res["seconds"] = round(time.monotonic() - t0, 3)
     return {**case, **res}
 
@@ -554,8 +703,11 @@ def summarise(results: list[dict]) -> dict:
         "tracebacks": count(lambda r: "traceback" in text(r) or "harness exception" in text(r)),
         "exit_1": count(lambda r: "exit 1" in text(r)),
         "hangs": count(lambda r: r.get("hang")),
-        "data_loss": count(lambda r: "overwritten" in text(r) or "changed" in text(r) or "replaced" in text(r)
-                           or "lost entries" in text(r)),
+        "data_loss": count(
+            lambda r: (
+                "overwritten" in text(r) or "changed" in text(r) or "replaced" in text(r) or "lost entries" in text(r)
+            )
+        ),
         "unrecorded_spends": count(lambda r: "charged" in text(r) or "ledger recorded" in text(r)),
         "formula_cells": count(lambda r: "formula" in text(r)),
         "by_family": by_family,
@@ -575,8 +727,11 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(ROOT))
     t0 = time.monotonic()
     cases = make_cases(a.cases, a.seed, a.family)
-    log = (lambda r: print(json.dumps({k: r.get(k) for k in ("family", "kind", "seed", "problems")}),
-                           file=sys.stderr)) if a.verbose else None
+    log = (
+        (lambda r: print(json.dumps({k: r.get(k) for k in ("family", "kind", "seed", "problems")}), file=sys.stderr))
+        if a.verbose
+        else None
+    )
     res = run_cases(cases, jobs=a.jobs, log=log)
     res["wall_seconds"] = round(time.monotonic() - t0, 1)
     res["seed"] = a.seed

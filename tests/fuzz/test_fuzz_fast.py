@@ -4,6 +4,7 @@ The full run (``make fuzz``: 1,200 cases, random kinds and seeds) prints its cou
 this subset keeps each promise guarded in ``make test``.  Cases run in worker processes, so a
 hang is caught as a finding instead of stalling the suite.
 """
+
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,5 @@
 """GUI tests: offscreen Qt, temporary QSettings and ledger for every test."""
+
 from __future__ import annotations
 
 import gc
@@ -40,6 +41,7 @@ def isolated(tmp_path, monkeypatch, qapp):
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     from dpstudio.gui.app import create_application
+
     create_application()
     QSettings().clear()
     yield
@@ -59,6 +61,7 @@ def demo_copy(tmp_path):
 @pytest.fixture
 def window(qtbot):
     from dpstudio.gui.main_window import MainWindow
+
     win = MainWindow()
     qtbot.addWidget(win)
     win.resize(1280, 800)
@@ -87,6 +90,7 @@ def loaded_demo(qtbot, window, tmp_path):
 
 def wait_for(pred, timeout=10.0):
     from PySide6.QtWidgets import QApplication
+
     t0 = time.monotonic()
     while not pred():
         QApplication.processEvents()
@@ -108,6 +112,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_unconfigure(config):
     import sys
+
     if "status" in _EXIT_STATUS and os.environ.get("DPSTUDIO_NO_FAST_EXIT") != "1":
         sys.stdout.flush()
         sys.stderr.flush()

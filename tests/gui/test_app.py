@@ -1,4 +1,5 @@
 """Start-up: the DPSTUDIO_EXIT_AFTER_MS smoke-test hook, and opening a file from the command line."""
+
 from __future__ import annotations
 
 import os
@@ -11,12 +12,18 @@ from conftest import DEMO_CSV, REPO
 
 
 def test_exit_after_ms_hook_quits_and_reports_first_window(tmp_path):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", DPSTUDIO_EXIT_AFTER_MS="300",
-               XDG_CONFIG_HOME=str(tmp_path / "cfg"), DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite"),
-               HOME=str(tmp_path))
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        DPSTUDIO_EXIT_AFTER_MS="300",
+        XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+        DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite"),
+        HOME=str(tmp_path),
+    )
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "dpstudio", "gui"], env=env, cwd=str(REPO),
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpstudio", "gui"], env=env, cwd=str(REPO), capture_output=True, text=True, timeout=60
+    )
     took = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr
     m = re.search(r"^dpstudio: first window shown after (\d+\.\d{3}) s$", proc.stderr, re.M)
@@ -27,6 +34,7 @@ def test_exit_after_ms_hook_quits_and_reports_first_window(tmp_path):
 
 def test_hook_is_off_without_the_variable(monkeypatch):
     from dpstudio.gui.app import exit_after_ms
+
     monkeypatch.delenv("DPSTUDIO_EXIT_AFTER_MS", raising=False)
     assert exit_after_ms() is None
     monkeypatch.setenv("DPSTUDIO_EXIT_AFTER_MS", "2000")
@@ -61,13 +69,25 @@ def test_gui_with_a_file_opens_it_loaded(tmp_path):
     In a child process: a second main window built at module level inside the pytest process
     made PySide abort while the interpreter was finalizing (see the report)."""
     import shutil
+
     d = tmp_path / "demo"
     d.mkdir()
     shutil.copy(DEMO_CSV, d / DEMO_CSV.name)
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "cfg"),
-               DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite"), HOME=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(d / DEMO_CSV.name)], env=env, cwd=str(REPO),
-                          capture_output=True, text=True, timeout=90)
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+        DPSTUDIO_LEDGER=str(tmp_path / "ledger.sqlite"),
+        HOME=str(tmp_path),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(d / DEMO_CSV.name)],
+        env=env,
+        cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert proc.returncode == 0, proc.stderr
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("loaded")][-1]
     assert line.split()[1].endswith(DEMO_CSV.name) and line.split()[2] == "1", line

@@ -1,4 +1,5 @@
 """Drive the whole wizard on the demo dataset to an export; the ledger must grow."""
+
 from __future__ import annotations
 
 import pytest
@@ -54,6 +55,7 @@ def test_wizard_end_to_end_on_demo(qtbot, window, demo_copy):
     win.session.set_targets(output_path=str(out), report_path=str(report))
     page.confirm_release = lambda text: True
     from dpstudio.ledger import Ledger
+
     before = Ledger().summary(win.session.loaded.sha256)
     win.export_action.trigger()  # Ctrl+E
     assert page.worker is not None
@@ -64,6 +66,7 @@ def test_wizard_end_to_end_on_demo(qtbot, window, demo_copy):
     assert after["releases"] == before["releases"] + 1
     assert after["spent"]["epsilon"] == pytest.approx(before["spent"]["epsilon"] + 2.0)
     import pandas as pd
+
     released = pd.read_csv(out)
     assert "person_id" not in released.columns and len(released) == 4000
     assert report.exists() and report.stat().st_size > 0

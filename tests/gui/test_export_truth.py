@@ -1,6 +1,7 @@
 """The export page offers the report variants the engine has, and after the point of no return
 (data written, spend recorded) it says so - a failing report or a late Cancel never turns into
 "nothing was written or spent"."""
+
 from __future__ import annotations
 
 import errno
@@ -18,8 +19,11 @@ def _ready(qtbot, window, tmp_path):
     d.mkdir()
     pd.DataFrame({"age": list(range(20, 80)) * 4, "sex": ["f", "m"] * 120}).to_csv(d / "in.csv", index=False)
     load(qtbot, window, d / "in.csv")
-    window.session.update(lambda r: r.with_column("age", role="sensitive", domain=Domain("numeric", low=0, high=120))
-                          .with_column("sex", role="public"))
+    window.session.update(
+        lambda r: r.with_column("age", role="sensitive", domain=Domain("numeric", low=0, high=120)).with_column(
+            "sex", role="public"
+        )
+    )
     window.go_to(5)
     page = window.export_page
     page.confirm_release = lambda text: True
@@ -34,6 +38,7 @@ def _run(qtbot, page):
 
 def _spent(window) -> int:
     from dpstudio.ledger import Ledger
+
     return Ledger().summary(window.session.loaded.sha256)["releases"]
 
 

@@ -1,5 +1,6 @@
 """Translations: the .qm compiled from resources/translations/dpstudio_de.ts is loaded when the
 locale is German (only a handful of strings are translated: the pipeline is what is tested)."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,12 +21,14 @@ def german():
 
 def test_german_locale_loads_the_translator(qtbot, german):
     from dpstudio.gui.i18n import install_translator
+
     assert (REPO / "resources" / "translations" / "dpstudio_de.qm").is_file()
     t = install_translator(QCoreApplication.instance())
     assert t is not None
     german.append(t)
     assert QCoreApplication.translate("MainWindow", "Next ▶") == "Weiter ▶"
     from dpstudio.gui.main_window import MainWindow
+
     win = MainWindow()
     qtbot.addWidget(win)
     assert win.next_button.text() == "Weiter ▶"
@@ -37,6 +40,7 @@ def test_german_locale_loads_the_translator(qtbot, german):
 
 def test_other_locale_loads_no_translator(qtbot):
     from dpstudio.gui.i18n import install_translator
+
     old = QLocale()
     QLocale.setDefault(QLocale(QLocale.Language.Japanese, QLocale.Country.Japan))
     try:

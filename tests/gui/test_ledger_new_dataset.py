@@ -1,4 +1,5 @@
 """The export page's "new dataset" choice reaches the ledger and the report."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,8 +24,12 @@ def test_new_dataset_checkbox_is_passed_and_recorded(qtbot, window, tmp_path):
     load(qtbot, window, d / "b_other_name.csv")
     win, page = window, window.export_page
     from dpstudio.recipe.model import Domain
-    win.session.update(lambda r: r.with_column("age", role="sensitive", domain=Domain("numeric", low=0, high=120))
-                       .with_column("sex", role="public"))
+
+    win.session.update(
+        lambda r: r.with_column("age", role="sensitive", domain=Domain("numeric", low=0, high=120)).with_column(
+            "sex", role="public"
+        )
+    )
     win.go_to(5)
     page.confirm_release = lambda text: "new dataset" in text
     win.session.set_targets(output_path=str(d / "out.csv"), report_path=str(d / "rep.html"))

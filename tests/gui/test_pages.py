@@ -1,4 +1,5 @@
 """Each wizard page against the demo data."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,6 +19,7 @@ def test_data_page_loads_on_worker_and_summarises(qtbot, window, demo_copy):
     assert "4,000 rows" in page.summary.text()
     assert window.current_index == 1  # moved on to the columns step
     from dpstudio.gui.wizard.data_page import recent_files
+
     assert recent_files()[0] == str(demo_copy.resolve())
 
 
@@ -29,6 +31,7 @@ def test_data_page_bad_file_shows_error_dialog(qtbot, window, tmp_path):
     assert window.data_page.last_error is not None
     boxes = [w for w in window.findChildren(type(window).__mro__[0].__base__.__base__) if w.objectName() == "errorBox"]
     from PySide6.QtWidgets import QMessageBox
+
     boxes = [b for b in window.findChildren(QMessageBox) if b.objectName() == "errorBox"]
     assert boxes and boxes[-1].text() and "\n" not in boxes[-1].text()
     assert not window.session.has_data
@@ -37,8 +40,9 @@ def test_data_page_bad_file_shows_error_dialog(qtbot, window, tmp_path):
 def test_data_page_drag_and_drop(qtbot, window, demo_copy):
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(demo_copy))])
-    ev = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                    Qt.KeyboardModifier.NoModifier)
+    ev = QDropEvent(
+        QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     window.data_page.dropEvent(ev)
     qtbot.waitUntil(lambda: window.session.has_data, timeout=30000)
 
@@ -106,6 +110,7 @@ def test_release_page_types_and_explanations(qtbot, loaded_demo):
     assert page.method.isVisible()
     # the synthesizer starts at the recommended one, marked and explained in the combo
     from dpstudio.plan.synthetic import recommend_method
+
     best, why = recommend_method(win.session.recipe)
     assert win.session.recipe.release.options.get("method") == best
     assert page.method.currentData() == best and "(recommended)" in page.method.currentText()
@@ -120,6 +125,7 @@ def test_release_page_types_and_explanations(qtbot, loaded_demo):
 
 def test_budget_page_slider_drives_recipe_and_charts(qtbot, loaded_demo):
     from dpstudio.gui.wizard.budget_page import eps_to_slider, slider_to_eps
+
     win = loaded_demo
     win.go_to(3)
     page = win.budget_page
@@ -129,6 +135,7 @@ def test_budget_page_slider_drives_recipe_and_charts(qtbot, loaded_demo):
     prev = page.preview
     qtbot.waitUntil(lambda: prev.error_chart.showing_plot and prev.hist_chart.showing_plot, timeout=10000)
     from dpstudio.gui.wizard.budget_charts import COL
+
     e_small = prev.table.item(0, COL["error"]).text()
     page.spin.setValue(8.0)
     assert win.session.recipe.budget.epsilon == 8.0
@@ -145,6 +152,7 @@ def test_budget_page_slider_drives_recipe_and_charts(qtbot, loaded_demo):
 def test_budget_page_attack_chart_for_label_release(qtbot, loaded_demo):
     from dpstudio.gui.wizard.budget_charts import leakage_available
     from dpstudio.gui.wizard.edits import set_release_type, set_role
+
     win = loaded_demo
     win.go_to(3)
     win.session.update(lambda r: set_role(set_release_type(r, "label"), "employed", "label"))
@@ -167,6 +175,7 @@ def test_review_page_shows_computed_total(qtbot, loaded_demo):
     assert "Acknowledgements" in text and "Risk summary" in text
     assert page.isComplete()
     from dataclasses import replace
+
     win.session.update(lambda r: replace(r, randomness=replace(r.randomness, seed=7)))
     assert "fixed random seed" in page.view.toPlainText()
 
@@ -197,6 +206,7 @@ def test_dark_and_light_palettes(qtbot, window):
     from PySide6.QtCore import QSettings
     from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QApplication
+
     window.set_theme("dark")
     dark = QApplication.palette().color(QPalette.ColorRole.Window).lightness()
     window.set_theme("light")

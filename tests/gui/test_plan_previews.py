@@ -7,6 +7,7 @@
 * the attacker estimate is read at the epsilon of the label's randomized response
   (``plan.label.label_unit_epsilon``), the same number on the budget chart and on Review.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,6 +22,7 @@ EPSILONS = (0.3, 1.0, 4.0)
 
 def _cells(panel) -> list[dict]:
     from dpstudio.gui.wizard.budget_charts import TABLE_COLUMNS
+
     t = panel.table
     return [{k: t.item(i, j).text() for j, k in enumerate(TABLE_COLUMNS)} for i in range(t.rowCount())]
 
@@ -41,17 +43,27 @@ def _check_table(session, panel) -> None:
     plan, err = session.plan()
     assert plan is not None, err
     again = compile_plan(session.recipe)  # the session's plan is the plan of the current recipe
-    assert [(u.name, u.epsilon, u.delta, u.expected_error) for u in again.units] == \
-        [(u.name, u.epsilon, u.delta, u.expected_error) for u in plan.units]
+    assert [(u.name, u.epsilon, u.delta, u.expected_error) for u in again.units] == [
+        (u.name, u.epsilon, u.delta, u.expected_error) for u in plan.units
+    ]
     rows = _cells(panel)
     assert [r["unit"] for r in rows] == [u.name for u in plan.units]
     for r, u in zip(rows, plan.units, strict=True):
-        assert (r["epsilon"], r["delta"], r["noise"], r["error"]) == \
-            (fmt_epsilon(u.epsilon), fmt_delta(u.delta), noise_text(u), error_text(u)), u.name
+        assert (r["epsilon"], r["delta"], r["noise"], r["error"]) == (
+            fmt_epsilon(u.epsilon),
+            fmt_delta(u.delta),
+            noise_text(u),
+            error_text(u),
+        ), u.name
         assert _number(r["epsilon"]) == pytest.approx(u.epsilon, rel=1e-3)
         assert _number(r["delta"]) == pytest.approx(u.delta, rel=1e-2, abs=0)
-        noise = u.noise.scale if u.noise.scale is not None else u.noise.sigma if u.noise.sigma is not None \
+        noise = (
+            u.noise.scale
+            if u.noise.scale is not None
+            else u.noise.sigma
+            if u.noise.sigma is not None
             else u.noise.keep_probability
+        )
         if noise is None:
             assert r["noise"] == "\u2014"
         else:
@@ -67,6 +79,7 @@ def _check_table(session, panel) -> None:
 def _check_marker(session, panel, qtbot) -> None:
     """The error chart's marker is the current plan's expected error of the shown unit."""
     from dpstudio.gui.charts.preview import relative
+
     if not panel._units:
         return
     qtbot.waitUntil(lambda: panel.error_chart.showing_plot, timeout=60000)
@@ -97,11 +110,13 @@ def _demo_variant(window, change) -> None:
     window.session.update(change)
 
 
-@pytest.mark.parametrize("variant", ["laplace+rr", "two-gaussians", "label", "semi-sensitive", "dp-bounds",
-                                     "synthetic"])
+@pytest.mark.parametrize(
+    "variant", ["laplace+rr", "two-gaussians", "label", "semi-sensitive", "dp-bounds", "synthetic"]
+)
 def test_budget_table_prints_the_plan_units_demo(qtbot, loaded_demo, variant):
     from dpstudio.gui.wizard.edits import set_domain, set_mechanism, set_release_type
     from dpstudio.recipe.model import Cost, Domain
+
     win = loaded_demo
     s = win.session
     if variant == "two-gaussians":
@@ -138,6 +153,7 @@ def _numeric_table(path, n=300):
 def test_budget_table_prints_the_plan_units_model_density(qtbot, window, tmp_path, rtype):
     from dpstudio.gui.wizard.edits import set_domain, set_release_type
     from dpstudio.recipe.model import Domain
+
     data = tmp_path / "num.csv"
     _numeric_table(data)
     load(qtbot, window, data)
@@ -145,8 +161,11 @@ def test_budget_table_prints_the_plan_units_model_density(qtbot, window, tmp_pat
     s.update_column("x1", role="sensitive")
     s.update_column("x2", role="sensitive" if rtype == "density" else "public")
     s.update_column("y", role="label" if rtype == "model" else "ignore", type="categorical")
-    s.update(lambda r: set_domain(set_domain(r, "x1", Domain(kind="numeric", low=0, high=1)), "x2",
-                                  Domain(kind="numeric", low=0, high=10)))
+    s.update(
+        lambda r: set_domain(
+            set_domain(r, "x1", Domain(kind="numeric", low=0, high=1)), "x2", Domain(kind="numeric", low=0, high=10)
+        )
+    )
     if rtype == "model":
         s.update(lambda r: set_domain(r, "y", Domain(kind="categorical", categories=("no", "yes"))))
     s.update(lambda r: set_release_type(r, rtype))
@@ -168,6 +187,7 @@ def test_curves_are_cached_and_moving_epsilon_only_moves_the_marker(qtbot, loade
         assert np.array_equal(prev.error_chart.curve.getOriginalDataset()[0], curve[0])
     # a change of the recipe other than epsilon computes new curves (on a worker)
     from dpstudio.gui.wizard.edits import set_mechanism
+
     win.session.update(lambda r: set_mechanism(r, "income", weight=5.0))
     assert prev._curve_worker is not None and not prev.error_chart.showing_plot
     qtbot.waitUntil(lambda: prev.error_chart.showing_plot, timeout=60000)
@@ -176,6 +196,7 @@ def test_curves_are_cached_and_moving_epsilon_only_moves_the_marker(qtbot, loade
 def test_attacker_is_read_at_the_label_epsilon_on_the_chart_and_on_review(qtbot, loaded_demo):
     from dpstudio.gui.wizard.budget_charts import leakage_available, leakage_key
     from dpstudio.gui.wizard.edits import set_release_type
+
     if not leakage_available():
         pytest.skip("no leakage model in this build")
     win = loaded_demo

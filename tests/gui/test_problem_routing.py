@@ -1,5 +1,6 @@
 """Problems reach the wizard page that can fix them by their typed ``page`` (not by their wording),
 and the columns page marks a column by the problem's ``field``."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -26,8 +27,10 @@ def test_budget_problem_shows_on_the_budget_page(qtbot, loaded_demo):
     assert not win.budget_page.isComplete()
     assert win.go_to(3)  # the earlier pages are complete: the budget page is reachable
     win.budget_page.refresh_now()
-    assert "epsilon must be &gt; 0" in win.budget_page.problem_label.text() \
+    assert (
+        "epsilon must be &gt; 0" in win.budget_page.problem_label.text()
         or "epsilon must be > 0" in win.budget_page.problem_label.text()
+    )
     win._update_nav()
     assert "epsilon must be > 0" in win.blocker.toolTip()
 
@@ -61,6 +64,7 @@ def test_plan_problems_reach_the_budget_page(qtbot, loaded_demo):
 
 def test_mechanism_problem_shows_on_the_release_page(qtbot, loaded_demo):
     from dpstudio.recipe.model import Mechanism
+
     win = loaded_demo
     win.session.update(lambda r: r.with_column("income", mechanism=Mechanism("rr", 2.0)))
     assert _where(win, "column 'income': numeric columns use") == ["release"]

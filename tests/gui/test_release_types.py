@@ -1,4 +1,5 @@
 """Embedding pools in a record release; model and density releases end to end."""
+
 from __future__ import annotations
 
 import json
@@ -31,6 +32,7 @@ def _numeric_table(path, n=300):
 def _public_domains(session, bounds, categories=None):
     from dpstudio.gui.wizard.edits import set_domain
     from dpstudio.recipe.model import Domain
+
     for name, (lo, hi) in bounds.items():
         session.update(lambda r, n=name, a=lo, b=hi: set_domain(r, n, Domain(kind="numeric", low=a, high=b)))
     for name, cats in (categories or {}).items():
@@ -39,6 +41,7 @@ def _public_domains(session, bounds, categories=None):
 
 def test_embedding_pool_file_and_dataset_pool(qtbot, window, tmp_path):
     from dpstudio.recipe.validate import ACK_DATASET_POOL
+
     data = tmp_path / "emb.csv"
     df = _embedding_table(data)
     load(qtbot, window, data)
@@ -92,6 +95,7 @@ def test_embedding_pool_file_and_dataset_pool(qtbot, window, tmp_path):
     # the release really runs with the group released from the pool
     from dpstudio.engine.progress import CancelToken
     from dpstudio.gui.wizard.export_page import run_release
+
     out = tmp_path / "emb_dp.csv"
     res = run_release(s.recipe, str(out), "", "internal", progress=lambda *a: None, cancel=CancelToken())
     got = pd.read_csv(res.output_path)
@@ -101,6 +105,7 @@ def test_embedding_pool_file_and_dataset_pool(qtbot, window, tmp_path):
 def test_dataset_pool_confirmation_dialog_explains(qtbot, window, tmp_path):
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox
+
     data = tmp_path / "emb.csv"
     _embedding_table(data, n=40)
     load(qtbot, window, data)
@@ -113,6 +118,7 @@ def test_dataset_pool_confirmation_dialog_explains(qtbot, window, tmp_path):
         assert isinstance(box, QMessageBox)
         seen["text"] = box.text()
         box.button(QMessageBox.StandardButton.Cancel).click()
+
     QTimer.singleShot(100, answer)
     assert not window.release_page.use_dataset_pool("emb")
     assert "other people's real vectors" in seen["text"]

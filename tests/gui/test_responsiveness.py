@@ -1,4 +1,5 @@
 """The GUI thread keeps running while engine work runs on a worker; cancel is prompt and clean."""
+
 from __future__ import annotations
 
 import queue
@@ -56,8 +57,7 @@ def test_worker_runs_while_the_gui_thread_keeps_serving_events(qtbot):
     progress = []
     done = []
     timer.start()
-    runner.start(job_needing_the_gui_thread, 50, on_finished=done.append,
-                 on_progress=lambda f, m: progress.append(f))
+    runner.start(job_needing_the_gui_thread, 50, on_finished=done.append, on_progress=lambda f, m: progress.append(f))
     qtbot.waitUntil(lambda: bool(done), timeout=60000)
     timer.stop()
     status, thread = done[0]
@@ -71,9 +71,13 @@ def test_cancel_stops_the_job_and_leaves_no_file(qtbot, tmp_path):
     target = tmp_path / "out.csv"
     outcome = []
     STARTED.clear()
-    w = runner.start(endless_writing_job, target, on_cancelled=lambda: outcome.append("cancelled"),
-                     on_finished=lambda r: outcome.append("finished"),
-                     on_failed=lambda *a: outcome.append("failed"))
+    w = runner.start(
+        endless_writing_job,
+        target,
+        on_cancelled=lambda: outcome.append("cancelled"),
+        on_finished=lambda r: outcome.append("finished"),
+        on_failed=lambda *a: outcome.append("failed"),
+    )
     assert STARTED.wait(60)
     assert w.running
     w.cancel()
@@ -90,6 +94,7 @@ def test_cancelling_a_release_from_the_export_page(qtbot, loaded_demo, monkeypat
     import threading as _th
 
     import dpstudio.gui.wizard.export_page as ep
+
     win = loaded_demo
     page = win.export_page
     out = __import__("pathlib").Path(win.session.output_path)
@@ -103,6 +108,7 @@ def test_cancelling_a_release_from_the_export_page(qtbot, loaded_demo, monkeypat
                 while not cancel.cancelled and time.monotonic() < deadline:
                     time.sleep(0.001)
             progress(f, m)
+
         return real(recipe, output_path, None, variant, progress=holding_progress, cancel=cancel, **kwargs)
 
     real = ep.run_release
@@ -117,4 +123,5 @@ def test_cancelling_a_release_from_the_export_page(qtbot, loaded_demo, monkeypat
     assert not out.exists()
     assert not list(out.parent.glob("*.dpstmp"))
     from dpstudio.ledger import Ledger
+
     assert Ledger().summary(win.session.loaded.sha256)["releases"] == 0

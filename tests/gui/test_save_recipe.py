@@ -1,5 +1,6 @@
 """Saving the recipe from the GUI never writes over the data it describes, and a release may
 then not write over the saved recipe."""
+
 from __future__ import annotations
 
 from pathlib import Path

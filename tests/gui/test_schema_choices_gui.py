@@ -1,5 +1,6 @@
 """Columns page: a type or role the user sets is recorded as confirmed; suggestions read from
 the data stay marked as inferred until changed or confirmed with "Confirm all suggestions"."""
+
 from __future__ import annotations
 
 from conftest import load

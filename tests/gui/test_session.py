@@ -8,6 +8,7 @@ from dpstudio.recipe.model import Domain, Mechanism
 def _session(qtbot, demo_copy):
     from dpstudio.engine.progress import NEVER_CANCELLED
     from dpstudio.gui.session import load_for_session
+
     s = Session()
     s.set_data(*load_for_session(demo_copy, progress=lambda *a: None, cancel=NEVER_CANCELLED))
     return s
@@ -49,6 +50,7 @@ def test_problems_are_grouped_by_page(qtbot, demo_copy):
 
 def test_copy_from_data_needs_confirmation_and_adds_ack(qtbot, demo_copy):
     import pytest
+
     s = _session(qtbot, demo_copy)
     with pytest.raises(ValueError):
         set_domain(s.recipe, "income", Domain(kind="numeric", source="data"))

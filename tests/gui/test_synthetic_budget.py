@@ -1,4 +1,5 @@
 """Synthetic data on the budget page: the noise-to-signal ratio and the quick trial fit."""
+
 from __future__ import annotations
 
 import math
@@ -6,6 +7,7 @@ import math
 
 def _synthetic(window):
     from dpstudio.gui.wizard.edits import set_release_type
+
     s = window.session
     s.update(lambda r: set_release_type(r, "synthetic"))
     for c in s.recipe.columns:  # public columns without a typed domain are left out of this test
@@ -18,6 +20,7 @@ def _synthetic(window):
 
 def test_noise_to_signal_from_public_quantities(qtbot, loaded_demo):
     from dpstudio.gui.wizard.budget_charts import embedding_noise_to_signal
+
     panel = _synthetic(loaded_demo)
     s = loaded_demo.session
     assert panel.synth_box.isVisible()
@@ -30,6 +33,7 @@ def test_noise_to_signal_from_public_quantities(qtbot, loaded_demo):
     assert f"{high['ratio']:.3g}" in panel.synth_text.text()  # the text follows epsilon
     # the formula: ratio = sigma sqrt(dim), sigma ~ (2/n) / mu_E (plus the grid-snapping term)
     from dpstudio.engine.synth.privacy import gdp_mu_for
+
     assert math.isclose(high["ratio"], high["sigma"] * math.sqrt(high["dim"]))
     mu_e = gdp_mu_for(s.recipe.budget.epsilon, s.recipe.budget.delta) * math.sqrt(high["share"])
     assert math.isclose(high["sigma"], 2.0 / rows / mu_e, rel_tol=1e-3)
@@ -38,12 +42,14 @@ def test_noise_to_signal_from_public_quantities(qtbot, loaded_demo):
     assert "How the synthesizer spends the budget" in shown and "weighted embedding" in shown
     assert f"{high['sigma']:.3g}" in shown
     from dataclasses import replace
+
     mst = replace(s.recipe, release=replace(s.recipe.release, options=s.recipe.release.options.with_(method="mst")))
     assert embedding_noise_to_signal(mst, rows) is None
 
 
 def test_trial_fit_runs_shows_marginals_and_can_be_cancelled(qtbot, loaded_demo, monkeypatch):
     from dpstudio.gui.wizard import budget_charts
+
     monkeypatch.setitem(budget_charts.TRIAL_OPTIONS, "pearl", {"steps": 60, "k": 50})  # keep the test short
     monkeypatch.setattr(budget_charts, "TRIAL_ROWS", 800)
     panel = _synthetic(loaded_demo)
@@ -67,7 +73,10 @@ def test_trial_fit_runs_shows_marginals_and_can_be_cancelled(qtbot, loaded_demo,
     assert abs(sum(a) - 1) < 0.05 and abs(sum(b) - 1) < 0.05
     assert panel.hist_chart.showing_plot
     # another column
-    other = next(i for i in range(panel.column_combo.count()) if panel.column_combo.itemText(i) in marg
-                 and panel.column_combo.itemText(i) != name)
+    other = next(
+        i
+        for i in range(panel.column_combo.count())
+        if panel.column_combo.itemText(i) in marg and panel.column_combo.itemText(i) != name
+    )
     panel.column_combo.setCurrentIndex(other)
     assert panel.hist_chart.showing_plot

@@ -12,8 +12,13 @@ def test_million_rows_open_without_converting_and_format_lazily(qtbot, monkeypat
     import dpstudio.gui.table_model as tm
 
     n = 1_000_000
-    frame = pd.DataFrame({"a": np.arange(n), "b": np.random.default_rng(0).random(n),
-                          "c": pd.array(["x", None] * (n // 2), dtype="string")})
+    frame = pd.DataFrame(
+        {
+            "a": np.arange(n),
+            "b": np.random.default_rng(0).random(n),
+            "c": pd.array(["x", None] * (n // 2), dtype="string"),
+        }
+    )
     calls = []
     real = tm.format_cell
     monkeypatch.setattr(tm, "format_cell", lambda v: calls.append(1) or real(v))

@@ -2,6 +2,7 @@
 
 Engine code: numpy / pandas / pyarrow only, never Qt.
 """
+
 from dpstudio.engine.data.loader import SUPPORTED_EXTENSIONS, LoadedTable, fingerprint, load_table
 from dpstudio.engine.data.schema import ColumnSchema, TableSchema, infer_schema
 

@@ -17,6 +17,7 @@ Design:
 * Strings stay in pandas' ``str`` dtype (pyarrow-backed in pandas 3): no object columns, no
   copies of string data.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -61,8 +62,9 @@ _BLOCK_SIZE = 2 << 20
 _DEFAULT_MAX_FIELD_MB = 64
 
 #: a format's reader: (path, options, progress, cancel) -> (frame, resolved options)
-_Reader: TypeAlias = Callable[[Path, dict[str, Any], Callable[[float, str], None], CancelToken],
-                              tuple[pd.DataFrame, dict[str, Any]]]
+_Reader: TypeAlias = Callable[
+    [Path, dict[str, Any], Callable[[float, str], None], CancelToken], tuple[pd.DataFrame, dict[str, Any]]
+]
 
 
 def _memory_pool() -> pa.MemoryPool:
@@ -443,8 +445,9 @@ def _detect_header(first_row: list[str]) -> bool:
 
 
 # --------------------------------------------------------------------------- CSV reading
-def _read_csv(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
-              cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_csv(
+    p: Path, opts: dict[str, Any], progress: Callable[[float, str], None], cancel: CancelToken
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     sample, complete = _read_sample(p)
     encoding = opts.get("encoding")
     if encoding is None:
@@ -492,8 +495,12 @@ def _read_csv(p: Path, opts: dict[str, Any], progress: Callable[[float, str], No
     cancel.check()
     ncols = len(first[0]) if first else 0
     frame = _read_csv_arrow(
-        p, resolved, ncols, int(max_field_mb * 2**20),
-        quoted_newlines=_has_quoted_newlines(text, delimiter, quotechar), cancel=cancel,
+        p,
+        resolved,
+        ncols,
+        int(max_field_mb * 2**20),
+        quoted_newlines=_has_quoted_newlines(text, delimiter, quotechar),
+        cancel=cancel,
     )
     progress(0.9, "parsed")
     return frame, resolved
@@ -518,8 +525,7 @@ def _has_quoted_newlines(text: str, delimiter: str, quotechar: str | Literal[Fal
     if not body:
         return False
     try:
-        records = sum(1 for _ in csv.reader(io.StringIO(body), delimiter=delimiter,
-                                            quotechar=quotechar))
+        records = sum(1 for _ in csv.reader(io.StringIO(body), delimiter=delimiter, quotechar=quotechar))
     except csv.Error:
         return True
     return records < body.count("\n")
@@ -550,8 +556,11 @@ def _read_csv_arrow(
         convert_opts = pacsv.ConvertOptions(strings_can_be_null=False)
         try:
             table = pacsv.read_csv(
-                str(p), read_options=read_opts, parse_options=parse_opts,
-                convert_options=convert_opts, memory_pool=_memory_pool(),
+                str(p),
+                read_options=read_opts,
+                parse_options=parse_opts,
+                convert_options=convert_opts,
+                memory_pool=_memory_pool(),
             )
             break
         except Cancelled:
@@ -621,8 +630,9 @@ def _longest_line(p: Path, stop_above: int, cancel: CancelToken) -> int:
     return max(longest, run)
 
 
-def _first_ragged_row(p: Path, read_opts: pacsv.ReadOptions,
-                      parse_opts: pacsv.ParseOptions) -> tuple[int, int, int | None] | None:
+def _first_ragged_row(
+    p: Path, read_opts: pacsv.ReadOptions, parse_opts: pacsv.ParseOptions
+) -> tuple[int, int, int | None] | None:
     """(expected fields, fields found, row number) of the first row with a wrong field count.
 
     pyarrow's message quotes the offending row -- private data -- and, multithreaded, has no
@@ -634,10 +644,18 @@ def _first_ragged_row(p: Path, read_opts: pacsv.ReadOptions,
         found.append((row.expected_columns, row.actual_columns, row.number))
         return "error"
 
-    ro = pacsv.ReadOptions(use_threads=False, block_size=read_opts.block_size,
-                           encoding=read_opts.encoding, column_names=read_opts.column_names)
-    po = pacsv.ParseOptions(delimiter=parse_opts.delimiter, quote_char=parse_opts.quote_char,
-                            newlines_in_values=parse_opts.newlines_in_values, invalid_row_handler=first)
+    ro = pacsv.ReadOptions(
+        use_threads=False,
+        block_size=read_opts.block_size,
+        encoding=read_opts.encoding,
+        column_names=read_opts.column_names,
+    )
+    po = pacsv.ParseOptions(
+        delimiter=parse_opts.delimiter,
+        quote_char=parse_opts.quote_char,
+        newlines_in_values=parse_opts.newlines_in_values,
+        invalid_row_handler=first,
+    )
     try:
         pacsv.read_csv(str(p), read_options=ro, parse_options=po, memory_pool=_memory_pool())
     except Exception:  # noqa: BLE001 - the first error is the one already being reported
@@ -650,8 +668,7 @@ def _ragged_reason(bad: tuple[int, int, int | None] | None, header: bool) -> str
     if bad is None:
         return "field counts differ between rows"
     expected, actual, number = bad
-    where = "a row" if number is None else \
-        f"row {number} of the file" + (" (the header is row 1)" if header else "")
+    where = "a row" if number is None else f"row {number} of the file" + (" (the header is row 1)" if header else "")
     return f"{where} has {actual} field(s), expected {expected}"
 
 
@@ -735,8 +752,9 @@ def _arrow_to_pandas(box: list[pa.Table]) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- other formats
-def _read_parquet(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
-                  cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_parquet(
+    p: Path, opts: dict[str, Any], progress: Callable[[float, str], None], cancel: CancelToken
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     import pyarrow.parquet as pq
 
     try:
@@ -763,8 +781,10 @@ def _check_flat(schema: pa.Schema, p: Path) -> None:
     if nested:
         more = f" (and {len(nested) - 1} more)" if len(nested) > 1 else ""
         kind = schema.field(nested[0]).type
-        raise UserError(f"{_q(p)}: column '{nested[0]}'{more} holds nested values ({_type_name(kind)}); "
-                        "dpstudio reads flat columns only - flatten or drop it first")
+        raise UserError(
+            f"{_q(p)}: column '{nested[0]}'{more} holds nested values ({_type_name(kind)}); "
+            "dpstudio reads flat columns only - flatten or drop it first"
+        )
 
 
 def _type_name(t: pa.DataType) -> str:
@@ -774,8 +794,9 @@ def _type_name(t: pa.DataType) -> str:
     return "list"
 
 
-def _read_xlsx(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
-               cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_xlsx(
+    p: Path, opts: dict[str, Any], progress: Callable[[float, str], None], cancel: CancelToken
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read with ``header=None`` so duplicate / empty header cells can be rejected (pandas
     would silently rename them to ``a.1`` / ``Unnamed: 3``), then re-infer column dtypes."""
     sheet = opts.get("sheet", 0)
@@ -838,21 +859,25 @@ def _xlsx_cells(ws: Any, p: Path, sheet: str, cancel: CancelToken) -> list[list[
     last_row, width = -1, 0
     for i, row in enumerate(ws.iter_rows()):
         if i >= _XLSX_MAX_ROWS or len(row) > _XLSX_MAX_COLS:
-            raise UserError(f"{_q(p)}: sheet {sheet!r} goes beyond Excel's {_XLSX_MAX_ROWS:,} rows x "
-                            f"{_XLSX_MAX_COLS:,} columns; the file is malformed")
+            raise UserError(
+                f"{_q(p)}: sheet {sheet!r} goes beyond Excel's {_XLSX_MAX_ROWS:,} rows x "
+                f"{_XLSX_MAX_COLS:,} columns; the file is malformed"
+            )
         vals = [_xlsx_value(c) for c in row]
         while vals and vals[-1] == "":
             vals.pop()  # trailing empty (e.g. formatted) cells, as pandas trims them
         if vals:
             last_row, width = i, max(width, len(vals))
             if (last_row + 1) * width > _XLSX_MAX_CELLS:
-                raise UserError(f"{_q(p)}: sheet {sheet!r} spans at least {last_row + 1:,} rows x {width:,} "
-                                f"columns, more than the {_XLSX_MAX_CELLS:,} cells dpstudio reads from a "
-                                "spreadsheet; remove stray far-away cells or save the data as CSV")
+                raise UserError(
+                    f"{_q(p)}: sheet {sheet!r} spans at least {last_row + 1:,} rows x {width:,} "
+                    f"columns, more than the {_XLSX_MAX_CELLS:,} cells dpstudio reads from a "
+                    "spreadsheet; remove stray far-away cells or save the data as CSV"
+                )
         rows.append(vals or ())  # one shared empty tuple for the (many) empty rows
         if i % 65536 == 65535:
             cancel.check()
-    del rows[last_row + 1:]
+    del rows[last_row + 1 :]
     return [[*r, *[""] * (width - len(r))] for r in rows]
 
 
@@ -870,8 +895,9 @@ def _xlsx_value(cell: Any) -> object:
     return value
 
 
-def _read_stata(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
-                cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_stata(
+    p: Path, opts: dict[str, Any], progress: Callable[[float, str], None], cancel: CancelToken
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     try:
         frame = pd.read_stata(p)
     except MemoryError:
@@ -884,8 +910,9 @@ def _read_stata(p: Path, opts: dict[str, Any], progress: Callable[[float, str], 
 def _read_sas(fmt: Literal["sas7bdat", "xport"]) -> _Reader:
     label = {"sas7bdat": "a SAS7BDAT", "xport": "a SAS transport (XPT)"}[fmt]
 
-    def read(p: Path, opts: dict[str, Any], progress: Callable[[float, str], None],
-             cancel: CancelToken) -> tuple[pd.DataFrame, dict[str, Any]]:
+    def read(
+        p: Path, opts: dict[str, Any], progress: Callable[[float, str], None], cancel: CancelToken
+    ) -> tuple[pd.DataFrame, dict[str, Any]]:
         encoding = opts.get("encoding", "infer" if fmt == "sas7bdat" else "latin-1")
         try:
             frame = pd.read_sas(p, format=fmt, encoding=encoding)

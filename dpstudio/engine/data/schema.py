@@ -52,6 +52,7 @@ Role rules, first match wins:
    quasi-identifier, not a direct identifier.
 7. sensitive -- everything else.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -107,20 +108,51 @@ class TableSchema:
 # --------------------------------------------------------------------------- name rules
 #: direct identifiers whatever their cardinality (a repeated name is still a name)
 _STRONG_ID_TOKENS = {
-    "ssn", "email", "phone", "telephone", "mobile", "name", "surname", "firstname",
-    "lastname", "address", "street", "uuid", "guid", "passport",
+    "ssn",
+    "email",
+    "phone",
+    "telephone",
+    "mobile",
+    "name",
+    "surname",
+    "firstname",
+    "lastname",
+    "address",
+    "street",
+    "uuid",
+    "guid",
+    "passport",
 }
 #: "id"-style keys: an identifier only when (nearly) unique; a 12-valued ``region_id`` is a code
 _KEY_TOKENS = {"id", "uuid", "guid"}
 #: quasi-identifying demographics, assumed known to an adversary -> public
 _PUBLIC_TOKENS = {
-    "sex", "gender", "age", "race", "ethnicity", "zip", "zipcode", "postcode", "postal",
-    "state", "county", "puma", "fips", "country", "marital",
+    "sex",
+    "gender",
+    "age",
+    "race",
+    "ethnicity",
+    "zip",
+    "zipcode",
+    "postcode",
+    "postal",
+    "state",
+    "county",
+    "puma",
+    "fips",
+    "country",
+    "marital",
 }
 #: label-like names, with a priority (higher wins when several columns qualify)
 _LABEL_TOKENS = {
-    "label": 5, "target": 5, "y": 5, "class": 4, "outcome": 4, "response": 3,
-    "diagnosis": 2, "income": 1,
+    "label": 5,
+    "target": 5,
+    "y": 5,
+    "class": 4,
+    "outcome": 4,
+    "response": 3,
+    "diagnosis": 2,
+    "income": 1,
 }
 _LABEL_MAX_DISTINCT = 10
 _EMBED_MIN = 8
@@ -259,9 +291,7 @@ def _pack_fixed(data: pa.Buffer, start: int, n: int, width: int, out: npt.NDArra
     def word(at: int, size: int = 8) -> npt.NDArray[np.uint64]:
         # bytes [at, at+size) of every string as a uint64, copied out of the strided buffer
         if size == 8:  # arithmetic on the unaligned strided view itself is 3x slower
-            return np.ndarray(
-                (n,), np.uint64, buffer=data, offset=start + at, strides=(width,)
-            ).copy()
+            return np.ndarray((n,), np.uint64, buffer=data, offset=start + at, strides=(width,)).copy()
         raw = np.ndarray((n, size), np.uint8, buffer=data, offset=start + at, strides=(width, 1))
         padded = np.zeros((n, 8), np.uint8)
         padded[:, :size] = raw
@@ -335,9 +365,7 @@ def _is_vector_cell(x: object) -> bool:
         return x.ndim == 1 and x.dtype.kind in "biuf"
     if isinstance(x, (list, tuple)):
         head = x[:16]  # a peek at a few elements of one sampled cell, not a loop over rows
-        return len(x) > 0 and all(
-            isinstance(e, (int, float, np.number)) and not isinstance(e, bool) for e in head
-        )
+        return len(x) > 0 and all(isinstance(e, (int, float, np.number)) and not isinstance(e, bool) for e in head)
     return False
 
 
@@ -434,7 +462,8 @@ def _column_facts(name: str, col: pd.Series, rows: int, doubles_only: bool = Fal
             return _Facts(name, "integer", missing, distinct, why)
         return _Facts(name, "float", missing, distinct)
     if isinstance(dtype, pd.StringDtype) or (
-        pd.api.types.is_object_dtype(dtype) and pd.api.types.infer_dtype(col.iloc[:_SAMPLE], skipna=True) == "string"
+        pd.api.types.is_object_dtype(dtype)
+        and pd.api.types.infer_dtype(col.iloc[:_SAMPLE], skipna=True) == "string"
         and pd.api.types.infer_dtype(col, skipna=True) == "string"
     ):
         return _string_facts(name, col, rows)
@@ -526,8 +555,13 @@ def infer_schema(frame: pd.DataFrame) -> TableSchema:
 
     out = tuple(
         ColumnSchema(
-            name=f.name, type=f.type, missing=f.missing, distinct=f.distinct,
-            suggested_role=role, embedding_group=member.get(f.name), reason=reason,
+            name=f.name,
+            type=f.type,
+            missing=f.missing,
+            distinct=f.distinct,
+            suggested_role=role,
+            embedding_group=member.get(f.name),
+            reason=reason,
         )
         for f, (role, reason) in zip(facts, roles, strict=True)
     )

@@ -13,12 +13,13 @@ publication.  Modules:
 
 The recipe-facing risk view that runs them on a compiled plan is :mod:`dpstudio.risk`.
 """
+
 from dpstudio.engine.leakage.label import (
-                                           COMPUTED_ON,
-                                           LabelLeakageModel,
-                                           effective_label_epsilon,
-                                           iue_adv_bound,
-                                           k_ratio,
+    COMPUTED_ON,
+    LabelLeakageModel,
+    effective_label_epsilon,
+    iue_adv_bound,
+    k_ratio,
 )
 
 __all__ = ["COMPUTED_ON", "LabelLeakageModel", "effective_label_epsilon", "iue_adv_bound", "k_ratio"]

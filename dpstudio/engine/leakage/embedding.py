@@ -16,6 +16,7 @@ When the pool *is* the dataset (acknowledged in the recipe), x_i itself is exclu
 Work is chunked over records so memory stays at ``chunk * pool`` floats.
 Raw-data numbers: internal use only.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,9 +44,9 @@ def angular_distance(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
     return d
 
 
-def speaker_like_embeddings(n_ids: int = 1000, dim: int = 256, *, pool_size: int = 5000,
-                            latent: int = 12, within: float = 0.35,
-                            seed: int = 0) -> tuple[FloatArray, FloatArray]:
+def speaker_like_embeddings(
+    n_ids: int = 1000, dim: int = 256, *, pool_size: int = 5000, latent: int = 12, within: float = 0.35, seed: int = 0
+) -> tuple[FloatArray, FloatArray]:
     """Generated speaker-like unit vectors: identity centres on a low-dimensional manifold
     (``latent`` Gaussian factors mapped linearly into ``dim``) plus within-speaker noise; the
     public pool is drawn from *other* identities of the same population.
@@ -62,8 +63,14 @@ def speaker_like_embeddings(n_ids: int = 1000, dim: int = 256, *, pool_size: int
     return people(n_ids), people(pool_size)
 
 
-def embedding_risk(vectors: npt.ArrayLike, pool: npt.ArrayLike, eps_grid: npt.ArrayLike, *,
-                   pool_is_dataset: bool = False, chunk: int = 256) -> dict[str, Any]:
+def embedding_risk(
+    vectors: npt.ArrayLike,
+    pool: npt.ArrayLike,
+    eps_grid: npt.ArrayLike,
+    *,
+    pool_is_dataset: bool = False,
+    chunk: int = 256,
+) -> dict[str, Any]:
     """Exact expected NN re-identification rate and angular distortion for each eps."""
     X = _unit(vectors)
     Pl = _unit(pool)
@@ -72,18 +79,18 @@ def embedding_risk(vectors: npt.ArrayLike, pool: npt.ArrayLike, eps_grid: npt.Ar
     # nearest original of every pool vector (chunked over the pool)
     nn = np.empty(m, dtype=np.int64)
     for s in range(0, m, chunk * 4):
-        nn[s:s + chunk * 4] = np.argmax(Pl[s:s + chunk * 4] @ X.T, axis=1)
+        nn[s : s + chunk * 4] = np.argmax(Pl[s : s + chunk * 4] @ X.T, axis=1)
     reid = np.zeros(eps.size)
     dist = np.zeros(eps.size)
     nearest_reid = 0.0
     nearest_dist = 0.0
     for s in range(0, n, chunk):
-        xb = X[s:s + chunk]
-        D = np.arccos(np.clip(xb @ Pl.T, -1.0, 1.0)) / np.pi          # (b, m)
+        xb = X[s : s + chunk]
+        D = np.arccos(np.clip(xb @ Pl.T, -1.0, 1.0)) / np.pi  # (b, m)
         idx = np.arange(s, s + xb.shape[0])
         if pool_is_dataset:
-            D[np.arange(xb.shape[0]), idx] = np.inf                   # never x_i itself
-        hit = (nn[None, :] == idx[:, None])                           # (b, m)
+            D[np.arange(xb.shape[0]), idx] = np.inf  # never x_i itself
+        hit = nn[None, :] == idx[:, None]  # (b, m)
         dmin = D.min(axis=1, keepdims=True)
         j = np.argmin(D, axis=1)
         nearest_reid += float(hit[np.arange(xb.shape[0]), j].sum())
@@ -97,13 +104,17 @@ def embedding_risk(vectors: npt.ArrayLike, pool: npt.ArrayLike, eps_grid: npt.Ar
             dist[t] += float(((w * np.where(finite, D, 0.0)).sum(axis=1) / Z).sum())
     reid /= n
     dist /= n
-    return {"epsilon": eps.tolist(), "reid_rate": reid.tolist(),
-            "mean_angular_distortion": dist.tolist(),
-            "mean_angular_distortion_degrees": (dist * 180.0).tolist(),
-            "baseline_reid_rate": 1.0 / n,
-            "limit_eps_infinite": {"reid_rate": nearest_reid / n,
-                                   "mean_angular_distortion": nearest_dist / n},
-            "n_records": int(n), "pool_size": int(m), "pool_is_dataset": bool(pool_is_dataset),
-            "selection_weights": "exp(-(eps/2) * d_chi)",
-            "method": "exact expectation over the selection (no sampling)",
-            "computed_on": COMPUTED_ON}
+    return {
+        "epsilon": eps.tolist(),
+        "reid_rate": reid.tolist(),
+        "mean_angular_distortion": dist.tolist(),
+        "mean_angular_distortion_degrees": (dist * 180.0).tolist(),
+        "baseline_reid_rate": 1.0 / n,
+        "limit_eps_infinite": {"reid_rate": nearest_reid / n, "mean_angular_distortion": nearest_dist / n},
+        "n_records": int(n),
+        "pool_size": int(m),
+        "pool_is_dataset": bool(pool_is_dataset),
+        "selection_weights": "exp(-(eps/2) * d_chi)",
+        "method": "exact expectation over the selection (no sampling)",
+        "computed_on": COMPUTED_ON,
+    }

@@ -48,6 +48,7 @@ Semi-sensitive releases, Sekiguchi 2024, Prop. 4.0.1: see :func:`effective_label
 
 Everything here reads raw data: internal, steward-only numbers (``computed_on``).
 """
+
 from __future__ import annotations
 
 import math
@@ -59,11 +60,11 @@ import numpy.typing as npt
 import pandas as pd
 
 from dpstudio.engine.leakage.logistic import (
-                                              FloatArray,
-                                              IntArray,
-                                              crossfit_posteriors,
-                                              encode_features,
-                                              encode_labels,
+    FloatArray,
+    IntArray,
+    crossfit_posteriors,
+    encode_features,
+    encode_labels,
 )
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, no_progress
 
@@ -73,12 +74,21 @@ DEFAULT_THRESHOLD = 0.1
 QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 POSTERIOR_CLIP = 1e-6
 
-__all__ = ["rr_keep_probability", "flip_probability", "k_ratio", "iue_adv_bound",
-           "informed_accuracy_binary", "LabelLeakageModel", "effective_label_epsilon",
-           "COMPUTED_ON", "DEFAULT_GRID"]
+__all__ = [
+    "rr_keep_probability",
+    "flip_probability",
+    "k_ratio",
+    "iue_adv_bound",
+    "informed_accuracy_binary",
+    "LabelLeakageModel",
+    "effective_label_epsilon",
+    "COMPUTED_ON",
+    "DEFAULT_GRID",
+]
 
 
 # ---- closed forms --------------------------------------------------------------------------
+
 
 def rr_keep_probability(eps: npt.ArrayLike, n_classes: int = 2) -> FloatArray:
     """P(y~ = y) of K-ary randomized response: e^eps / (K - 1 + e^eps) (docs/mechanisms.md §Randomized response)."""
@@ -189,6 +199,7 @@ def _attack_thresholds(P: FloatArray, y: IntArray) -> tuple[FloatArray, FloatArr
 
 # ---- the model the GUI previews -----------------------------------------------------------
 
+
 class LabelLeakageModel:
     """Cross-fitted ``P(y | x_public)`` plus sorted thresholds: fit once, curves in milliseconds.
 
@@ -199,8 +210,15 @@ class LabelLeakageModel:
     All numbers are computed on the raw data: for the data steward, never for publication.
     """
 
-    def __init__(self, posteriors: npt.ArrayLike, labels: npt.ArrayLike, classes: Iterable[Any], *,
-                 threshold: float = DEFAULT_THRESHOLD, info: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        posteriors: npt.ArrayLike,
+        labels: npt.ArrayLike,
+        classes: Iterable[Any],
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        info: Mapping[str, Any] | None = None,
+    ) -> None:
         P = np.asarray(posteriors, float)
         y = np.asarray(labels, np.int64)
         keep = y >= 0
@@ -233,8 +251,7 @@ class LabelLeakageModel:
             B.append(bc)
             WB.append(np.repeat(P[:, c][:, None], bc.shape[1], axis=1))
         self._kept_m = _Steps(np.concatenate(A), np.concatenate(WA))
-        self._moved_m = _Steps(np.concatenate([x.ravel() for x in B]),
-                               np.concatenate([x.ravel() for x in WB]))
+        self._moved_m = _Steps(np.concatenate([x.ravel() for x in B]), np.concatenate([x.ravel() for x in WB]))
         # naive attacker that also knows the prior (Bayes on y~ and P(y) only)
         Pp = np.broadcast_to(self.prior, (self.n, self.K))
         ap, bp = _attack_thresholds(np.ascontiguousarray(Pp), y)
@@ -246,19 +263,29 @@ class LabelLeakageModel:
             py = np.clip(P[rows, y], POSTERIOR_CLIP, 1 - POSTERIOR_CLIP)
             self.p_true = py
             self.k = k_ratio(py, self.prior[y])
-            self._rx: list[FloatArray] = []   # sorted P(1-y|x)/P(y|x) per group
+            self._rx: list[FloatArray] = []  # sorted P(1-y|x)/P(y|x) per group
             for g in (0, 1):
                 pg = py[y == g]
                 self._rx.append(np.sort((1.0 - pg) / pg))
-            self._r0 = np.array([(1 - self.prior[0]) / max(self.prior[0], 1e-300),
-                                 (1 - self.prior[1]) / max(self.prior[1], 1e-300)])
+            self._r0 = np.array(
+                [(1 - self.prior[0]) / max(self.prior[0], 1e-300), (1 - self.prior[1]) / max(self.prior[1], 1e-300)]
+            )
 
     # ---- construction
     @classmethod
-    def fit(cls, frame: pd.DataFrame, public_cols: Iterable[str], label_col: str, *, folds: int = 5,
-            l2: float = 1e-3, seed: int = 0, threshold: float = DEFAULT_THRESHOLD,
-            progress: Callable[[float, str], None] = no_progress,
-            cancel: CancelToken = NEVER_CANCELLED) -> LabelLeakageModel:
+    def fit(
+        cls,
+        frame: pd.DataFrame,
+        public_cols: Iterable[str],
+        label_col: str,
+        *,
+        folds: int = 5,
+        l2: float = 1e-3,
+        seed: int = 0,
+        threshold: float = DEFAULT_THRESHOLD,
+        progress: Callable[[float, str], None] = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> LabelLeakageModel:
         """Cross-fitted logistic posteriors of the label from the public columns."""
         y, classes = encode_labels(frame[label_col])
         keep = y >= 0
@@ -271,13 +298,16 @@ class LabelLeakageModel:
         public_cols = list(public_cols)
         if public_cols:
             X = encode_features(sub, public_cols)
-            P, info = crossfit_posteriors(X, y, K, folds=folds, l2=l2, seed=seed,
-                                          progress=progress, cancel=cancel)
+            P, info = crossfit_posteriors(X, y, K, folds=folds, l2=l2, seed=seed, progress=progress, cancel=cancel)
         else:
             prior = np.bincount(y, minlength=K) / len(y)
             P, info = np.tile(prior, (len(y), 1)), {"note": "no public columns: P(y|x) = P(y)"}
-        info = {**info, "public_columns": public_cols, "label_column": label_col,
-                "rows_without_label": int((~keep).sum())}
+        info = {
+            **info,
+            "public_columns": public_cols,
+            "label_column": label_col,
+            "rows_without_label": int((~keep).sum()),
+        }
         return cls(P, y, classes, threshold=threshold, info=info)
 
     # ---- curves
@@ -291,11 +321,14 @@ class LabelLeakageModel:
         inf_obs = (q * self._kept.le(eps) + r * self._moved.gt(eps)) / n
         inf_mod = (q * self._kept_m.le(eps) + r * self._moved_m.gt(eps)) / n
         naive_prior = (q * self._kept_p.le(eps) + r * self._moved_p.gt(eps)) / n
-        return {"informed": inf_obs, "naive": q + 0 * eps,
-                "uninformed": np.full(eps.shape, self.uninformed_observed),
-                "naive_with_prior": naive_prior,
-                "informed_model": inf_mod,
-                "uninformed_model": np.full(eps.shape, self.uninformed_model)}
+        return {
+            "informed": inf_obs,
+            "naive": q + 0 * eps,
+            "uninformed": np.full(eps.shape, self.uninformed_observed),
+            "naive_with_prior": naive_prior,
+            "informed_model": inf_mod,
+            "uninformed_model": np.full(eps.shape, self.uninformed_model),
+        }
 
     def _count_bound_above(self, v: npt.ArrayLike, eps: npt.ArrayLike) -> FloatArray:
         """#records with IUEAdv bound > v (v, eps broadcast together)."""
@@ -341,36 +374,49 @@ class LabelLeakageModel:
             i = (lo + hi) // 2
             j = k + 1 - i
             a0 = self._bound_sorted(0, np.where(act, np.minimum(i, n0 - 1), 0), c) if n0 else 0 * c
-            a1 = self._bound_sorted(1, np.where(act, np.clip(j - 1, 0, max(n1 - 1, 0)), 0), c) \
-                if n1 else 0 * c
+            a1 = self._bound_sorted(1, np.where(act, np.clip(j - 1, 0, max(n1 - 1, 0)), 0), c) if n1 else 0 * c
             go_right = act & (a0 < a1)
             lo = np.where(go_right, i + 1, lo)
             hi = np.where(act & ~go_right, i, hi)
         i = lo
         j = k + 1 - i
-        v0 = np.where(i > 0, self._bound_sorted(0, np.clip(i - 1, 0, max(n0 - 1, 0)), c), -np.inf) \
-            if n0 else np.full(shape, -np.inf)
-        v1 = np.where(j > 0, self._bound_sorted(1, np.clip(j - 1, 0, max(n1 - 1, 0)), c), -np.inf) \
-            if n1 else np.full(shape, -np.inf)
+        v0 = (
+            np.where(i > 0, self._bound_sorted(0, np.clip(i - 1, 0, max(n0 - 1, 0)), c), -np.inf)
+            if n0
+            else np.full(shape, -np.inf)
+        )
+        v1 = (
+            np.where(j > 0, self._bound_sorted(1, np.clip(j - 1, 0, max(n1 - 1, 0)), c), -np.inf)
+            if n1
+            else np.full(shape, -np.inf)
+        )
         return np.maximum(v0, v1)
 
-    def curves(self, eps_grid: npt.ArrayLike = DEFAULT_GRID, *,
-               quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
+    def curves(
+        self, eps_grid: npt.ArrayLike = DEFAULT_GRID, *, quantiles: Sequence[float] = QUANTILES
+    ) -> dict[str, Any]:
         """Every preview curve over the eps grid (plain lists, JSON-able)."""
         eps = np.asarray(eps_grid, float)
         acc = self.accuracies(eps)
-        out: dict[str, Any] = {"epsilon": eps.tolist(), "n": self.n, "classes": [str(c) for c in self.classes],
-               "accuracy": {k: np.asarray(v).tolist() for k, v in acc.items()},
-               "informed_minus_naive": (acc["informed"] - acc["naive"]).tolist(),
-               "computed_on": COMPUTED_ON}
+        out: dict[str, Any] = {
+            "epsilon": eps.tolist(),
+            "n": self.n,
+            "classes": [str(c) for c in self.classes],
+            "accuracy": {k: np.asarray(v).tolist() for k, v in acc.items()},
+            "informed_minus_naive": (acc["informed"] - acc["naive"]).tolist(),
+            "computed_on": COMPUTED_ON,
+        }
         if self.binary:
             cnt = self._count_bound_above(self.threshold, eps)
             out["iue_adv_bound"] = {
                 "threshold": self.threshold,
                 "count_above": cnt.astype(int).tolist(),
                 "share_above": (cnt / max(self.n, 1)).tolist(),
-                "quantiles": {str(q): col.tolist() for q, col in
-                              zip(quantiles, self.bound_quantiles(eps, quantiles).T, strict=True)}}
+                "quantiles": {
+                    str(q): col.tolist()
+                    for q, col in zip(quantiles, self.bound_quantiles(eps, quantiles).T, strict=True)
+                },
+            }
         return out
 
     def iue_adv(self, eps: npt.ArrayLike) -> FloatArray:
@@ -382,18 +428,24 @@ class LabelLeakageModel:
     def at(self, eps: float, *, quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
         """Scalars at one eps: accuracies, IUEAdv bound distribution, count above threshold."""
         e = float(eps)
-        acc = {k: float(v) for k, v in self.accuracies(np.array([e])).items()
-               for v in [v[0]]}
-        out: dict[str, Any] = {"epsilon": e, "n": self.n, "accuracy": acc,
-               "informed_minus_naive": acc["informed"] - acc["naive"],
-               "computed_on": COMPUTED_ON}
+        acc = {k: float(v) for k, v in self.accuracies(np.array([e])).items() for v in [v[0]]}
+        out: dict[str, Any] = {
+            "epsilon": e,
+            "n": self.n,
+            "accuracy": acc,
+            "informed_minus_naive": acc["informed"] - acc["naive"],
+            "computed_on": COMPUTED_ON,
+        }
         if self.binary:
             above = int(self._count_bound_above(self.threshold, e))
             out["iue_adv_bound"] = {
-                "threshold": self.threshold, "count_above": above,
+                "threshold": self.threshold,
+                "count_above": above,
                 "share_above": above / max(self.n, 1),
-                "quantiles": {str(q): float(v) for q, v in
-                              zip(quantiles, self.bound_quantiles([e], quantiles)[0], strict=True)}}
+                "quantiles": {
+                    str(q): float(v) for q, v in zip(quantiles, self.bound_quantiles([e], quantiles)[0], strict=True)
+                },
+            }
         return out
 
     def k_summary(self, quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
@@ -401,8 +453,11 @@ class LabelLeakageModel:
         if not self.binary:
             return {"available": False, "note": "k is defined for binary labels (Sekiguchi 2024)"}
         k = self.k
-        return {"quantiles": {str(q): float(v) for q, v in zip(quantiles, np.quantile(k, quantiles), strict=True)},
-                "share_k_above_1": float(np.mean(k > 1.0)), "count_k_above_1": int(np.sum(k > 1.0))}
+        return {
+            "quantiles": {str(q): float(v) for q, v in zip(quantiles, np.quantile(k, quantiles), strict=True)},
+            "share_k_above_1": float(np.mean(k > 1.0)),
+            "count_k_above_1": int(np.sum(k > 1.0)),
+        }
 
     def posterior_gain(self, eps: float, quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
         """Distribution over records of P(y|x,y~) - P(y|y~): on kept labels (the Prop.
@@ -415,16 +470,26 @@ class LabelLeakageModel:
 
         def qd(v: FloatArray) -> dict[str, float]:
             return {str(q): float(x) for q, x in zip(quantiles, np.quantile(v, quantiles), strict=True)}
-        return {"epsilon": e, "kept_label_prop_3_0_2": qd(B), "flipped_label": qd(F),
-                "expected_over_rr": qd(E),
-                "share_records_where_expected_gain_exceeds_prop_3_0_2": float(np.mean(E > B + 1e-12)),
-                "computed_on": COMPUTED_ON}
+
+        return {
+            "epsilon": e,
+            "kept_label_prop_3_0_2": qd(B),
+            "flipped_label": qd(F),
+            "expected_over_rr": qd(E),
+            "share_records_where_expected_gain_exceeds_prop_3_0_2": float(np.mean(E > B + 1e-12)),
+            "computed_on": COMPUTED_ON,
+        }
 
     def summary(self, eps: float, eps_grid: npt.ArrayLike = DEFAULT_GRID) -> dict[str, Any]:
-        return {"at_epsilon": self.at(eps), "curves": self.curves(eps_grid), "k": self.k_summary(),
-                "prior": {str(c): float(p) for c, p in zip(self.classes, self.prior, strict=True)},
-                **({"posterior_gain": self.posterior_gain(eps)} if self.binary else {}),
-                "posterior_model": _jsonable_info(self.info), "computed_on": COMPUTED_ON}
+        return {
+            "at_epsilon": self.at(eps),
+            "curves": self.curves(eps_grid),
+            "k": self.k_summary(),
+            "prior": {str(c): float(p) for c, p in zip(self.classes, self.prior, strict=True)},
+            **({"posterior_gain": self.posterior_gain(eps)} if self.binary else {}),
+            "posterior_model": _jsonable_info(self.info),
+            "computed_on": COMPUTED_ON,
+        }
 
 
 def _jsonable_info(info: Mapping[str, Any]) -> dict[str, Any]:
@@ -440,8 +505,10 @@ def _jsonable_info(info: Mapping[str, Any]) -> dict[str, Any]:
 
 # ---- semi-sensitive: Sekiguchi 2024, Prop. 4.0.1 ----------------------------------------------
 
-def public_log_likelihood_ratio(posteriors: npt.ArrayLike, labels: npt.ArrayLike, *, quantile: float = 1.0,
-                                clip: float = 1e-3) -> float:
+
+def public_log_likelihood_ratio(
+    posteriors: npt.ArrayLike, labels: npt.ArrayLike, *, quantile: float = 1.0, clip: float = 1e-3
+) -> float:
     """Estimate lambda = max_x |ln P(x|y=1)/P(x|y=0)| over the public features (binary labels).
 
     Bayes: P(x|y=1)/P(x|y=0) = [P(y=1|x)/P(y=0|x)] * [P(y=0)/P(y=1)].  We use the cross-fitted
@@ -458,10 +525,16 @@ def public_log_likelihood_ratio(posteriors: npt.ArrayLike, labels: npt.ArrayLike
     return float(np.quantile(np.abs(llr), quantile)) if llr.size else 0.0
 
 
-def effective_label_epsilon(eps_label: float, eps_sensitive: float = 0.0, *,
-                            posteriors: npt.ArrayLike | None = None, labels: npt.ArrayLike | None = None,
-                            public_llr: float | None = None, quantile: float = 1.0,
-                            clip: float = 1e-3) -> dict[str, Any]:
+def effective_label_epsilon(
+    eps_label: float,
+    eps_sensitive: float = 0.0,
+    *,
+    posteriors: npt.ArrayLike | None = None,
+    labels: npt.ArrayLike | None = None,
+    public_llr: float | None = None,
+    quantile: float = 1.0,
+    clip: float = 1e-3,
+) -> dict[str, Any]:
     """Effective epsilon for the label of a semi-sensitive release (Sekiguchi 2024, Prop. 4.0.1).
 
     Source: odds(y | x_pub, x~_priv, y~) <= e^{eps_1 + eps_2} odds(y | x_pub), with
@@ -489,15 +562,20 @@ def effective_label_epsilon(eps_label: float, eps_sensitive: float = 0.0, *,
         "seed_prop_4_0_1_epsilon": e1_seed + float(eps_label),
         "seed_epsilon_1": e1_seed,
         "public_log_likelihood_ratio": lam,
-        "epsilon_label_rr": float(eps_label), "epsilon_sensitive": float(eps_sensitive),
-        "estimate": {"method": "cross-fitted logistic posteriors, clipped to "
-                               f"[{clip}, {1 - clip}], quantile {quantile} of |log ratio| over records",
-                     "conservative": "an estimate, not a bound: unseen public values or a richer "
-                                     "model could show a larger ratio",
-                     "cap": float(math.log((1 - clip) / clip))},
-        "note": ("posterior odds of the label given the release are at most e^effective_label_epsilon "
-                 "times the prior odds (e^(eps'+eps_2) times the odds given the public columns). "
-                 "Sekiguchi 2024, Prop. 4.0.1, takes max{eps', lambda}, which understates the prior-relative "
-                 "factor; both are shown."),
+        "epsilon_label_rr": float(eps_label),
+        "epsilon_sensitive": float(eps_sensitive),
+        "estimate": {
+            "method": "cross-fitted logistic posteriors, clipped to "
+            f"[{clip}, {1 - clip}], quantile {quantile} of |log ratio| over records",
+            "conservative": "an estimate, not a bound: unseen public values or a richer "
+            "model could show a larger ratio",
+            "cap": float(math.log((1 - clip) / clip)),
+        },
+        "note": (
+            "posterior odds of the label given the release are at most e^effective_label_epsilon "
+            "times the prior odds (e^(eps'+eps_2) times the odds given the public columns). "
+            "Sekiguchi 2024, Prop. 4.0.1, takes max{eps', lambda}, which understates the prior-relative "
+            "factor; both are shown."
+        ),
         "computed_on": COMPUTED_ON,
     }

@@ -12,6 +12,7 @@ Reported: re-identification rate on the released data, the same attack on the un
 random sample (``max_targets``) matched against *all* n originals: through a k-d tree when there
 are few quasi-identifiers (log n per target), else a dense scan in chunks -- the same matches.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,9 @@ FloatArray = npt.NDArray[np.float64]
 CodeArray = npt.NDArray[np.integer[Any]]
 
 
-def _split(original: pd.DataFrame, released: pd.DataFrame, columns: Iterable[str]
-           ) -> tuple[FloatArray, FloatArray, CodeArray, CodeArray, list[str], list[str]]:
+def _split(
+    original: pd.DataFrame, released: pd.DataFrame, columns: Iterable[str]
+) -> tuple[FloatArray, FloatArray, CodeArray, CodeArray, list[str], list[str]]:
     num: list[str] = []
     cat: list[str] = []
     for c in columns:
@@ -54,18 +56,25 @@ def _split(original: pd.DataFrame, released: pd.DataFrame, columns: Iterable[str
     orig_codes: list[CodeArray] = []
     rel_codes: list[CodeArray] = []
     for c in cat:
-        codes, uniq = pd.factorize(pd.concat([original[c].astype(str), released[c].astype(str)],
-                                             ignore_index=True))
-        orig_codes.append(codes[:len(original)])
-        rel_codes.append(codes[len(original):])
+        codes, uniq = pd.factorize(pd.concat([original[c].astype(str), released[c].astype(str)], ignore_index=True))
+        orig_codes.append(codes[: len(original)])
+        rel_codes.append(codes[len(original) :])
     orig_cat = np.column_stack(orig_codes) if orig_codes else np.zeros((len(original), 0), np.int64)
     rel_cat = np.column_stack(rel_codes) if rel_codes else np.zeros((len(released), 0), np.int64)
     return orig, rel, orig_cat, rel_cat, num, cat
 
 
-def linkage_rate(orig: FloatArray, rel: FloatArray, orig_cat: CodeArray, rel_cat: CodeArray,
-                 targets: CodeArray, *, cat_weight: float = 1e6,
-                 chunk: int = 64, tol: float = 1e-9) -> float:
+def linkage_rate(
+    orig: FloatArray,
+    rel: FloatArray,
+    orig_cat: CodeArray,
+    rel_cat: CodeArray,
+    targets: CodeArray,
+    *,
+    cat_weight: float = 1e6,
+    chunk: int = 64,
+    tol: float = 1e-9,
+) -> float:
     """Expected share of targets t whose released record rel[t] is matched to original t.
 
     Distance: squared Euclidean on the numeric quasi-identifiers plus ``cat_weight`` per
@@ -87,15 +96,23 @@ def linkage_rate(orig: FloatArray, rel: FloatArray, orig_cat: CodeArray, rel_cat
 TREE_MAX_DIMS = 12
 
 
-def _dense_successes(orig: FloatArray, rel: FloatArray, orig_cat: CodeArray, rel_cat: CodeArray,
-                     targets: CodeArray, cat_weight: float, chunk: int, tol: float) -> float:
+def _dense_successes(
+    orig: FloatArray,
+    rel: FloatArray,
+    orig_cat: CodeArray,
+    rel_cat: CodeArray,
+    targets: CodeArray,
+    cat_weight: float,
+    chunk: int,
+    tol: float,
+) -> float:
     """Sum over ``targets`` of the expected success against all n originals, ``chunk`` at a time."""
     if targets.size == 0:
         return 0.0
     o2 = np.einsum("ij,ij->i", orig, orig)
     total = 0.0
     for s in range(0, targets.size, chunk):
-        t = targets[s:s + chunk]
+        t = targets[s : s + chunk]
         r = rel[t]
         d = np.einsum("ij,ij->i", r, r)[:, None] + o2[None, :] - 2.0 * (r @ orig.T)
         if orig_cat.shape[1]:
@@ -111,9 +128,15 @@ def _dense_successes(orig: FloatArray, rel: FloatArray, orig_cat: CodeArray, rel
     return total
 
 
-def _tree_successes(orig: FloatArray, rel: FloatArray, orig_cat: CodeArray, rel_cat: CodeArray,
-                    targets: CodeArray, cat_weight: float,
-                    tol: float) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+def _tree_successes(
+    orig: FloatArray,
+    rel: FloatArray,
+    orig_cat: CodeArray,
+    rel_cat: CodeArray,
+    targets: CodeArray,
+    cat_weight: float,
+    tol: float,
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
     """``(success, done)`` per target from a k-d tree (Bentley 1975) over the originals.
 
     Each categorical code becomes a coordinate scaled by ``sqrt(cat_weight)``: records whose
@@ -142,14 +165,21 @@ def _tree_successes(orig: FloatArray, rel: FloatArray, orig_cat: CodeArray, rel_
 def _wilson95(p: float, m: int) -> list[float]:
     """Wilson score 95 % interval for a share ``p`` of ``m`` trials (Wilson 1927): unlike
     ``p +- 1.96 SE`` it does not collapse to a point when ``p`` is 0 or 1 (0 of 2,000 -> [0, 0.0019])."""
-    z2 = 1.96 ** 2
+    z2 = 1.96**2
     centre = (p + z2 / (2 * m)) / (1 + z2 / m)
     half = 1.96 * math.sqrt(p * (1 - p) / m + z2 / (4 * m * m)) / (1 + z2 / m)
     return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
-def linkage_risk(original: pd.DataFrame, released: pd.DataFrame, columns: Iterable[str], *,
-                 max_targets: int = 2000, seed: int = 0, cat_weight: float = 1e6) -> dict[str, Any]:
+def linkage_risk(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    columns: Iterable[str],
+    *,
+    max_targets: int = 2000,
+    seed: int = 0,
+    cat_weight: float = 1e6,
+) -> dict[str, Any]:
     """Re-identification rate of the linkage attack, vs. unperturbed data and vs. 1/n."""
     columns = [c for c in columns if c in original.columns and c in released.columns]
     n = len(original)
@@ -157,8 +187,9 @@ def linkage_risk(original: pd.DataFrame, released: pd.DataFrame, columns: Iterab
         return {"available": False, "note": "no quasi-identifier columns", "computed_on": COMPUTED_ON}
     g = np.random.default_rng(seed)
     targets = np.sort(g.choice(n, size=min(max_targets, n), replace=False))
-    orig, rel, orig_cat, rel_cat, num, cat = _split(original.reset_index(drop=True), released.reset_index(drop=True),
-                                    columns)
+    orig, rel, orig_cat, rel_cat, num, cat = _split(
+        original.reset_index(drop=True), released.reset_index(drop=True), columns
+    )
     rate = linkage_rate(orig, rel, orig_cat, rel_cat, targets, cat_weight=cat_weight)
     base = linkage_rate(orig, orig, orig_cat, orig_cat, targets, cat_weight=cat_weight)
     m = targets.size
@@ -166,11 +197,18 @@ def linkage_risk(original: pd.DataFrame, released: pd.DataFrame, columns: Iterab
     # population factor: the rate is random through the simulated noise too, not only the targets
     se = math.sqrt(rate * (1 - rate) / m)
     se_base = math.sqrt(base * (1 - base) / m)
-    return {"reid_rate": rate, "reid_rate_se": se, "reid_rate_ci95": _wilson95(rate, m),
-            "reid_rate_unperturbed": base, "reid_rate_unperturbed_se": se_base,
-            "reid_rate_unperturbed_ci95": _wilson95(base, m), "chance_rate": 1.0 / n,
-            "quasi_identifiers": {"numeric": num, "categorical": cat},
-            "targets": int(m), "n": int(n),
-            "attack": "exact match on categorical quasi-identifiers, then nearest neighbour in "
-                      "standardised numeric space; ties split uniformly",
-            "computed_on": COMPUTED_ON}
+    return {
+        "reid_rate": rate,
+        "reid_rate_se": se,
+        "reid_rate_ci95": _wilson95(rate, m),
+        "reid_rate_unperturbed": base,
+        "reid_rate_unperturbed_se": se_base,
+        "reid_rate_unperturbed_ci95": _wilson95(base, m),
+        "chance_rate": 1.0 / n,
+        "quasi_identifiers": {"numeric": num, "categorical": cat},
+        "targets": int(m),
+        "n": int(n),
+        "attack": "exact match on categorical quasi-identifiers, then nearest neighbour in "
+        "standardised numeric space; ties split uniformly",
+        "computed_on": COMPUTED_ON,
+    }

@@ -17,6 +17,7 @@ K folds; each record's posterior comes from the model fitted on the other K-1 fo
 record's own label is used for its own posterior (a memorised feature cannot leak into it).
 No scikit-learn at run time.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,8 +33,7 @@ from scipy.special import expit
 
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, no_progress
 
-__all__ = ["Design", "encode_features", "encode_labels", "LogisticModel", "fit_logistic",
-           "crossfit_posteriors"]
+__all__ = ["Design", "encode_features", "encode_labels", "LogisticModel", "fit_logistic", "crossfit_posteriors"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -43,10 +43,10 @@ IntArray = npt.NDArray[np.int64]
 class Design:
     """Features in a compact form: a dense numeric block and integer codes of one-hot blocks."""
 
-    dense: FloatArray                      # (n, d) float64, standardised
-    codes: list[IntArray] = field(default_factory=list)   # (n,) int64 arrays, values in [0, L_j)
-    levels: list[int] = field(default_factory=list)       # L_j
-    names: list[str] = field(default_factory=list)        # column names (dense first, then categorical)
+    dense: FloatArray  # (n, d) float64, standardised
+    codes: list[IntArray] = field(default_factory=list)  # (n,) int64 arrays, values in [0, L_j)
+    levels: list[int] = field(default_factory=list)  # L_j
+    names: list[str] = field(default_factory=list)  # column names (dense first, then categorical)
 
     @property
     def n(self) -> int:
@@ -106,15 +106,17 @@ def encode_labels(series: pd.Series[Any]) -> tuple[IntArray, list[Any]]:
 
 # ---- the model -----------------------------------------------------------------------------
 
+
 class LogisticModel:
     """Fitted coefficients.  Binary (K=2): one logit; K>2: softmax with K logits."""
 
-    def __init__(self, n_classes: int, dense_w: FloatArray, cat_w: list[FloatArray], bias: FloatArray,
-                 info: dict[str, Any]):
+    def __init__(
+        self, n_classes: int, dense_w: FloatArray, cat_w: list[FloatArray], bias: FloatArray, info: dict[str, Any]
+    ):
         self.n_classes = n_classes
-        self.dense_w = dense_w   # (d, m) with m = 1 (binary) or K
-        self.cat_w = cat_w       # list of (L_j, m)
-        self.bias = bias         # (m,)
+        self.dense_w = dense_w  # (d, m) with m = 1 (binary) or K
+        self.cat_w = cat_w  # list of (L_j, m)
+        self.bias = bias  # (m,)
         self.info = info
 
     def logits(self, X: Design) -> FloatArray:
@@ -136,16 +138,17 @@ class LogisticModel:
         return p
 
 
-def _unpack(theta: FloatArray, d: int, levels: Sequence[int],
-            m: int) -> tuple[FloatArray, list[FloatArray], FloatArray]:
+def _unpack(
+    theta: FloatArray, d: int, levels: Sequence[int], m: int
+) -> tuple[FloatArray, list[FloatArray], FloatArray]:
     pos = 0
-    dw = theta[pos:pos + d * m].reshape(d, m)
+    dw = theta[pos : pos + d * m].reshape(d, m)
     pos += d * m
     cw = []
     for L in levels:
-        cw.append(theta[pos:pos + L * m].reshape(L, m))
+        cw.append(theta[pos : pos + L * m].reshape(L, m))
         pos += L * m
-    b = theta[pos:pos + m]
+    b = theta[pos : pos + m]
     return dw, cw, b
 
 
@@ -160,8 +163,9 @@ def _one_blas_thread() -> contextlib.AbstractContextManager[object]:
     return limits
 
 
-def fit_logistic(X: Design, y: IntArray, n_classes: int, *, l2: float = 1e-3,
-                 maxiter: int = 500, tol: float = 1e-7) -> LogisticModel:
+def fit_logistic(
+    X: Design, y: IntArray, n_classes: int, *, l2: float = 1e-3, maxiter: int = 500, tol: float = 1e-7
+) -> LogisticModel:
     """Minimise mean log-loss + l2/2 ||W||^2 (intercept unpenalised) by L-BFGS, exact gradient."""
     y = np.asarray(y, dtype=np.int64)
     n, d = X.dense.shape
@@ -205,32 +209,48 @@ def fit_logistic(X: Design, y: IntArray, n_classes: int, *, l2: float = 1e-3,
         pen = theta[:n_pen]
         loss += 0.5 * l2 * float(pen @ pen)
         grad = np.empty_like(theta)
-        grad[:d * m] = (Xd.T @ g).ravel()
+        grad[: d * m] = (Xd.T @ g).ravel()
         pos = d * m
         for c, L in zip(codes, levels, strict=True):
             if m == 1:
                 gb = np.bincount(c, weights=g[:, 0], minlength=L)[:, None]
             else:
                 gb = np.stack([np.bincount(c, weights=g[:, k], minlength=L) for k in range(m)], 1)
-            grad[pos:pos + L * m] = gb.ravel()
+            grad[pos : pos + L * m] = gb.ravel()
             pos += L * m
         grad[pos:] = g.sum(axis=0)
         grad[:n_pen] += l2 * pen
         return loss, grad
 
     with _one_blas_thread():
-        res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
-                       options={"maxiter": maxiter, "gtol": tol, "ftol": 1e-12, "maxcor": 20})
+        res = minimize(
+            fun,
+            theta0,
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": maxiter, "gtol": tol, "ftol": 1e-12, "maxcor": 20},
+        )
     dw, cw, b = _unpack(res.x, d, levels, m)
-    info = {"converged": bool(res.success), "iterations": int(res.nit), "loss": float(res.fun),
-            "message": str(res.message)}
+    info = {
+        "converged": bool(res.success),
+        "iterations": int(res.nit),
+        "loss": float(res.fun),
+        "message": str(res.message),
+    }
     return LogisticModel(n_classes, dw.copy(), [w.copy() for w in cw], b.copy(), info)
 
 
-def crossfit_posteriors(X: Design, y: IntArray, n_classes: int, *, folds: int = 5,
-                        l2: float = 1e-3, seed: int = 0,
-                        progress: Callable[[float, str], None] = no_progress,
-                        cancel: CancelToken = NEVER_CANCELLED) -> tuple[FloatArray, dict[str, Any]]:
+def crossfit_posteriors(
+    X: Design,
+    y: IntArray,
+    n_classes: int,
+    *,
+    folds: int = 5,
+    l2: float = 1e-3,
+    seed: int = 0,
+    progress: Callable[[float, str], None] = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> tuple[FloatArray, dict[str, Any]]:
     """K-fold cross-fitted posteriors ``P(y | x_i)`` (n, K): row i from a model not trained on i.
 
     Folds are a seeded random partition.  Levels of a categorical column that occur only in the
@@ -251,5 +271,4 @@ def crossfit_posteriors(X: Design, y: IntArray, n_classes: int, *, folds: int = 
         post[test] = model.predict_proba(X.rows(test))
         infos.append(model.info)
     progress(1.0, "posterior model fitted")
-    return post, {"folds": folds, "l2": l2, "fold_fits": infos,
-                  "all_converged": all(i["converged"] for i in infos)}
+    return post, {"folds": folds, "l2": l2, "fold_fits": infos, "all_converged": all(i["converged"] for i in infos)}

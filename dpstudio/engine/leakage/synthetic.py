@@ -15,6 +15,7 @@ domains, numbers are scaled by the data's own range (acceptable here: internal, 
 
 Nearest neighbours are computed exactly in chunks (|a|^2 + |b|^2 - 2ab).
 """
+
 from __future__ import annotations
 
 import math
@@ -36,7 +37,7 @@ class PublicDomain(Protocol):
     """What :func:`encode_mixed` reads of a column's public domain (a recipe ``Domain``)."""
 
     @property
-    def kind(self) -> str: ...          # "numeric" | "categorical"
+    def kind(self) -> str: ...  # "numeric" | "categorical"
     @property
     def known(self) -> bool: ...
     @property
@@ -47,16 +48,18 @@ class PublicDomain(Protocol):
     def categories(self) -> Sequence[str] | None: ...
 
 
-def encode_mixed(frames: Sequence[pd.DataFrame], columns: Iterable[str],
-                 domains: Mapping[str, PublicDomain] | None = None) -> list[FloatArray]:
+def encode_mixed(
+    frames: Sequence[pd.DataFrame], columns: Iterable[str], domains: Mapping[str, PublicDomain] | None = None
+) -> list[FloatArray]:
     """Encode several frames on a common scale (public domains preferred)."""
     domains = domains or {}
     blocks: list[list[FloatArray]] = [[] for _ in frames]
     for col in columns:
         dom = domains.get(col)
         series = [f[col] for f in frames]
-        numeric = all(pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
-                      for s in series)
+        numeric = all(
+            pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype) for s in series
+        )
         if dom is not None and getattr(dom, "kind", None) == "categorical":
             numeric = False
         if numeric:
@@ -86,19 +89,20 @@ def encode_mixed(frames: Sequence[pd.DataFrame], columns: Iterable[str],
     return [np.hstack(b) if b else np.zeros((len(f), 0)) for b, f in zip(blocks, frames, strict=True)]
 
 
-def nearest_distance(A: npt.NDArray[np.floating[Any]], B: npt.NDArray[np.floating[Any]], *, chunk: int = 1024,
-                     exclude_self: bool = False) -> FloatArray:
+def nearest_distance(
+    A: npt.NDArray[np.floating[Any]], B: npt.NDArray[np.floating[Any]], *, chunk: int = 1024, exclude_self: bool = False
+) -> FloatArray:
     """Euclidean distance of every row of A to its nearest row of B (exact, chunked)."""
     A = np.asarray(A, np.float64)
     B = np.asarray(B, np.float64)
     b2 = np.einsum("ij,ij->i", B, B)
     out = np.empty(A.shape[0])
     for s in range(0, A.shape[0], chunk):
-        a = A[s:s + chunk]
+        a = A[s : s + chunk]
         d2 = np.einsum("ij,ij->i", a, a)[:, None] + b2[None, :] - 2.0 * (a @ B.T)
         if exclude_self:
             d2[np.arange(a.shape[0]), np.arange(s, s + a.shape[0])] = np.inf
-        out[s:s + chunk] = np.sqrt(np.maximum(d2.min(axis=1), 0.0))
+        out[s : s + chunk] = np.sqrt(np.maximum(d2.min(axis=1), 0.0))
     return out
 
 
@@ -113,16 +117,26 @@ def membership_advantage(member_scores: npt.ArrayLike, nonmember_scores: npt.Arr
     i = int(np.argmax(gap)) if gap.size else 0
     # AUC of the score (probability a member scores lower than a non-member; ties 1/2)
     ranks = pd.Series(np.concatenate([m, h])).rank().to_numpy()
-    auc = (ranks[m.size:].sum() - h.size * (h.size + 1) / 2) / max(m.size * h.size, 1)
-    return {"advantage": float(max(gap[i], 0.0)) if gap.size else 0.0,
-            "threshold": float(t[i]) if t.size else None,
-            "tpr": float(tpr[i]) if t.size else None, "fpr": float(fpr[i]) if t.size else None,
-            "auc": float(auc)}
+    auc = (ranks[m.size :].sum() - h.size * (h.size + 1) / 2) / max(m.size * h.size, 1)
+    return {
+        "advantage": float(max(gap[i], 0.0)) if gap.size else 0.0,
+        "threshold": float(t[i]) if t.size else None,
+        "tpr": float(tpr[i]) if t.size else None,
+        "fpr": float(fpr[i]) if t.size else None,
+        "auc": float(auc),
+    }
 
 
-def dcr_risk(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame,
-             columns: Iterable[str] | None = None, *, domains: Mapping[str, PublicDomain] | None = None,
-             max_rows: int = 5000, seed: int = 0) -> dict[str, Any]:
+def dcr_risk(
+    train: pd.DataFrame,
+    holdout: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    columns: Iterable[str] | None = None,
+    *,
+    domains: Mapping[str, PublicDomain] | None = None,
+    max_rows: int = 5000,
+    seed: int = 0,
+) -> dict[str, Any]:
     """DCR ratio and distance-based membership-inference advantage (see module docstring)."""
     columns = list(columns) if columns is not None else [c for c in train.columns if c in synthetic.columns]
     g = np.random.default_rng(seed)
@@ -131,7 +145,7 @@ def dcr_risk(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame
         return f.iloc[np.sort(g.choice(len(f), size=min(k, len(f)), replace=False))] if len(f) > k else f
 
     m = min(len(train), len(holdout), max_rows)
-    tr_all = sample(train, max(max_rows * 4, m))       # reference set for DCR
+    tr_all = sample(train, max(max_rows * 4, m))  # reference set for DCR
     syn = sample(synthetic, max_rows)
     ho = sample(holdout, m)
     mem = sample(train, m)
@@ -144,22 +158,30 @@ def dcr_risk(train: pd.DataFrame, holdout: pd.DataFrame, synthetic: pd.DataFrame
     if mia["tpr"] is not None:
         # SE of TPR - FPR at the chosen threshold (two independent sample shares; the choice
         # of the threshold on the same samples biases the advantage up, not covered)
-        mia["advantage_se"] = math.sqrt(mia["tpr"] * (1 - mia["tpr"]) / max(len(mem), 1)
-                                        + mia["fpr"] * (1 - mia["fpr"]) / max(len(ho), 1))
+        mia["advantage_se"] = math.sqrt(
+            mia["tpr"] * (1 - mia["tpr"]) / max(len(mem), 1) + mia["fpr"] * (1 - mia["fpr"]) / max(len(ho), 1)
+        )
     closer = float(np.mean(d_syn < p5))
     copies = float(np.mean(d_syn <= 1e-12))
     k = max(d_syn.size, 1)
-    return {"dcr": {"median_synthetic_to_train": float(np.median(d_syn)),
-                    "median_holdout_to_train": med_ho,
-                    "median_ratio": float(np.median(d_syn) / med_ho) if med_ho > 0 else None,
-                    "holdout_p5": p5,
-                    "share_synthetic_closer_than_holdout_p5": closer,
-                    "share_synthetic_closer_than_holdout_p5_se": math.sqrt(closer * (1 - closer) / k),
-                    "expected_share_without_memorisation": 0.05,
-                    "share_synthetic_exact_copies": copies,
-                    "share_synthetic_exact_copies_se": math.sqrt(copies * (1 - copies) / k)},
-            "membership_inference": {**mia, "attacker": "distance to closest synthetic record",
-                                     "members": int(len(mem)), "non_members": int(len(ho))},
-            "rows": {"train_reference": int(len(tr_all)), "synthetic": int(len(syn)),
-                     "holdout": int(len(ho))},
-            "computed_on": COMPUTED_ON}
+    return {
+        "dcr": {
+            "median_synthetic_to_train": float(np.median(d_syn)),
+            "median_holdout_to_train": med_ho,
+            "median_ratio": float(np.median(d_syn) / med_ho) if med_ho > 0 else None,
+            "holdout_p5": p5,
+            "share_synthetic_closer_than_holdout_p5": closer,
+            "share_synthetic_closer_than_holdout_p5_se": math.sqrt(closer * (1 - closer) / k),
+            "expected_share_without_memorisation": 0.05,
+            "share_synthetic_exact_copies": copies,
+            "share_synthetic_exact_copies_se": math.sqrt(copies * (1 - copies) / k),
+        },
+        "membership_inference": {
+            **mia,
+            "attacker": "distance to closest synthetic record",
+            "members": int(len(mem)),
+            "non_members": int(len(ho)),
+        },
+        "rows": {"train_reference": int(len(tr_all)), "synthetic": int(len(syn)), "holdout": int(len(ho))},
+        "computed_on": COMPUTED_ON,
+    }

@@ -2,6 +2,7 @@
 
 Registry key -> class: "laplace", "gaussian", "rr", "exponential", "metric".
 """
+
 from dpstudio.engine.mechanisms.base import Mechanism
 from dpstudio.engine.mechanisms.exponential import ExponentialMechanism
 from dpstudio.engine.mechanisms.gaussian import (
@@ -22,7 +23,14 @@ MECHANISMS = {
 }
 
 __all__ = [
-    "MECHANISMS", "Mechanism", "LaplaceMechanism", "GaussianMechanism", "RandomizedResponse",
-    "ExponentialMechanism", "MetricSelection", "analytic_gaussian_sigma", "analytic_gaussian_delta",
+    "MECHANISMS",
+    "Mechanism",
+    "LaplaceMechanism",
+    "GaussianMechanism",
+    "RandomizedResponse",
+    "ExponentialMechanism",
+    "MetricSelection",
+    "analytic_gaussian_sigma",
+    "analytic_gaussian_delta",
     "angular_distance",
 ]

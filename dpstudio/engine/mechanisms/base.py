@@ -6,6 +6,7 @@ states the guarantee for replace-one neighbours (one record's value changes, doc
 per-record guarantee lifts to the dataset by Jazbec 2018, Thm 4.7, and to every query of the
 output by post-processing (Jazbec 2018, Thm 4.3).
 """
+
 from __future__ import annotations
 
 import math
@@ -81,8 +82,9 @@ def logsumexp_rows(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return out
 
 
-def smallest_valid_scale(worst_delta: Callable[[float], float], target: float, lo: float, hi: float, *,
-                         rtol: float) -> float:
+def smallest_valid_scale(
+    worst_delta: Callable[[float], float], target: float, lo: float, hi: float, *, rtol: float
+) -> float:
     """Bisection for the smallest noise scale whose worst-case delta is <= ``target``.
 
     ``worst_delta`` must decrease with the scale and ``hi`` must already be valid; the returned
@@ -99,4 +101,3 @@ def smallest_valid_scale(worst_delta: Callable[[float], float], target: float, l
         if hi - lo <= rtol * hi:
             break
     return hi
-

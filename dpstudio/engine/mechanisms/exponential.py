@@ -17,6 +17,7 @@ remaining float step is computing w_i = eps u_i / (2 Delta) itself: a few roundi
 ~1e-15 max|w| to eps, e.g. 1e-9 for utilities near 1e6; documented, not charged).  Expected
 proposals per selection: k exp(M) / sum_j exp(w_j) <= k (k candidates).
 """
+
 from __future__ import annotations
 
 import math
@@ -66,7 +67,7 @@ def sample_log_weights(logw: npt.ArrayLike, rng: RandomSource) -> npt.NDArray[np
         rows = np.repeat(todo, per_row)
         cand = rng.integers(k, rows.size)
         w = logw[rows, cand]
-        live = np.flatnonzero(np.isfinite(w))        # excluded candidates are always rejected
+        live = np.flatnonzero(np.isfinite(w))  # excluded candidates are always rejected
         accept: npt.NDArray[np.bool_] = np.zeros(rows.size, dtype=bool)
         if live.size:
             accept[live] = bernoulli_exp_floats(top[rows[live]], w[live], rng)
@@ -94,8 +95,13 @@ class ExponentialMechanism(Mechanism):
         self._factor = float(_unsafe_factor)  # audit-only: 2.0 = "forgot the 1/2"
 
     def privacy_loss(self) -> PrivacyLoss:
-        return PrivacyLoss(epsilon=self.epsilon, delta=0.0, label="exponential", kind="dp",
-                           details={"mechanism": "exponential", "sensitivity": self.sensitivity})
+        return PrivacyLoss(
+            epsilon=self.epsilon,
+            delta=0.0,
+            label="exponential",
+            kind="dp",
+            details={"mechanism": "exponential", "sensitivity": self.sensitivity},
+        )
 
     def log_weights(self, utilities: npt.ArrayLike) -> npt.NDArray[np.float64]:
         u = np.asarray(utilities, dtype=np.float64)

@@ -23,6 +23,7 @@
   of independent mechanisms add) and CKS 2020 Prop. 12 converts that to (eps, delta).  This holds
   for the discrete Gaussian as it is, with no continuous-Gaussian approximation.
 """
+
 from __future__ import annotations
 
 import math
@@ -121,11 +122,19 @@ def discrete_gaussian_delta(epsilon: float, sigma2: float, shifts: npt.ArrayLike
 
 #: sigma in grid steps stays below twice this: the exact calibration (CKS 2020 Thm 7) and the
 #: expected error sum the discrete pmf over ~30 sigma, so memory and time grow with sigma/step
-SIGMA_STEPS_TARGET = 2.0 ** 13
+SIGMA_STEPS_TARGET = 2.0**13
 
 
-def gaussian_grid(low: float, high: float, *, integer: bool = False, grid_bits: int = 10,
-                  epsilon: float | None = None, delta: float | None = None, rho: float | None = None) -> Grid:
+def gaussian_grid(
+    low: float,
+    high: float,
+    *,
+    integer: bool = False,
+    grid_bits: int = 10,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rho: float | None = None,
+) -> Grid:
     """The public grid of a Gaussian column: ``grid_bits`` as for Laplace, made coarser when the
     noise is so wide that sigma would exceed :data:`SIGMA_STEPS_TARGET` steps.
 
@@ -161,8 +170,17 @@ class GaussianMechanism(Mechanism):
 
     name = "gaussian"
 
-    def __init__(self, *, epsilon: float | None = None, delta: float, low: float, high: float, integer: bool = False,
-                 grid_bits: int = 10, rho: float | None = None):
+    def __init__(
+        self,
+        *,
+        epsilon: float | None = None,
+        delta: float,
+        low: float,
+        high: float,
+        integer: bool = False,
+        grid_bits: int = 10,
+        rho: float | None = None,
+    ):
         self.delta = check_delta(delta, allow_zero=False)
         self.low, self.high = check_bounds(low, high)
         self.integer = bool(integer)
@@ -172,8 +190,9 @@ class GaussianMechanism(Mechanism):
             epsilon = check_epsilon(epsilon)
         elif rho is not None and (isinstance(rho, bool) or not (float(rho) > 0) or not math.isfinite(float(rho))):
             raise ValueError(f"rho must be a finite number > 0, got {rho!r}")
-        self.grid = gaussian_grid(self.low, self.high, integer=self.integer, grid_bits=grid_bits,
-                                  epsilon=epsilon, delta=self.delta, rho=rho)
+        self.grid = gaussian_grid(
+            self.low, self.high, integer=self.integer, grid_bits=grid_bits, epsilon=epsilon, delta=self.delta, rho=rho
+        )
         self.diam_steps = self.grid.diam_steps
         if rho is None:
             self.epsilon = check_epsilon(epsilon)
@@ -189,8 +208,11 @@ class GaussianMechanism(Mechanism):
         # zCDP of what is sampled: D^2 / (2 sigma^2) from the frozen sigma^2, rounded up
         self.rho: float | None = None
         if rho is not None:
-            self.rho = (float(np.nextafter(self.diam_steps ** 2 / (2.0 * float(self.sigma2_exact)), np.inf))
-                        if self.diam_steps else 0.0)
+            self.rho = (
+                float(np.nextafter(self.diam_steps**2 / (2.0 * float(self.sigma2_exact)), np.inf))
+                if self.diam_steps
+                else 0.0
+            )
             if self.rho > float(rho) * (1 + 1e-12):
                 raise AssertionError("frozen sigma spends more zCDP budget than it was given")
             self.epsilon = zcdp_epsilon(self.rho, self.delta)
@@ -223,12 +245,21 @@ class GaussianMechanism(Mechanism):
     def privacy_loss(self) -> PrivacyLoss:
         rdp = gaussian_rdp(self.sigma_steps, self.diam_steps) if self.diam_steps else None
         return PrivacyLoss(
-            epsilon=self.epsilon, delta=self.delta, label=f"gaussian[{self.low},{self.high}]",
-            rdp=rdp, gdp_mu=None, kind="dp", zcdp_rho=self.rho,
-            details={"mechanism": "discrete Gaussian on grid", "grid_step": self.step,
-                     "sigma": self.sigma, "sigma_steps": self.sigma_steps,
-                     "diam_steps": self.diam_steps,
-                     **({"calibration": "joint zCDP share"} if self.rho is not None else {})},
+            epsilon=self.epsilon,
+            delta=self.delta,
+            label=f"gaussian[{self.low},{self.high}]",
+            rdp=rdp,
+            gdp_mu=None,
+            kind="dp",
+            zcdp_rho=self.rho,
+            details={
+                "mechanism": "discrete Gaussian on grid",
+                "grid_step": self.step,
+                "sigma": self.sigma,
+                "sigma_steps": self.sigma_steps,
+                "diam_steps": self.diam_steps,
+                **({"calibration": "joint zCDP share"} if self.rho is not None else {}),
+            },
         )
 
     def expected_error(self) -> float:
@@ -240,17 +271,21 @@ class GaussianMechanism(Mechanism):
         return self.grid.clip(values)
 
     @overload
-    def release(self, values: npt.ArrayLike, rng: RandomSource,
-                return_clipped: Literal[False] = False) -> npt.NDArray[np.float64]: ...
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, return_clipped: Literal[False] = False
+    ) -> npt.NDArray[np.float64]: ...
     @overload
-    def release(self, values: npt.ArrayLike, rng: RandomSource,
-                return_clipped: Literal[True]) -> tuple[npt.NDArray[np.float64], int]: ...
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, return_clipped: Literal[True]
+    ) -> tuple[npt.NDArray[np.float64], int]: ...
     @overload
-    def release(self, values: npt.ArrayLike, rng: RandomSource,
-                return_clipped: bool) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]: ...
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, return_clipped: bool
+    ) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]: ...
 
-    def release(self, values: npt.ArrayLike, rng: RandomSource,
-                return_clipped: bool = False) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]:
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, return_clipped: bool = False
+    ) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]:
         clipped, n_clipped = self.grid.clip(values)
         k = self.grid.snap(clipped)
         if self.diam_steps > 0:

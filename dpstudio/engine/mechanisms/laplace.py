@@ -14,6 +14,7 @@ profile of the continuous Laplace (docs/mechanisms.md; docs/errata.md, E1).  The
 (eps, delta)-DP iff max_s delta_s(eps) <= delta (P vs Q and Q vs P are mirror images).
 delta = 0 gives t = D/eps (pure eps-DP: the loss is bounded by D/t).
 """
+
 from __future__ import annotations
 
 import math
@@ -75,8 +76,10 @@ def discrete_laplace_rdp(t: float, s: int, orders: Sequence[float] = RDP_ORDERS)
     log1mq = math.log(-math.expm1(-1.0 / t))
     out = []
     for a in orders:
-        terms = [logc + (a - 1) * mu - log1mq,  # x <= 0
-                 logc - a * mu - log1mq]  # x >= s
+        terms = [
+            logc + (a - 1) * mu - log1mq,  # x <= 0
+            logc - a * mu - log1mq,
+        ]  # x >= s
         if s >= 2:  # 0 < x < s: q^{(1-a)s} * sum_{x=1}^{s-1} rho^x, rho = q^{2a-1}
             lr = -(2 * a - 1) / t
             geo = lr + math.log(-math.expm1(lr * (s - 1))) - math.log(-math.expm1(lr))
@@ -97,8 +100,9 @@ class LaplaceMechanism(Mechanism):
 
     name = "laplace"
 
-    def __init__(self, *, epsilon: float, delta: float = 0.0, low: float, high: float, integer: bool = False,
-                 grid_bits: int = 10):
+    def __init__(
+        self, *, epsilon: float, delta: float = 0.0, low: float, high: float, integer: bool = False, grid_bits: int = 10
+    ):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.low, self.high = check_bounds(low, high)
@@ -144,11 +148,18 @@ class LaplaceMechanism(Mechanism):
             eps0 = self.diam_steps / self.scale_steps
             rdp = tuple(min(v, eps0) for v in rdp)
         return PrivacyLoss(
-            epsilon=self.epsilon, delta=self.delta, label=f"laplace[{self.low},{self.high}]",
-            rdp=rdp, kind="dp",
-            details={"mechanism": "discrete Laplace on grid", "grid_step": self.step,
-                     "scale": self.scale, "scale_steps": self.scale_steps,
-                     "diam_steps": self.diam_steps},
+            epsilon=self.epsilon,
+            delta=self.delta,
+            label=f"laplace[{self.low},{self.high}]",
+            rdp=rdp,
+            kind="dp",
+            details={
+                "mechanism": "discrete Laplace on grid",
+                "grid_step": self.step,
+                "scale": self.scale,
+                "scale_steps": self.scale_steps,
+                "diam_steps": self.diam_steps,
+            },
         )
 
     def expected_error(self) -> float:
@@ -162,17 +173,21 @@ class LaplaceMechanism(Mechanism):
         return self.grid.clip(values)
 
     @overload
-    def release(self, values: npt.ArrayLike, rng: RandomSource,
-                return_clipped: Literal[False] = False) -> npt.NDArray[np.float64]: ...
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, return_clipped: Literal[False] = False
+    ) -> npt.NDArray[np.float64]: ...
     @overload
-    def release(self, values: npt.ArrayLike, rng: RandomSource,
-                return_clipped: Literal[True]) -> tuple[npt.NDArray[np.float64], int]: ...
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, return_clipped: Literal[True]
+    ) -> tuple[npt.NDArray[np.float64], int]: ...
     @overload
-    def release(self, values: npt.ArrayLike, rng: RandomSource,
-                return_clipped: bool) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]: ...
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, return_clipped: bool
+    ) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]: ...
 
-    def release(self, values: npt.ArrayLike, rng: RandomSource,
-                return_clipped: bool = False) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]:
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, return_clipped: bool = False
+    ) -> npt.NDArray[np.float64] | tuple[npt.NDArray[np.float64], int]:
         clipped, n_clipped = self.grid.clip(values)
         k = self.grid.snap(clipped)
         if self.diam_steps > 0:

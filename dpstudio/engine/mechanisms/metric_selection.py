@@ -16,6 +16,7 @@ neighbour: no finite eps).  When the pool is the dataset itself, pass ``self_ind
 the input is pool row self_index[i]); that row is removed by identity, so the candidate set is
 the other records, the same for both neighbouring values of record i (docs/errata.md, E5).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -68,12 +69,21 @@ class MetricSelection(Mechanism):
         self._coef = self.epsilon if self._unsafe_full_epsilon else 0.5 * self.epsilon
 
     def privacy_loss(self) -> PrivacyLoss:
-        return PrivacyLoss(epsilon=self.epsilon, delta=0.0, label="metric selection", kind="metric",
-                           details={"mechanism": "metric-DP selection (angular distance / pi)",
-                                    "pool_size": int(self.pool.shape[0])})
+        return PrivacyLoss(
+            epsilon=self.epsilon,
+            delta=0.0,
+            label="metric selection",
+            kind="metric",
+            details={"mechanism": "metric-DP selection (angular distance / pi)", "pool_size": int(self.pool.shape[0])},
+        )
 
-    def select(self, values: npt.ArrayLike, rng: RandomSource, self_index: npt.ArrayLike | None = None,
-               progress: Callable[[float, str], None] | None = None) -> npt.NDArray[np.int64]:
+    def select(
+        self,
+        values: npt.ArrayLike,
+        rng: RandomSource,
+        self_index: npt.ArrayLike | None = None,
+        progress: Callable[[float, str], None] | None = None,
+    ) -> npt.NDArray[np.int64]:
         """Index of the chosen pool row for each input row (chunked matrix products)."""
         x = _unit_rows(np.atleast_2d(values), "values")
         if x.shape[1] != self._pool_unit.shape[1]:
@@ -86,20 +96,21 @@ class MetricSelection(Mechanism):
         out = np.empty(n, dtype=np.int64)
         step = max(1, _CHUNK_ELEMS // P)
         for s in range(0, n, step):
-            xc = x[s:s + step]
+            xc = x[s : s + step]
             cos = xc @ self._pool_unit.T
             np.clip(cos, -1.0, 1.0, out=cos)
             logw = np.arccos(cos)
             logw *= -self._coef / np.pi
             if self_index is not None:  # remove the record's own row by identity, not value
-                logw[np.arange(xc.shape[0]), self_index[s:s + step]] = -np.inf
-            out[s:s + step] = sample_log_weights(logw, rng)
+                logw[np.arange(xc.shape[0]), self_index[s : s + step]] = -np.inf
+            out[s : s + step] = sample_log_weights(logw, rng)
             if progress is not None:
                 progress(min(1.0, (s + step) / n), "metric selection")
         return out
 
-    def release(self, values: npt.ArrayLike, rng: RandomSource,
-                self_index: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, self_index: npt.ArrayLike | None = None
+    ) -> npt.NDArray[np.float64]:
         return self.pool[self.select(values, rng, self_index=self_index)]
 
     def expected_error(self) -> None:

@@ -10,6 +10,7 @@ Exactness: p is irrational, so we realise p' = j / N with N = 2**32 - 1 and j = 
 (p' >= p: never less private than claimed) using ONE exact uniform integer u in [0, N) per
 value: u < m j selects "other category number u // j", else the value is kept.
 """
+
 from __future__ import annotations
 
 import math
@@ -65,8 +66,11 @@ class RandomizedResponse(Mechanism):
 
     def privacy_loss(self) -> PrivacyLoss:
         return PrivacyLoss(
-            epsilon=self.epsilon, delta=self.delta, label=f"rr[{self.n_categories}]",
-            rdp=rr_rdp(self.keep, self.p, self.m), kind="dp",
+            epsilon=self.epsilon,
+            delta=self.delta,
+            label=f"rr[{self.n_categories}]",
+            rdp=rr_rdp(self.keep, self.p, self.m),
+            kind="dp",
             details={"mechanism": "randomized response", "p_other": self.p, "p_keep": self.keep},
         )
 
@@ -74,8 +78,9 @@ class RandomizedResponse(Mechanism):
         """m p: probability the released category differs from the true one."""
         return self.m * self.p
 
-    def release(self, values: npt.ArrayLike, rng: RandomSource, *,
-                _override_j: int | None = None) -> npt.NDArray[np.int64]:
+    def release(
+        self, values: npt.ArrayLike, rng: RandomSource, *, _override_j: int | None = None
+    ) -> npt.NDArray[np.int64]:
         v = np.asarray(values)
         if v.size and (not np.issubdtype(v.dtype, np.integer)):
             if not np.all(np.equal(np.mod(v, 1), 0)):

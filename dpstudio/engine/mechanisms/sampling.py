@@ -26,6 +26,7 @@ Two exact implementations are provided:
 Both are tested against the exact pmf (chi-square) in tests/test_sampling.py.  How each sampler
 works and why its law is exact: docs/mechanisms.md §Exact samplers.
 """
+
 from __future__ import annotations
 
 import decimal
@@ -44,11 +45,11 @@ Rational: TypeAlias = int | float | Fraction | tuple[int, int] | np.integer[Any]
 
 # Relative/absolute safety margin for the float certification.  The float quantities below
 # carry errors of a few ulp (2**-52) times (1 + magnitude); 2**-40 leaves a >1000x cushion.
-_MARGIN = 2.0 ** -40
-_TWO31 = 2.0 ** -31
-_TWO32 = 2.0 ** -32
-_TWO63 = 2.0 ** -63
-_TWO64 = 2.0 ** -64
+_MARGIN = 2.0**-40
+_TWO31 = 2.0**-31
+_TWO32 = 2.0**-32
+_TWO63 = 2.0**-63
+_TWO64 = 2.0**-64
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,7 +92,7 @@ def _as_fraction(x: object, what: str) -> Fraction:
 
 def _decimal_exp_neg(x: Fraction, prec: int) -> decimal.Decimal:
     """exp(-x) to ``prec`` significant digits (the decimal module's exp is correctly rounded)."""
-    ctx = decimal.Context(prec=prec + 5, Emin=-10**9, Emax=10**9)
+    ctx = decimal.Context(prec=prec + 5, Emin=-(10**9), Emax=10**9)
     arg = ctx.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
     return ctx.exp(-arg)
 
@@ -115,7 +116,7 @@ def _bernoulli_exp_fallback(gamma: Fraction, prefix: int, nbits: int, rng: Rando
     prec = 40
     for _ in _rounds("exact Bernoulli(exp(-gamma)) fallback", _MAX_REVEALS):
         v = _decimal_exp_neg(gamma, prec)
-        ctx = decimal.Context(prec=prec + 30, Emin=-10**9, Emax=10**9)
+        ctx = decimal.Context(prec=prec + 30, Emin=-(10**9), Emax=10**9)
         # decimal exp is correctly rounded; the argument's rounding adds gamma * 10**-(prec+4)
         tol = ctx.multiply(v, decimal.Decimal(10) ** (-(prec - 2)) * (1 + math.ceil(gamma)))
         scale = ctx.power(decimal.Decimal(2), -nbits)
@@ -131,8 +132,9 @@ def _bernoulli_exp_fallback(gamma: Fraction, prefix: int, nbits: int, rng: Rando
     raise AssertionError("unreachable: _rounds raises when its rounds run out")
 
 
-def bernoulli_exp(gamma: Rational | Sequence[Rational] | npt.NDArray[Any], rng: RandomSource,
-                  n: int | None = None) -> npt.NDArray[np.bool_]:
+def bernoulli_exp(
+    gamma: Rational | Sequence[Rational] | npt.NDArray[Any], rng: RandomSource, n: int | None = None
+) -> npt.NDArray[np.bool_]:
     """Exact Bernoulli(exp(-gamma)) draws, vectorised (certified inversion).
 
     ``gamma``: a non-negative rational — a scalar (int/float/Fraction/(num, den)) with ``n``
@@ -176,8 +178,9 @@ def bernoulli_exp_floats(top: npt.ArrayLike, w: npt.ArrayLike, rng: RandomSource
     return _bernoulli_exp_float(gam_f, exact_of, rng)
 
 
-def _bernoulli_exp_float(gam_f: npt.NDArray[np.float64], exact_of: Callable[[int], Fraction],
-                         rng: RandomSource) -> npt.NDArray[np.bool_]:
+def _bernoulli_exp_float(
+    gam_f: npt.NDArray[np.float64], exact_of: Callable[[int], Fraction], rng: RandomSource
+) -> npt.NDArray[np.bool_]:
     """Core of :func:`bernoulli_exp`: float gammas + a callback giving the exact gamma of row i.
 
     ``gam_f`` must be within a few ulp (relative) of the exact gamma; the margin covers it.
@@ -269,7 +272,7 @@ def _dlap_fallback(t: Fraction, prefix: int, nbits: int, rng: RandomSource) -> i
     r = 1 / t
     prec = 40
     for _ in _rounds("exact discrete Laplace fallback", _MAX_REVEALS):
-        ctx = decimal.Context(prec=prec + 30, Emin=-10**9, Emax=10**9)
+        ctx = decimal.Context(prec=prec + 30, Emin=-(10**9), Emax=10**9)
         scale = ctx.power(decimal.Decimal(2), -nbits)
         lo = ctx.multiply(decimal.Decimal(prefix), scale)
         hi = ctx.multiply(decimal.Decimal(prefix + 1), scale)
@@ -329,8 +332,9 @@ def discrete_laplace(scale: Rational, n: int, rng: RandomSource) -> npt.NDArray[
 _CHUNK = 1 << 15
 
 
-def _dlap_chunk(n: int, t: Fraction, r: float, tf: float, log_half1q: float,
-                rng: RandomSource) -> npt.NDArray[np.int64]:
+def _dlap_chunk(
+    n: int, t: Fraction, r: float, tf: float, log_half1q: float, rng: RandomSource
+) -> npt.NDArray[np.int64]:
     w1 = rng.uint32(n)
     a = (w1 & np.uint32(0x7FFFFFFF)).astype(np.float64)
     a *= _TWO31  # exact
@@ -352,8 +356,9 @@ def _dlap_chunk(n: int, t: Fraction, r: float, tf: float, log_half1q: float,
     return mag
 
 
-def _dlap_certify(a: npt.NDArray[np.float64], w: float, r: float, tf: float,
-                  log_half1q: float) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
+def _dlap_certify(
+    a: npt.NDArray[np.float64], w: float, r: float, tf: float, log_half1q: float
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
     """Candidate |X| for U in [a, a+w) and the indices where floats cannot certify it.
 
     Work in units of the break-point spacing: z = L(a) t, |X| = k iff L(U) t ∈ (k, k+1], so the
@@ -536,13 +541,13 @@ class Grid:
         e = math.floor(math.log2(diam)) - int(bits)
         # guard against log2 rounding: ensure diam / 2**e in [2**bits, 2**(bits+1)); log2 of a finite
         # positive float is off by less than one, so each loop runs at most once
-        while diam / 2.0 ** e >= 2.0 ** (bits + 1):
+        while diam / 2.0**e >= 2.0 ** (bits + 1):
             e += 1
-        while diam / 2.0 ** e < 2.0 ** bits:
+        while diam / 2.0**e < 2.0**bits:
             e -= 1
         if integer:
             e = max(e, 0)
-        self.step = float(2.0 ** e)
+        self.step = float(2.0**e)
         self.low, self.high = low, high
         self.integer = bool(integer)
         self.k_low = int(np.rint(low / self.step))

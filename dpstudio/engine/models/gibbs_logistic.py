@@ -63,6 +63,7 @@ K_worst * n * D is at most 2e10 (:func:`default_lambda`; a function of n, D, eps
 only).  Users may set ``lambda`` or ``prior_scale`` s (lam = 1/(n s^2)) instead.  Rejections with
 U - V > 60 are decided without a draw; the TV this adds (K e^-60) is inside the gamma bound.
 """
+
 from __future__ import annotations
 
 import math
@@ -91,7 +92,7 @@ PROPOSAL_LIMIT = 50_000_000
 #: Default share of the total delta given to the sampler's TV term (e^eps + 1) gamma.
 DEFAULT_SAMPLER_DELTA_FRACTION = 1e-3
 #: Released coefficients are rounded to this public grid (snapping; Mironov 2012).
-COEF_GRID = 2.0 ** -30
+COEF_GRID = 2.0**-30
 
 
 # ----------------------------------------------------------------------------------------------
@@ -125,12 +126,12 @@ def tail_probability(a: float, epsilon: float) -> float:
 
 
 def a_of_beta(beta: float, m_pi: float, lipschitz: float) -> float:
-    return 2.0 * lipschitz ** 2 * beta ** 2 / m_pi
+    return 2.0 * lipschitz**2 * beta**2 / m_pi
 
 
 def beta_max(epsilon: float, delta: float, m_pi: float, lipschitz: float) -> float:
     """Largest beta meeting the exact tail condition (rounded down until the check passes)."""
-    beta = math.sqrt(exact_a_max(epsilon, delta) * m_pi / (2.0 * lipschitz ** 2))
+    beta = math.sqrt(exact_a_max(epsilon, delta) * m_pi / (2.0 * lipschitz**2))
     while tail_probability(a_of_beta(beta, m_pi, lipschitz), epsilon) > delta:
         beta = math.nextafter(beta, 0.0)
     return beta
@@ -143,7 +144,7 @@ def seed_cor10_beta(epsilon: float, delta: float, m_pi: float, lipschitz: float)
 
 def seed_cor10_a(epsilon: float, delta: float) -> float:
     """a = 2 L^2 beta^2 / m at Minami 2015's Cor. 10(ii) beta: eps^2 / (2 (1 + 2 log(1/delta)))."""
-    return epsilon ** 2 / (2.0 * (1.0 + 2.0 * math.log(1.0 / delta)))
+    return epsilon**2 / (2.0 * (1.0 + 2.0 * math.log(1.0 / delta)))
 
 
 def lambda_for_prior_scale(n: int, prior_scale: float) -> float:
@@ -151,8 +152,15 @@ def lambda_for_prior_scale(n: int, prior_scale: float) -> float:
     return 1.0 / (n * float(prior_scale) ** 2)
 
 
-def default_lambda(n: int, dim: int, epsilon: float, delta_gibbs: float, gamma: float,
-                   norm_bound: float, work_budget: float = WORK_BUDGET) -> float:
+def default_lambda(
+    n: int,
+    dim: int,
+    epsilon: float,
+    delta_gibbs: float,
+    gamma: float,
+    norm_bound: float,
+    work_budget: float = WORK_BUDGET,
+) -> float:
     """Smallest lam (weakest prior) whose PUBLIC worst-case sampler cost
     K_worst * n * D stays within ``work_budget`` (bisection on log lam; depends on n, D, eps,
     delta and R only)."""
@@ -175,8 +183,7 @@ def default_lambda(n: int, dim: int, epsilon: float, delta_gibbs: float, gamma: 
     return math.exp(hi)
 
 
-def log_acceptance_worst_case(n: int, dim: int, beta: float, m: float, lipschitz: float,
-                              eta: float = ETA) -> float:
+def log_acceptance_worst_case(n: int, dim: int, beta: float, m: float, lipschitz: float, eta: float = ETA) -> float:
     """Public lower bound on log P(accept) over ALL datasets of size n.
 
     U - V <= (beta/8) u'Au with u = theta - theta0 ~ N(nu, I/m), A = sum_i zt_i zt_i',
@@ -184,7 +191,7 @@ def log_acceptance_worst_case(n: int, dim: int, beta: float, m: float, lipschitz
     exp(-(1/2) nu'Q(I + Q/m)^{-1} nu) with Q = beta A / 4.  By concavity of log the determinant
     is largest for equal eigenvalues: log p >= -(D/2) log(1 + beta n L^2/(4 m D)) - eta beta n L^2/(8 m).
     """
-    c = beta * n * lipschitz ** 2
+    c = beta * n * lipschitz**2
     return -0.5 * dim * math.log1p(c / (4.0 * m * dim)) - eta * c / (8.0 * m)
 
 
@@ -243,23 +250,42 @@ class GibbsCalibration:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "n": self.n, "dimension": self.dim, "epsilon": self.epsilon,
-            "delta_total": self.delta_total, "delta_gibbs": self.delta_gibbs,
-            "delta_sampler": self.delta_sampler, "gamma": self.gamma_target,
-            "norm_bound": self.norm_bound, "lipschitz": self.lipschitz, "lambda": self.lam,
-            "lambda_default": self.lam_default, "m_pi": self.m_pi,
-            "prior_std": 1.0 / math.sqrt(self.m_pi), "beta": self.beta, "a": self.a,
-            "a_max": self.a_max, "tail_bound": self.tail,
+            "n": self.n,
+            "dimension": self.dim,
+            "epsilon": self.epsilon,
+            "delta_total": self.delta_total,
+            "delta_gibbs": self.delta_gibbs,
+            "delta_sampler": self.delta_sampler,
+            "gamma": self.gamma_target,
+            "norm_bound": self.norm_bound,
+            "lipschitz": self.lipschitz,
+            "lambda": self.lam,
+            "lambda_default": self.lam_default,
+            "m_pi": self.m_pi,
+            "prior_std": 1.0 / math.sqrt(self.m_pi),
+            "beta": self.beta,
+            "a": self.a,
+            "a_max": self.a_max,
+            "tail_bound": self.tail,
             "worst_case_log_acceptance": self.log_p_worst,
             "worst_case_proposals": self.max_proposals_worst,
-            "effective_ridge": self.effective_ridge, "smoothness_M": self.smoothness,
+            "effective_ridge": self.effective_ridge,
+            "smoothness_M": self.smoothness,
             "newton_eta": self.eta,
         }
 
 
-def calibrate(n: int, dim: int, epsilon: float, delta: float, *, norm_bound: float = 1.0,
-              lam: float | None = None, sampler_delta_fraction: float = DEFAULT_SAMPLER_DELTA_FRACTION,
-              prior_scale: float | None = None) -> GibbsCalibration:
+def calibrate(
+    n: int,
+    dim: int,
+    epsilon: float,
+    delta: float,
+    *,
+    norm_bound: float = 1.0,
+    lam: float | None = None,
+    sampler_delta_fraction: float = DEFAULT_SAMPLER_DELTA_FRACTION,
+    prior_scale: float | None = None,
+) -> GibbsCalibration:
     """Split delta = delta_gibbs + (e^eps + 1) gamma, then lam, beta and the sampler's numbers."""
     if not (epsilon > 0 and 0 < delta < 1):
         raise ValueError(f"the Gibbs posterior needs epsilon > 0 and 0 < delta < 1, got {epsilon!r}, {delta!r}")
@@ -276,21 +302,38 @@ def calibrate(n: int, dim: int, epsilon: float, delta: float, *, norm_bound: flo
     L = lipschitz_constant(norm_bound)
     lam_default = lam is None
     if lam is None:
-        lam = (lambda_for_prior_scale(n, prior_scale) if prior_scale is not None
-               else default_lambda(n, dim, epsilon, delta_gibbs, gamma, norm_bound))
+        lam = (
+            lambda_for_prior_scale(n, prior_scale)
+            if prior_scale is not None
+            else default_lambda(n, dim, epsilon, delta_gibbs, gamma, norm_bound)
+        )
     if not (lam > 0):
         raise ValueError(f"lambda must be > 0, got {lam!r}")
     m = n * lam
     beta = beta_max(epsilon, delta_gibbs, m, L)
     a = a_of_beta(beta, m, L)
     lpw = log_acceptance_worst_case(n, dim, beta, m, L)
-    return GibbsCalibration(n=n, dim=int(dim), epsilon=float(epsilon), delta_total=float(delta),
-                            delta_gibbs=delta_gibbs, delta_sampler=delta_sampler, gamma_target=gamma,
-                            norm_bound=float(norm_bound), lipschitz=L, lam=float(lam),
-                            lam_default=lam_default, m_pi=m, beta=beta, a=a,
-                            a_max=exact_a_max(epsilon, delta_gibbs), tail=tail_probability(a, epsilon),
-                            log_p_worst=lpw, max_proposals_worst=proposals_for(lpw, gamma),
-                            smoothness=m + beta * n * L * L / 4.0)
+    return GibbsCalibration(
+        n=n,
+        dim=int(dim),
+        epsilon=float(epsilon),
+        delta_total=float(delta),
+        delta_gibbs=delta_gibbs,
+        delta_sampler=delta_sampler,
+        gamma_target=gamma,
+        norm_bound=float(norm_bound),
+        lipschitz=L,
+        lam=float(lam),
+        lam_default=lam_default,
+        m_pi=m,
+        beta=beta,
+        a=a,
+        a_max=exact_a_max(epsilon, delta_gibbs),
+        tail=tail_probability(a, epsilon),
+        log_p_worst=lpw,
+        max_proposals_worst=proposals_for(lpw, gamma),
+        smoothness=m + beta * n * L * L / 4.0,
+    )
 
 
 def ula_alternative(cal: GibbsCalibration) -> dict[str, Any]:
@@ -327,8 +370,15 @@ def potential_grad(theta: FloatArray, yz: FloatArray, beta: float, m: float) -> 
     return -beta * (yz.T @ _sigmoid(-t)) + m * theta
 
 
-def find_mode(yz: FloatArray, beta: float, m: float, *, eta: float = ETA, max_iter: int = 200,
-              cancel: CancelToken = NEVER_CANCELLED) -> tuple[FloatArray, dict[str, float]]:
+def find_mode(
+    yz: FloatArray,
+    beta: float,
+    m: float,
+    *,
+    eta: float = ETA,
+    max_iter: int = 200,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> tuple[FloatArray, dict[str, float]]:
     """Newton's method with backtracking on the strongly convex U, until the envelope mean mu
     satisfies |mu - theta0|^2 = |grad U(theta0)|^2 / m^2 <= eta / m (what the acceptance bound
     assumes).  Strong convexity guarantees convergence; ``max_iter`` only guards against bugs.
@@ -374,10 +424,16 @@ class SampleResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def sample_rejection(yz: FloatArray, cal: GibbsCalibration, rng: RandomSource, *,
-                     batch: int = 32, max_proposals: float = PROPOSAL_LIMIT,
-                     progress: Callable[[float, str], None] = no_progress,
-                     cancel: CancelToken = NEVER_CANCELLED) -> SampleResult:
+def sample_rejection(
+    yz: FloatArray,
+    cal: GibbsCalibration,
+    rng: RandomSource,
+    *,
+    batch: int = 32,
+    max_proposals: float = PROPOSAL_LIMIT,
+    progress: Callable[[float, str], None] = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> SampleResult:
     """One exact draw from the Gibbs posterior by tangent-envelope rejection (module docstring),
     with the data-dependent cap K making P(no acceptance) <= gamma.
 
@@ -408,8 +464,10 @@ def sample_rejection(yz: FloatArray, cal: GibbsCalibration, rng: RandomSource, *
     if K * math.exp(-GAP_CUTOFF) > 0.5 * cal.gamma_target:
         raise ValueError("proposal cap too large for the rejection cut-off")
     if K > max_proposals:
-        raise ValueError(f"the exact sampler may need {K:.3g} proposals for this data (limit "
-                         f"{max_proposals:.3g}); raise 'lambda' (stronger prior)")
+        raise ValueError(
+            f"the exact sampler may need {K:.3g} proposals for this data (limit "
+            f"{max_proposals:.3g}); raise 'lambda' (stronger prior)"
+        )
     K = int(K)
     done = 0
     while done < K:
@@ -428,18 +486,32 @@ def sample_rejection(yz: FloatArray, cal: GibbsCalibration, rng: RandomSource, *
         if hit.size:
             j = int(hit[0])
             progress(1.0, "posterior sample accepted")
-            return SampleResult(theta=props[j], accepted=True, proposals=done + j + 1,
-                                info={**newton, "cap": K, "log_acceptance_lower": log_p})
+            return SampleResult(
+                theta=props[j],
+                accepted=True,
+                proposals=done + j + 1,
+                info={**newton, "cap": K, "log_acceptance_lower": log_p},
+            )
         done += b
         progress(min(done / K, 1.0), f"rejection sampler: {done} proposals")
     # cap reached (probability <= gamma_bound): any output keeps TV <= gamma_bound
-    return SampleResult(theta=sd * secure_normal(rng, D), accepted=False, proposals=K,
-                        info={**newton, "cap": K, "log_acceptance_lower": log_p})
+    return SampleResult(
+        theta=sd * secure_normal(rng, D),
+        accepted=False,
+        proposals=K,
+        info={**newton, "cap": K, "log_acceptance_lower": log_p},
+    )
 
 
-def sample_ula(yz: FloatArray, cal: GibbsCalibration, rng: RandomSource, *, max_steps: int,
-               progress: Callable[[float, str], None] = no_progress,
-               cancel: CancelToken = NEVER_CANCELLED) -> SampleResult:
+def sample_ula(
+    yz: FloatArray,
+    cal: GibbsCalibration,
+    rng: RandomSource,
+    *,
+    max_steps: int,
+    progress: Callable[[float, str], None] = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> SampleResult:
     """ULA with the Vempala-Wibisono schedule for gamma_target; refuses when it needs more than
     ``max_steps`` steps (it always does at realistic delta: see :mod:`.langevin`)."""
     from dpstudio.engine.models.langevin import ula_sample
@@ -448,13 +520,15 @@ def sample_ula(yz: FloatArray, cal: GibbsCalibration, rng: RandomSource, *, max_
     gnorm = newton["grad_norm"] * (1 + 1e-6)
     sch = ula_schedule(cal.m_pi, cal.smoothness, cal.dim, cal.gamma_target, start_grad_norm=gnorm)
     if sch.iterations > max_steps:
-        raise ValueError(f"unadjusted Langevin needs {sch.iterations:.3g} steps (step {sch.step:.3g}) to be "
-                         f"within TV {cal.gamma_target:.3g} of the posterior (Vempala & Wibisono 2019 Thm 1); "
-                         f"limit {max_steps:.3g}: use the exact rejection sampler")
-    theta = ula_sample(lambda th: potential_grad(th, yz, cal.beta, cal.m_pi), theta0, sch, rng,
-                       progress=progress, cancel=cancel)
-    return SampleResult(theta=theta, accepted=True, proposals=sch.iterations,
-                        info={**newton, "ula": sch.to_json()})
+        raise ValueError(
+            f"unadjusted Langevin needs {sch.iterations:.3g} steps (step {sch.step:.3g}) to be "
+            f"within TV {cal.gamma_target:.3g} of the posterior (Vempala & Wibisono 2019 Thm 1); "
+            f"limit {max_steps:.3g}: use the exact rejection sampler"
+        )
+    theta = ula_sample(
+        lambda th: potential_grad(th, yz, cal.beta, cal.m_pi), theta0, sch, rng, progress=progress, cancel=cancel
+    )
+    return SampleResult(theta=theta, accepted=True, proposals=sch.iterations, info={**newton, "ula": sch.to_json()})
 
 
 def snap(values: npt.ArrayLike, grid: float = COEF_GRID) -> FloatArray:

@@ -31,6 +31,7 @@ JMLR 20(183), abstract: ULA needs O(kappa^2 d / gamma^2) steps for TV error gamm
 the Gibbs-posterior release samples by exact rejection (:mod:`.gibbs_logistic`) and keeps ULA
 only for schedules under a step limit.
 """
+
 from __future__ import annotations
 
 import math
@@ -83,30 +84,37 @@ class ULASchedule:
     dimension: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"algorithm": "unadjusted Langevin (ULA), start N(x*, I/M)",
-                "bound": "Vempala & Wibisono 2019, Thm 1 (KL) + Lemma 1 (start) + Pinsker",
-                "step": self.step, "iterations": self.iterations, "kl_initial": self.kl_initial,
-                "kl_bound": self.kl_bound, "tv_bound": self.tv_bound, "alpha": self.alpha,
-                "smoothness": self.smoothness, "dimension": self.dimension}
+        return {
+            "algorithm": "unadjusted Langevin (ULA), start N(x*, I/M)",
+            "bound": "Vempala & Wibisono 2019, Thm 1 (KL) + Lemma 1 (start) + Pinsker",
+            "step": self.step,
+            "iterations": self.iterations,
+            "kl_initial": self.kl_initial,
+            "kl_bound": self.kl_bound,
+            "tv_bound": self.tv_bound,
+            "alpha": self.alpha,
+            "smoothness": self.smoothness,
+            "dimension": self.dimension,
+        }
 
 
 def ula_initial_kl(alpha: float, smoothness: float, dim: int, start_grad_norm: float = 0.0) -> float:
     """KL(N(x0, I/M) | nu) <= (D/2) log(M/alpha) + |grad U(x0)|^2 / (2 alpha) (module docstring)."""
-    return 0.5 * dim * math.log(smoothness / alpha) + start_grad_norm ** 2 / (2.0 * alpha)
+    return 0.5 * dim * math.log(smoothness / alpha) + start_grad_norm**2 / (2.0 * alpha)
 
 
-def ula_kl_bound(alpha: float, smoothness: float, dim: int, step: float, iterations: npt.ArrayLike,
-                 start_grad_norm: float = 0.0) -> FloatArray:
+def ula_kl_bound(
+    alpha: float, smoothness: float, dim: int, step: float, iterations: npt.ArrayLike, start_grad_norm: float = 0.0
+) -> FloatArray:
     """Vempala & Wibisono 2019 Thm 1 with the Lemma 1 start: KL after ``iterations`` steps."""
-    if not (0 < step <= alpha / (4.0 * smoothness ** 2) * (1 + 1e-12)):
+    if not (0 < step <= alpha / (4.0 * smoothness**2) * (1 + 1e-12)):
         raise ValueError("VW19 Thm 1 needs 0 < step <= alpha / (4 M^2)")
     kl0 = ula_initial_kl(alpha, smoothness, dim, start_grad_norm)
     k = np.asarray(iterations, dtype=float)
-    return np.exp(-alpha * step * k) * kl0 + 8.0 * step * dim * smoothness ** 2 / alpha
+    return np.exp(-alpha * step * k) * kl0 + 8.0 * step * dim * smoothness**2 / alpha
 
 
-def ula_schedule(alpha: float, smoothness: float, dim: int, gamma: float,
-                 start_grad_norm: float = 0.0) -> ULASchedule:
+def ula_schedule(alpha: float, smoothness: float, dim: int, gamma: float, start_grad_norm: float = 0.0) -> ULASchedule:
     """The step and the number of ULA steps after which TV(law, target) <= ``gamma``.
 
     Splits the KL budget 2 gamma^2 (Pinsker) equally between the bias ``8 h D M^2/alpha`` and
@@ -117,19 +125,34 @@ def ula_schedule(alpha: float, smoothness: float, dim: int, gamma: float,
         raise ValueError("need 0 < alpha <= smoothness, dim >= 1 and 0 < gamma < 1")
     kl_budget = 2.0 * gamma * gamma
     kl0 = ula_initial_kl(alpha, smoothness, dim, start_grad_norm)
-    step = min(alpha / (4.0 * smoothness ** 2), 0.5 * kl_budget * alpha / (8.0 * dim * smoothness ** 2))
+    step = min(alpha / (4.0 * smoothness**2), 0.5 * kl_budget * alpha / (8.0 * dim * smoothness**2))
     if kl0 <= 0.5 * kl_budget:
         iters = 1
     else:
         iters = math.ceil(math.log(kl0 / (0.5 * kl_budget)) / (alpha * step))
     kl = float(ula_kl_bound(alpha, smoothness, dim, step, iters, start_grad_norm))
-    return ULASchedule(step=step, iterations=int(iters), kl_initial=kl0, kl_bound=kl,
-                       tv_bound=math.sqrt(kl / 2.0), alpha=alpha, smoothness=smoothness, dimension=dim)
+    return ULASchedule(
+        step=step,
+        iterations=int(iters),
+        kl_initial=kl0,
+        kl_bound=kl,
+        tv_bound=math.sqrt(kl / 2.0),
+        alpha=alpha,
+        smoothness=smoothness,
+        dimension=dim,
+    )
 
 
-def ula_sample(grad: Callable[[FloatArray], FloatArray], x_star: FloatArray, schedule: ULASchedule,
-               rng: RandomSource, *, progress: Callable[[float, str], None] = no_progress,
-               cancel: CancelToken = NEVER_CANCELLED, check_every: int = 256) -> FloatArray:
+def ula_sample(
+    grad: Callable[[FloatArray], FloatArray],
+    x_star: FloatArray,
+    schedule: ULASchedule,
+    rng: RandomSource,
+    *,
+    progress: Callable[[float, str], None] = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+    check_every: int = 256,
+) -> FloatArray:
     """Run ULA from N(x0, I/M) for ``schedule.iterations`` steps; returns the last iterate.
 
     ``schedule`` must have been computed with ``start_grad_norm >= |grad U(x_star)|``.

@@ -7,6 +7,7 @@
 Imports are lazy: the worker processes that train a generator import only
 :mod:`.training` and numpy, not pandas or scipy (see :mod:`.shards`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -17,8 +18,13 @@ if TYPE_CHECKING:
     from .base import FittedSynth, Synthesizer
     from .encoding import ColumnSpec, Encoder, TableSpec
 
-_LAZY = {"ColumnSpec": ".encoding", "Encoder": ".encoding", "TableSpec": ".encoding",
-         "Synthesizer": ".base", "FittedSynth": ".base"}
+_LAZY = {
+    "ColumnSpec": ".encoding",
+    "Encoder": ".encoding",
+    "TableSpec": ".encoding",
+    "Synthesizer": ".base",
+    "FittedSynth": ".base",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -37,11 +43,15 @@ def _lazy(name: str) -> Callable[..., Synthesizer]:
         else:
             from .mst import MSTSynthesizer as cls
         return cls(*args, **kwargs)
+
     make.__name__ = name
     return make
 
 
-SYNTHESIZERS: dict[str, Callable[..., Synthesizer]] = {"pearl": _lazy("pearl"), "merf": _lazy("merf"),
-                                                       "mst": _lazy("mst")}
+SYNTHESIZERS: dict[str, Callable[..., Synthesizer]] = {
+    "pearl": _lazy("pearl"),
+    "merf": _lazy("merf"),
+    "mst": _lazy("mst"),
+}
 
 __all__ = ["ColumnSpec", "Encoder", "TableSpec", "Synthesizer", "FittedSynth", "SYNTHESIZERS"]

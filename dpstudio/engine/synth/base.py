@@ -1,4 +1,5 @@
 """Common interface of the DP synthesizers."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -38,6 +39,14 @@ class Synthesizer(ABC):
         return []
 
     @abstractmethod
-    def fit(self, frame: pd.DataFrame, spec: TableSpec, *, epsilon: float, delta: float,
-            rng: RandomSource, progress: Callable[[float, str], None] = no_progress,
-            cancel: CancelToken = NEVER_CANCELLED) -> FittedSynth: ...
+    def fit(
+        self,
+        frame: pd.DataFrame,
+        spec: TableSpec,
+        *,
+        epsilon: float,
+        delta: float,
+        rng: RandomSource,
+        progress: Callable[[float, str], None] = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> FittedSynth: ...

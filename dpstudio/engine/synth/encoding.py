@@ -16,6 +16,7 @@ Encoded record norm bound: ``||x||^2 <= n_numeric + n_categorical`` (each numeri
 in [-1, 1], each block a one-hot or zero), and the diameter of the encoded domain is
 ``sqrt(4 n_numeric + 2 n_categorical)``.
 """
+
 from __future__ import annotations
 
 import math
@@ -121,8 +122,9 @@ class Encoder:
         """Clipped numeric values in original units (n, n_num), NaN -> midpoint."""
         if not self.n_num:
             return np.zeros((len(frame), 0))
-        v: FloatArray = np.column_stack([pd.to_numeric(frame[c.name], errors="coerce").to_numpy(dtype=np.float64)
-                                         for c in self.num])
+        v: FloatArray = np.column_stack(
+            [pd.to_numeric(frame[c.name], errors="coerce").to_numpy(dtype=np.float64) for c in self.num]
+        )
         mid = 0.5 * (self.low + self.high)
         v = np.where(np.isnan(v), mid, v)
         return np.clip(v, self.low, self.high)
@@ -143,11 +145,10 @@ class Encoder:
     def unscale(self, s: FloatArray) -> FloatArray:
         return self.low + (np.clip(s, -1.0, 1.0) + 1.0) * 0.5 * (self.high - self.low)
 
-    def encode(self, frame: pd.DataFrame,
-               dtype: type[np.floating[Any]] = np.float32) -> npt.NDArray[np.floating[Any]]:
+    def encode(self, frame: pd.DataFrame, dtype: type[np.floating[Any]] = np.float32) -> npt.NDArray[np.floating[Any]]:
         n = len(frame)
         x = np.zeros((n, self.dim), dtype=dtype)
-        x[:, :self.n_num] = self.scale(self.numeric_matrix(frame))
+        x[:, : self.n_num] = self.scale(self.numeric_matrix(frame))
         codes = self.category_codes(frame)
         if codes.size:
             ok = codes >= 0
@@ -157,9 +158,15 @@ class Encoder:
         return x
 
     # -- decoding of generator output
-    def decode(self, x: npt.NDArray[np.floating[Any]], labels: IntArray | None, *,
-               gen: np.random.Generator | None = None, sample_categories: bool = False,
-               stretch: float = 0.0) -> pd.DataFrame:
+    def decode(
+        self,
+        x: npt.NDArray[np.floating[Any]],
+        labels: IntArray | None,
+        *,
+        gen: np.random.Generator | None = None,
+        sample_categories: bool = False,
+        stretch: float = 0.0,
+    ) -> pd.DataFrame:
         """Encoded (soft) rows -> DataFrame in the original schema (hard categories).
 
         ``sample_categories``: draw each category from the block's probabilities (gen needed)
@@ -167,7 +174,7 @@ class Encoder:
         ``clip((1 + stretch) s, -1, 1)``, so a tanh output (which never reaches +-1) can land
         exactly on a public bound, e.g. the spike at 0 of a capital-gain column."""
         out: dict[str, npt.NDArray[Any]] = {}
-        nums = np.asarray(x[:, :self.n_num], dtype=np.float64)
+        nums = np.asarray(x[:, : self.n_num], dtype=np.float64)
         if stretch:
             nums = nums * (1.0 + stretch)
         nums = self.unscale(nums)
@@ -192,10 +199,11 @@ class Encoder:
                 frame[c.name] = frame[c.name].astype(np.int64)
         return frame
 
-    def hard_codes(self, x: npt.NDArray[np.floating[Any]], *, gen: np.random.Generator | None = None,
-                   sample: bool = False) -> IntArray:
+    def hard_codes(
+        self, x: npt.NDArray[np.floating[Any]], *, gen: np.random.Generator | None = None, sample: bool = False
+    ) -> IntArray:
         """Per-block argmax (or a draw) of the categorical part, vectorised over blocks."""
-        p = np.asarray(x[:, self.n_num:], dtype=np.float64)
+        p = np.asarray(x[:, self.n_num :], dtype=np.float64)
         n = p.shape[0]
         if sample:
             assert gen is not None, "drawing categories needs gen"
@@ -235,10 +243,25 @@ def _typed(values: npt.ArrayLike) -> npt.NDArray[np.int64] | npt.NDArray[np.floa
 
 def spec_from_adult() -> TableSpec:
     """Public schema of the Adult split (bounds and code ranges from the census documentation)."""
-    num = [ColumnSpec.numeric("age", 17, 90, True), ColumnSpec.numeric("fnlwgt", 10000, 1500000, True),
-           ColumnSpec.numeric("education-num", 1, 16, True), ColumnSpec.numeric("capital-gain", 0, 99999, True),
-           ColumnSpec.numeric("capital-loss", 0, 4356, True), ColumnSpec.numeric("hours-per-week", 1, 99, True)]
-    cats = [("education", 16), ("workclass", 9), ("marital-status", 7), ("occupation", 15),
-            ("relationship", 6), ("race", 5), ("sex", 2), ("native-country", 41)]
-    return TableSpec(tuple(num + [ColumnSpec.categorical(n, range(m)) for n, m in cats]),
-                     ColumnSpec.categorical("income_gt_50k", (0, 1)))
+    num = [
+        ColumnSpec.numeric("age", 17, 90, True),
+        ColumnSpec.numeric("fnlwgt", 10000, 1500000, True),
+        ColumnSpec.numeric("education-num", 1, 16, True),
+        ColumnSpec.numeric("capital-gain", 0, 99999, True),
+        ColumnSpec.numeric("capital-loss", 0, 4356, True),
+        ColumnSpec.numeric("hours-per-week", 1, 99, True),
+    ]
+    cats = [
+        ("education", 16),
+        ("workclass", 9),
+        ("marital-status", 7),
+        ("occupation", 15),
+        ("relationship", 6),
+        ("race", 5),
+        ("sex", 2),
+        ("native-country", 41),
+    ]
+    return TableSpec(
+        tuple(num + [ColumnSpec.categorical(n, range(m)) for n, m in cats]),
+        ColumnSpec.categorical("income_gt_50k", (0, 1)),
+    )

@@ -18,6 +18,7 @@ half the time (the original code used the data's median distance - a leak).  The
 is trained by MMD (squared distance between the noisy and the generated embedding, uniform
 weights, no critic); categories are decoded to hard values.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,8 +40,7 @@ class MerfSynthesizer(EmbeddingSynthesizer):
     public_sigma0 = True
 
     def __init__(self, config: PearlConfig | None = None, **overrides: Any) -> None:
-        cfg = config or PearlConfig(k=500, critic=False, one_release=True, label="DP-MERF",
-                                    steps=4000, lr=0.005)
+        cfg = config or PearlConfig(k=500, critic=False, one_release=True, label="DP-MERF", steps=4000, lr=0.005)
         super().__init__(cfg, **overrides)
 
     def fit(self, frame: pd.DataFrame, spec: TableSpec, **kw: Any) -> FittedEmbeddingSynth:

@@ -7,6 +7,7 @@ categorical block.  The per-block softmax uses segment reductions (``np.maximum.
 Batch normalisation uses batch statistics (training mode) also when sampling, in batches
 built like the training batches.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,14 +32,14 @@ def standard_normal_f32(gen: np.random.Generator, shape: tuple[int, ...]) -> npt
     The input noise of the generator has no privacy role (post-processing), and float32
     uniforms only truncate the tails beyond ~5.8 sigma.
     """
-    n = math.prod(shape)    # np.prod of a tuple costs ~50 us: it builds an array first
+    n = math.prod(shape)  # np.prod of a tuple costs ~50 us: it builds an array first
     m = (n + 1) // 2
     u = gen.random((2, m), dtype=np.float32)
     r, theta = u
-    np.subtract(np.float32(1.0), r, out=r)                  # (0, 1]: log is finite
+    np.subtract(np.float32(1.0), r, out=r)  # (0, 1]: log is finite
     np.log(r, out=r)
     r *= np.float32(-2.0)
-    np.sqrt(r, out=r)                                       # radius sqrt(-2 log(1 - u0))
+    np.sqrt(r, out=r)  # radius sqrt(-2 log(1 - u0))
     theta *= np.float32(2.0 * np.pi)
     z = np.empty(2 * m, dtype=np.float32)
     np.cos(theta, out=z[:m])
@@ -77,7 +78,7 @@ class BlockHeads:
                 # logits spread wider: shift each block by its own max (segment reduction)
                 mx = np.maximum.reduceat(lg, self.rel, axis=1)
                 e = np.exp(lg - mx[:, self.block_of])
-            s = e @ self.member                      # (B, n_blocks) block sums, each >= e^-80
+            s = e @ self.member  # (B, n_blocks) block sums, each >= e^-80
             # broadcast 1/s back to the block's columns with a tiny matmul (no fancy indexing)
             np.reciprocal(s, out=s)
             np.multiply(e, s @ self.member.T, out=lg)
@@ -91,7 +92,7 @@ class BlockHeads:
         if self.sizes.size:
             p = out[:, nn:]
             gp = g[:, nn:]
-            dot = (p * gp) @ self.member              # per-block sums (segment matmul)
+            dot = (p * gp) @ self.member  # per-block sums (segment matmul)
             gp -= dot @ self.member.T
             gp *= p
         return g
@@ -101,8 +102,9 @@ class Adam:
     """Adam (Kingma & Ba 2015) updating the arrays of ``params`` in place; the update runs in
     preallocated scratch buffers, a handful of vector operations per array and step."""
 
-    def __init__(self, params: dict[str, Floats], lr: float = 1e-2, b1: float = 0.9, b2: float = 0.999,
-                 eps: float = 1e-8) -> None:
+    def __init__(
+        self, params: dict[str, Floats], lr: float = 1e-2, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
+    ) -> None:
         self.lr, self.b1, self.b2, self.eps = lr, b1, b2, eps
         self.m = {k: np.zeros_like(v) for k, v in params.items()}
         self.v = {k: np.zeros_like(v) for k, v in params.items()}
@@ -112,8 +114,8 @@ class Adam:
     def step(self, params: dict[str, Floats], grads: dict[str, Floats], ascend: bool = False) -> None:
         self.t += 1
         b1, b2 = self.b1, self.b2
-        c1 = 1.0 - b1 ** self.t
-        c2 = 1.0 - b2 ** self.t
+        c1 = 1.0 - b1**self.t
+        c2 = 1.0 - b2**self.t
         lr = self.lr * np.sqrt(c2) / c1
         sign = 1.0 if ascend else -1.0
         for k, g in grads.items():
@@ -143,8 +145,14 @@ class Generator:
     BN_EPS = 1e-5
     BN_PARAMS = ("g1", "c1", "g2", "c2")
 
-    def __init__(self, in_dim: int, hidden: int, heads: BlockHeads, gen: np.random.Generator,
-                 dtype: type[np.floating[Any]] = np.float32) -> None:
+    def __init__(
+        self,
+        in_dim: int,
+        hidden: int,
+        heads: BlockHeads,
+        gen: np.random.Generator,
+        dtype: type[np.floating[Any]] = np.float32,
+    ) -> None:
         self.heads = heads
         self.dtype = dtype
         h = int(hidden)
@@ -154,9 +162,14 @@ class Generator:
             return gen.uniform(-b, b, size=(i, o)).astype(dtype)
 
         init = {
-            "W1": lin(in_dim, h), "g1": np.ones(h, dtype), "c1": np.zeros(h, dtype),
-            "W2": lin(h, h), "g2": np.ones(h, dtype), "c2": np.zeros(h, dtype),
-            "W3": lin(h, heads.dim), "b3": np.zeros(heads.dim, dtype),
+            "W1": lin(in_dim, h),
+            "g1": np.ones(h, dtype),
+            "c1": np.zeros(h, dtype),
+            "W2": lin(h, h),
+            "g2": np.ones(h, dtype),
+            "c2": np.zeros(h, dtype),
+            "W3": lin(h, heads.dim),
+            "b3": np.zeros(heads.dim, dtype),
         }
         total = sum(v.size for v in init.values())
         self.flat = np.empty(total, dtype=dtype)
@@ -165,9 +178,9 @@ class Generator:
         self.g: dict[str, Floats] = {}
         at = 0
         for name, v in init.items():
-            self.p[name] = self.flat[at:at + v.size].reshape(v.shape)
+            self.p[name] = self.flat[at : at + v.size].reshape(v.shape)
             self.p[name][...] = v
-            self.g[name] = self.gflat[at:at + v.size].reshape(v.shape)
+            self.g[name] = self.gflat[at : at + v.size].reshape(v.shape)
             at += v.size
         self.ones = np.ones(0, dtype=dtype)
         #: forward -> backward: (inp, bn cache 1, r1, bn cache 2, r2, out)
@@ -178,8 +191,9 @@ class Generator:
             self.ones = np.ones(n, dtype=self.dtype)
         return self.ones
 
-    def _bn_relu_fwd(self, h: Floats, g: Floats, c: Floats, eps: float,
-                     n: int) -> ShardCoroutine[tuple[Floats, _BNCache]]:
+    def _bn_relu_fwd(
+        self, h: Floats, g: Floats, c: Floats, eps: float, n: int
+    ) -> ShardCoroutine[tuple[Floats, _BNCache]]:
         """BatchNorm (batch statistics) followed by ReLU; ``h`` is overwritten (centred).
 
         r = relu((h - mean) * a + c) with a = g / sqrt(var + eps); x-hat is never stored
@@ -195,15 +209,16 @@ class Generator:
         np.maximum(r, 0, out=r)
         return r, (h, inv, a)
 
-    def _bn_relu_bwd(self, dr: Floats, r: Floats, cache: _BNCache, dg_out: Floats, dc_out: Floats,
-                     n: int) -> ShardCoroutine[Floats]:
+    def _bn_relu_bwd(
+        self, dr: Floats, r: Floats, cache: _BNCache, dg_out: Floats, dc_out: Floats, n: int
+    ) -> ShardCoroutine[Floats]:
         """Backward of relu(bn(h)); ``dr`` is overwritten with dL/dh.  With x-hat = hc * inv
         and a = g * inv: dgamma = inv sum(d hc), dbeta = sum(d) and
         dh = a d - a dbeta / n - hc (a inv dgamma / n)   (d = dL/d bn-output).
         The two sums run over the whole batch: one ``yield`` of both."""
         hc, inv, a = cache
         h = hc.shape[1]
-        dr *= (r > 0)                             # through the ReLU
+        dr *= r > 0  # through the ReLU
         part = np.empty(2 * h, dtype=dr.dtype)
         np.matmul(self._ones(dr.shape[0]), dr, out=part[:h])
         part[h:] = np.einsum("ij,ij->j", dr, hc)
@@ -251,7 +266,7 @@ class Generator:
         np.matmul(inp.T, dh1, out=g["W1"])
         self.cache = None
         totals = {k: g[k].copy() for k in self.BN_PARAMS}
-        for k in self.BN_PARAMS:      # counted once: zero here, put back after the sum
+        for k in self.BN_PARAMS:  # counted once: zero here, put back after the sum
             g[k][...] = 0
         self.gflat[...] = yield self.gflat
         for k, v in totals.items():

@@ -54,6 +54,7 @@ cell is expanded to one of its original cells in proportion to their clipped noi
 numbers are decoded uniformly within their bin (integer columns: uniformly over the bin's
 integers, exact for one-value bins).
 """
+
 from __future__ import annotations
 
 import math
@@ -105,7 +106,7 @@ class ColumnBins:
     def decode(self, codes: IntArray, u: FloatArray, integer: bool) -> IntArray | FloatArray:
         """A value drawn uniformly inside each bin (u uniform in [0, 1))."""
         lo, hi = self.edges[codes], self.edges[codes + 1]
-        if self.aligned:     # uniform over the integers of the bin
+        if self.aligned:  # uniform over the integers of the bin
             return (lo + np.floor(u * (hi - lo))).astype(np.int64)
         v = lo + u * (hi - lo)
         return np.rint(v).astype(np.int64) if integer else v
@@ -140,7 +141,7 @@ def column_bins(col: ColumnSpec, bins: int = 16, binning: str = "auto", max_valu
             return ColumnBins(np.arange(lo, hi + 2, dtype=np.float64), True, "per-value")
     if low >= 0 and high >= 1000.0 * max(low, 1.0) and bins >= 3:
         first = low + 1.0
-        geo = np.geomspace(max(first, 1.0), high, bins)     # bins - 1 log bins after the first
+        geo = np.geomspace(max(first, 1.0), high, bins)  # bins - 1 log bins after the first
         if integer:
             starts = np.unique(np.concatenate([[lo], np.round(geo[:-1])]).astype(np.int64))
             starts = starts[starts <= hi]
@@ -152,12 +153,13 @@ def column_bins(col: ColumnSpec, bins: int = 16, binning: str = "auto", max_valu
     return ColumnBins(np.linspace(low, high, bins + 1), False, "linear")
 
 
-def _column_codes(frame: pd.DataFrame, spec: TableSpec, enc: Encoder,
-                  col_bins: Sequence[ColumnBins]) -> tuple[IntArray, IntArray]:
+def _column_codes(
+    frame: pd.DataFrame, spec: TableSpec, enc: Encoder, col_bins: Sequence[ColumnBins]
+) -> tuple[IntArray, IntArray]:
     """(n, d) integer cell codes and the domain sizes (label last)."""
     cols: list[IntArray] = []
     sizes: list[int] = []
-    v = enc.numeric_matrix(frame)   # (n, 0) without numeric columns
+    v = enc.numeric_matrix(frame)  # (n, 0) without numeric columns
     j_num = 0
     cat_codes = enc.category_codes(frame)
     j_cat = 0
@@ -236,14 +238,24 @@ def project_table(table: npt.ArrayLike, r: FloatArray, c: FloatArray, iters: int
 
 
 class FittedMST(FittedSynth):
-    def __init__(self, spec: TableSpec, enc: Encoder, sizes: IntArray, col_bins: list[ColumnBins],
-                 marg: list[FloatArray], tables: dict[Edge, FloatArray], order: list[tuple[int | None, int]],
-                 components: list[PrivacyLoss], total: PrivacyLoss, info: dict[str, Any],
-                 decompress: list[FloatArray | None]) -> None:
+    def __init__(
+        self,
+        spec: TableSpec,
+        enc: Encoder,
+        sizes: IntArray,
+        col_bins: list[ColumnBins],
+        marg: list[FloatArray],
+        tables: dict[Edge, FloatArray],
+        order: list[tuple[int | None, int]],
+        components: list[PrivacyLoss],
+        total: PrivacyLoss,
+        info: dict[str, Any],
+        decompress: list[FloatArray | None],
+    ) -> None:
         self.spec, self.enc, self.sizes, self.col_bins = spec, enc, sizes, col_bins
         self.marg, self.tables, self.order = marg, tables, order
         self.components, self._total, self.info = components, total, info
-        self.decompress = decompress   # per column: (compressed cells, original cells) probabilities
+        self.decompress = decompress  # per column: (compressed cells, original cells) probabilities
 
     def privacy_loss(self) -> PrivacyLoss:
         return self._total
@@ -256,7 +268,7 @@ class FittedMST(FittedSynth):
         root = self.order[0][1]
         codes[:, root] = _draw(np.broadcast_to(self.marg[root], (n, len(self.marg[root]))), gen)
         for parent, child in self.order[1:]:
-            assert parent is not None   # only the root, order[0], has none
+            assert parent is not None  # only the root, order[0], has none
             t = self.tables[(parent, child)]  # (m_parent, m_child)
             rs = t.sum(axis=1, keepdims=True)
             cond = np.where(rs > 0, t / np.maximum(rs, 1e-300), self.marg[child][None, :])
@@ -291,17 +303,25 @@ def _draw(prob_rows: FloatArray, gen: np.random.Generator) -> IntArray:
 class MSTSynthesizer(Synthesizer):
     name = "mst"
 
-    def __init__(self, bins: int = 16, label: str = "MST", *, binning: str = "auto",
-                 max_values: int = 32, budget: Sequence[float] = (1.0, 1.0, 1.0), compress: float = 3.0,
-                 penalty: float = 1.0, estimator: str = "project") -> None:
+    def __init__(
+        self,
+        bins: int = 16,
+        label: str = "MST",
+        *,
+        binning: str = "auto",
+        max_values: int = 32,
+        budget: Sequence[float] = (1.0, 1.0, 1.0),
+        compress: float = 3.0,
+        penalty: float = 1.0,
+        estimator: str = "project",
+    ) -> None:
         self.bins = int(bins)
         self.label = label
         self.binning = str(binning)
         self.max_values = int(max_values)
         b = tuple(float(v) for v in budget)
         if len(b) != 3 or any(v < 0 for v in b) or b[0] <= 0 or b[2] <= 0:
-            raise ValueError("budget: three non-negative shares (1-way, selection, 2-way), "
-                             "1-way and 2-way > 0")
+            raise ValueError("budget: three non-negative shares (1-way, selection, 2-way), 1-way and 2-way > 0")
         self.budget = tuple(v / sum(b) for v in b)
         self.compress = float(compress)
         self.penalty = float(penalty)
@@ -317,9 +337,17 @@ class MSTSynthesizer(Synthesizer):
         plan.append({"part": "2-way marginals along the tree (Gaussian)", "share": share2})
         return plan
 
-    def fit(self, frame: pd.DataFrame, spec: TableSpec, *, epsilon: float, delta: float, rng: RandomSource,
-            progress: Callable[[float, str], None] = no_progress,
-            cancel: CancelToken = NEVER_CANCELLED) -> FittedMST:
+    def fit(
+        self,
+        frame: pd.DataFrame,
+        spec: TableSpec,
+        *,
+        epsilon: float,
+        delta: float,
+        rng: RandomSource,
+        progress: Callable[[float, str], None] = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> FittedMST:
         t0 = time.perf_counter()
         enc = Encoder(spec)
         col_bins = [column_bins(c, self.bins, self.binning, self.max_values) for c in spec.numeric]
@@ -331,8 +359,9 @@ class MSTSynthesizer(Synthesizer):
         sens = math.sqrt(2.0)
         comps = []
         # the hidden "unknown" cell of categorical columns: a structural zero for sampling
-        unknown = [None if (j < len(spec.columns) and spec.columns[j].kind == "numeric") else sizes[j] - 1
-                   for j in range(d)]
+        unknown = [
+            None if (j < len(spec.columns) and spec.columns[j].kind == "numeric") else sizes[j] - 1 for j in range(d)
+        ]
         # ---- 1-way marginals (full public domains)
         mu1 = math.sqrt(2.0 * share1 * rho / d) if finite else math.inf
         one: list[FloatArray] = []
@@ -354,7 +383,7 @@ class MSTSynthesizer(Synthesizer):
             if unknown[j] is not None:
                 keep[unknown[j]] = False
             if self.compress < 0 or (~keep).sum() <= 1:
-                keep = np.ones(sizes[j], dtype=bool)          # nothing (or one cell) to merge
+                keep = np.ones(sizes[j], dtype=bool)  # nothing (or one cell) to merge
             mp = np.full(sizes[j], -1, dtype=np.int64)
             mp[keep] = np.arange(int(keep.sum()))
             other = ~keep
@@ -392,36 +421,50 @@ class MSTSynthesizer(Synthesizer):
         edges: list[Edge] = []
         pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
         scores: dict[Edge, float] = {}
-        for (i, j) in pairs:
-            scores[(i, j)] = (selection_score(pair_counts(xc[:, i], xc[:, j], csizes[i], csizes[j]),
-                                              p_hat[i], p_hat[j], n)
-                              - self.penalty * math.sqrt(2.0 / math.pi) * sigma2 * csizes[i] * csizes[j])
+        for i, j in pairs:
+            scores[(i, j)] = (
+                selection_score(pair_counts(xc[:, i], xc[:, j], csizes[i], csizes[j]), p_hat[i], p_hat[j], n)
+                - self.penalty * math.sqrt(2.0 / math.pi) * sigma2 * csizes[i] * csizes[j]
+            )
         for r in range(d - 1):
             cancel.check()
             cand = [(i, j) for (i, j) in pairs if comp_of[i] != comp_of[j]]
             if eps_r > 0:
                 pick = cand[exp_mech_choice([scores[e] for e in cand], eps_r, 2.0, rng)]
-            else:   # no selection budget: a data-independent choice (the first candidate)
+            else:  # no selection budget: a data-independent choice (the first candidate)
                 pick = cand[0]
             edges.append(pick)
             old, new = comp_of[pick[1]], comp_of[pick[0]]
             comp_of = [new if c == old else c for c in comp_of]
             if eps_r > 0:
-                rdp = (tuple(float(min(eps_r * eps_r / 8.0 * a, eps_r)) for a in RDP_ORDERS)
-                       if math.isfinite(eps_r) else None)
-                comps.append(PrivacyLoss(epsilon=eps_r, delta=0.0, label=f"{self.label}: tree edge {r + 1} "
-                                         "(exponential mechanism)", rdp=rdp,
-                                         details={"zcdp_rho": eps_r * eps_r / 8.0, "sensitivity": 2.0,
-                                                  "mechanism": "exponential (bounded range)"}))
+                rdp = (
+                    tuple(float(min(eps_r * eps_r / 8.0 * a, eps_r)) for a in RDP_ORDERS)
+                    if math.isfinite(eps_r)
+                    else None
+                )
+                comps.append(
+                    PrivacyLoss(
+                        epsilon=eps_r,
+                        delta=0.0,
+                        label=f"{self.label}: tree edge {r + 1} (exponential mechanism)",
+                        rdp=rdp,
+                        details={
+                            "zcdp_rho": eps_r * eps_r / 8.0,
+                            "sensitivity": 2.0,
+                            "mechanism": "exponential (bounded range)",
+                        },
+                    )
+                )
         progress(0.5, "tree selected")
         # ---- 2-way measurements (compressed domains)
         noisy_tab: dict[Edge, FloatArray] = {}
         var2: dict[Edge, float] = {}
-        for (i, j) in edges:
+        for i, j in edges:
             cancel.check()
             cnt = pair_counts(xc[:, i], xc[:, j], csizes[i], csizes[j])
-            noisy, loss = release_gaussian(rng, cnt, sens, mu2, delta,
-                                           f"{self.label}: 2-way {self._name(spec, i)} x {self._name(spec, j)}")
+            noisy, loss = release_gaussian(
+                rng, cnt, sens, mu2, delta, f"{self.label}: 2-way {self._name(spec, i)} x {self._name(spec, j)}"
+            )
             comps.append(loss)
             noisy_tab[(i, j)] = noisy
             var2[(i, j)] = loss.details["sigma"] ** 2
@@ -453,7 +496,7 @@ class MSTSynthesizer(Synthesizer):
         # BFS order from the label (or column 0)
         root = d - 1 if spec.label is not None else 0
         adj: dict[int, list[int]] = {k: [] for k in range(d)}
-        for (i, j) in edges:
+        for i, j in edges:
             adj[i].append(j)
             adj[j].append(i)
         order: list[tuple[int | None, int]] = [(None, root)]
@@ -465,28 +508,43 @@ class MSTSynthesizer(Synthesizer):
                     seen.add(c)
                     order.append((p, c))
                     queue.append(c)
-        total_rho = sum((c.gdp_mu ** 2) / 2.0 if c.gdp_mu is not None else c.details.get("zcdp_rho", math.inf)
-                        for c in comps)
+        total_rho = sum(
+            (c.gdp_mu**2) / 2.0 if c.gdp_mu is not None else c.details.get("zcdp_rho", math.inf) for c in comps
+        )
         tot_eps = zcdp_epsilon(total_rho, delta) if math.isfinite(total_rho) else math.inf
         curves = [c.rdp for c in comps if c.rdp is not None]
-        rdp_tot = (tuple(float(sum(r[i] for r in curves)) for i in range(len(RDP_ORDERS)))
-                   if len(curves) == len(comps) else None)
-        total = PrivacyLoss(epsilon=tot_eps, delta=delta, label=self.label, rdp=rdp_tot,
-                            details={"composition": "zCDP (Gaussian rho = mu^2/2, EM eps^2/8)",
-                                     "zcdp_rho": total_rho, "n_releases": len(comps),
-                                     # already proven for the noise that runs: the discrete Gaussian
-                                     # on integer lattice shifts meets the continuous zCDP bound
-                                     # (Canonne, Kamath & Steinke 2020) and the exponential mechanism
-                                     # is sampled exactly, so no lattice correction is due
-                                     "proven_epsilon": tot_eps, "proven_delta": delta,
-                                     "proven_by": "zCDP of the discrete Gaussian on its lattice (Canonne, "
-                                                  "Kamath & Steinke 2020) and of the exactly sampled "
-                                                  "exponential mechanism (Cesar & Rogers 2021), converted "
-                                                  "to (epsilon, delta) (Canonne, Kamath & Steinke 2020, "
-                                                  "Prop. 12)"})
+        rdp_tot = (
+            tuple(float(sum(r[i] for r in curves)) for i in range(len(RDP_ORDERS)))
+            if len(curves) == len(comps)
+            else None
+        )
+        total = PrivacyLoss(
+            epsilon=tot_eps,
+            delta=delta,
+            label=self.label,
+            rdp=rdp_tot,
+            details={
+                "composition": "zCDP (Gaussian rho = mu^2/2, EM eps^2/8)",
+                "zcdp_rho": total_rho,
+                "n_releases": len(comps),
+                # already proven for the noise that runs: the discrete Gaussian
+                # on integer lattice shifts meets the continuous zCDP bound
+                # (Canonne, Kamath & Steinke 2020) and the exponential mechanism
+                # is sampled exactly, so no lattice correction is due
+                "proven_epsilon": tot_eps,
+                "proven_delta": delta,
+                "proven_by": "zCDP of the discrete Gaussian on its lattice (Canonne, "
+                "Kamath & Steinke 2020) and of the exactly sampled "
+                "exponential mechanism (Cesar & Rogers 2021), converted "
+                "to (epsilon, delta) (Canonne, Kamath & Steinke 2020, "
+                "Prop. 12)",
+            },
+        )
         progress(1.0, "done")
-        info: dict[str, Any] = {"edges": [(self._name(spec, i), self._name(spec, j)) for i, j in edges],
-                                "fit_seconds": time.perf_counter() - t0}
+        info: dict[str, Any] = {
+            "edges": [(self._name(spec, i), self._name(spec, j)) for i, j in edges],
+            "fit_seconds": time.perf_counter() - t0,
+        }
         info["compressed_sizes"] = {self._name(spec, j): int(csizes[j]) for j in range(d)}
         info["bins"] = {c.name: b.kind for c, b in zip(spec.numeric, col_bins, strict=False)}
         return FittedMST(spec, enc, sizes, col_bins, marg, tables, order, comps, total, info, decompress)
@@ -495,7 +553,7 @@ class MSTSynthesizer(Synthesizer):
     def _name(spec: TableSpec, j: int) -> str:
         if j < len(spec.columns):
             return spec.columns[j].name
-        assert spec.label is not None   # column d - 1 is the label when there is one
+        assert spec.label is not None  # column d - 1 is the label when there is one
         return spec.label.name
 
     @staticmethod

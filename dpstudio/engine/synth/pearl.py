@@ -20,6 +20,7 @@ The total GDP mu for the recipe's (eps, delta) is split in mu^2 shares (default 
 noise (see :mod:`.privacy`).  Everything afterwards (generator, critic, sampling) is
 post-processing.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,11 +50,12 @@ from .training import mix_to_min_ess as mix_to_min_ess
 
 # --------------------------------------------------------------------------- DP statistics
 
+
 def pair_distance_mean(x: Floats, perm: IntArray) -> float:
     """Mean distance over the disjoint pairs (perm[2j], perm[2j+1])."""
     p = len(perm) // 2
-    a = x[perm[0:2 * p:2]].astype(np.float64)
-    b = x[perm[1:2 * p:2]].astype(np.float64)
+    a = x[perm[0 : 2 * p : 2]].astype(np.float64)
+    b = x[perm[1 : 2 * p : 2]].astype(np.float64)
     return float(np.sqrt(((a - b) ** 2).sum(axis=1)).mean())
 
 
@@ -66,8 +68,7 @@ def class_proportions(y: IntArray, n_classes: int) -> FloatArray:
     return np.bincount(y[ok], minlength=n_classes).astype(np.float64) / len(y)
 
 
-def weighted_embedding(x: Floats, y: IntArray, w: FloatArray, n_classes: int,
-                       chunk: int = 4096) -> FloatArray:
+def weighted_embedding(x: Floats, y: IntArray, w: FloatArray, n_classes: int, chunk: int = 4096) -> FloatArray:
     """(2k, C) matrix (1/n) sum_i phi(x_i) e_{y_i}^T, phi = [cos Wx, sin Wx]/sqrt(k).
 
     Records with unknown label (y = -1) contribute a zero column (still within the bound)."""
@@ -75,8 +76,8 @@ def weighted_embedding(x: Floats, y: IntArray, w: FloatArray, n_classes: int,
     k: int = w.shape[0]
     out = np.zeros((2 * k, n_classes))
     for s in range(0, n, chunk):
-        xs = x[s:s + chunk].astype(np.float64)
-        ys = y[s:s + chunk]
+        xs = x[s : s + chunk].astype(np.float64)
+        ys = y[s : s + chunk]
         u = xs @ w.T.astype(np.float64)
         oh = np.zeros((len(ys), n_classes))
         ok = ys >= 0
@@ -90,8 +91,18 @@ def weighted_embedding(x: Floats, y: IntArray, w: FloatArray, n_classes: int,
 
 
 class FittedEmbeddingSynth(FittedSynth):
-    def __init__(self, encoder: Encoder, gen_net: Generator, props: FloatArray, z_dim: int, batch: int,
-                 components: list[PrivacyLoss], total: PrivacyLoss, cfg: PearlConfig, info: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        gen_net: Generator,
+        props: FloatArray,
+        z_dim: int,
+        batch: int,
+        components: list[PrivacyLoss],
+        total: PrivacyLoss,
+        cfg: PearlConfig,
+        info: dict[str, Any],
+    ) -> None:
         self.encoder = encoder
         self.net = gen_net
         self.props = props
@@ -140,8 +151,9 @@ class FittedEmbeddingSynth(FittedSynth):
         gen = rng.numpy_generator()
         x, y = self.generate_encoded(int(n_rows), gen)
         labels = y if self.encoder.spec.label is not None else None
-        return self.encoder.decode(x, labels, gen=gen, sample_categories=self.cfg.sample_categories,
-                                   stretch=self.cfg.decode_stretch)
+        return self.encoder.decode(
+            x, labels, gen=gen, sample_categories=self.cfg.sample_categories, stretch=self.cfg.decode_stretch
+        )
 
 
 class EmbeddingSynthesizer(Synthesizer):
@@ -181,17 +193,23 @@ class EmbeddingSynthesizer(Synthesizer):
     def _lattice_dim(self, n_classes: int) -> int:
         """Coordinates released on the lattice (for the discrete law's correction)."""
         cfg = self.config
-        dims = {"sigma0": 1, "counts": n_classes,
-                "embedding": 2 * cfg.k * n_classes + (n_classes if cfg.one_release and n_classes > 1 else 0)}
+        dims = {
+            "sigma0": 1,
+            "counts": n_classes,
+            "embedding": 2 * cfg.k * n_classes + (n_classes if cfg.one_release and n_classes > 1 else 0),
+        }
         return sum(dims[key] for key in self._mu_shares(n_classes))
 
     def budget_plan(self, epsilon: float, delta: float, n: int, n_classes: int) -> list[dict[str, Any]]:
         cfg = self.config
         mu = lattice_mu_for(epsilon, delta, self._lattice_dim(n_classes))
-        names = {"sigma0": "frequency scale (mean pair distance)",
-                 "counts": "class proportions",
-                 "embedding": "embedding + class proportions" if (cfg.one_release and n_classes > 1)
-                 else "weighted embedding"}
+        names = {
+            "sigma0": "frequency scale (mean pair distance)",
+            "counts": "class proportions",
+            "embedding": "embedding + class proportions"
+            if (cfg.one_release and n_classes > 1)
+            else "weighted embedding",
+        }
         plan = []
         for key, share in self._mu_shares(n_classes).items():
             entry: dict[str, Any] = {"part": names[key], "share": share}
@@ -202,13 +220,21 @@ class EmbeddingSynthesizer(Synthesizer):
                 dim = 2 * cfg.k * n_classes + (n_classes if cfg.one_release and n_classes > 1 else 0)
                 entry["dim"] = dim
                 entry["sigma"] = release_scale(2.0 / n, mu * math.sqrt(share), dim)[2]
-            plan.append(entry)   # sigma0's noise depends on the encoded domain's diameter
+            plan.append(entry)  # sigma0's noise depends on the encoded domain's diameter
         return plan
 
     # ---- the private part: all access to the data happens here
-    def _releases(self, x: Floats, y: IntArray, enc: Encoder, n_classes: int, mu_total: float, delta: float,
-                  rng: RandomSource, gen: np.random.Generator
-                  ) -> tuple[FloatArray, FloatArray, FloatArray, list[PrivacyLoss], dict[str, Any]]:
+    def _releases(
+        self,
+        x: Floats,
+        y: IntArray,
+        enc: Encoder,
+        n_classes: int,
+        mu_total: float,
+        delta: float,
+        rng: RandomSource,
+        gen: np.random.Generator,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, list[PrivacyLoss], dict[str, Any]]:
         cfg = self.config
         n = x.shape[0]
         comps = []
@@ -222,8 +248,14 @@ class EmbeddingSynthesizer(Synthesizer):
             perm = gen.permutation(n)
             sens = pair_distance_sensitivity(n, enc.diameter)
             mu = mu_total * math.sqrt(shares["sigma0"])
-            val, loss = release_gaussian(rng, np.array([pair_distance_mean(x, perm)]), sens, mu, delta,
-                                         f"{cfg.label}: frequency scale (mean pair distance)")
+            val, loss = release_gaussian(
+                rng,
+                np.array([pair_distance_mean(x, perm)]),
+                sens,
+                mu,
+                delta,
+                f"{cfg.label}: frequency scale (mean pair distance)",
+            )
             comps.append(loss)
             md = float(np.clip(val[0], 0.05 * enc.diameter, enc.diameter))  # post-processing
             sigma0 = cfg.sigma0_mult * md
@@ -241,32 +273,38 @@ class EmbeddingSynthesizer(Synthesizer):
             props = class_proportions(y, n_classes)
             vec = np.concatenate([emb.ravel(), props])
             sens = 2.0 / n
-            val, loss = release_gaussian(rng, vec, sens, mu_e, delta,
-                                         f"{cfg.label}: embedding + class proportions")
+            val, loss = release_gaussian(rng, vec, sens, mu_e, delta, f"{cfg.label}: embedding + class proportions")
             comps.append(loss)
-            emb_noisy = val[:emb.size].reshape(emb.shape)
-            props_noisy = val[emb.size:]
+            emb_noisy = val[: emb.size].reshape(emb.shape)
+            props_noisy = val[emb.size :]
         else:
             if n_classes > 1:
                 mu_c = mu_total * math.sqrt(shares["counts"])
                 sens = math.sqrt(2.0) / n
                 props_noisy, loss = release_gaussian(
-                    rng, class_proportions(y, n_classes), sens, mu_c, delta,
-                    f"{cfg.label}: class proportions")
+                    rng, class_proportions(y, n_classes), sens, mu_c, delta, f"{cfg.label}: class proportions"
+                )
                 comps.append(loss)
             else:
                 props_noisy = np.ones(1)
             sens = 2.0 / n
-            emb_noisy, loss = release_gaussian(rng, emb, sens, mu_e, delta,
-                                               f"{cfg.label}: weighted embedding")
+            emb_noisy, loss = release_gaussian(rng, emb, sens, mu_e, delta, f"{cfg.label}: weighted embedding")
             comps.append(loss)
         props = np.clip(props_noisy, 0.0, None)
         props = props / props.sum() if props.sum() > 0 else np.full(n_classes, 1.0 / n_classes)
         return w, emb_noisy, props, comps, info
 
-    def fit(self, frame: pd.DataFrame, spec: TableSpec, *, epsilon: float, delta: float, rng: RandomSource,
-            progress: Callable[[float, str], None] = no_progress,
-            cancel: CancelToken = NEVER_CANCELLED) -> FittedEmbeddingSynth:
+    def fit(
+        self,
+        frame: pd.DataFrame,
+        spec: TableSpec,
+        *,
+        epsilon: float,
+        delta: float,
+        rng: RandomSource,
+        progress: Callable[[float, str], None] = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> FittedEmbeddingSynth:
         cfg = self.config
         t0 = time.perf_counter()
         enc = Encoder(spec)
@@ -291,9 +329,17 @@ class EmbeddingSynthesizer(Synthesizer):
         return FittedEmbeddingSynth(enc, net, props, cfg.z_dim, batch, comps, total, cfg, info)
 
     # ---- post-processing: generator training against the noisy embedding
-    def _train(self, enc: Encoder, w64: FloatArray, emb_noisy: FloatArray, props: FloatArray, n: int,
-               gen: np.random.Generator, progress: Callable[[float, str], None],
-               cancel: CancelToken) -> tuple[Generator, float, dict[str, Any]]:
+    def _train(
+        self,
+        enc: Encoder,
+        w64: FloatArray,
+        emb_noisy: FloatArray,
+        props: FloatArray,
+        n: int,
+        gen: np.random.Generator,
+        progress: Callable[[float, str], None],
+        cancel: CancelToken,
+    ) -> tuple[Generator, float, dict[str, Any]]:
         """Train the generator against the released embedding (post-processing only).
 
         The batch is cut into ``config.shards`` fixed shards, run in worker processes when
@@ -308,20 +354,36 @@ class EmbeddingSynthesizer(Synthesizer):
         counts[np.argmax(props)] += batch - counts.sum()
         n_shards = max(1, min(int(cfg.shards), batch // 32))
         setup = TrainSetup(
-            cfg=cfg, n_num=enc.n_num, sizes=np.asarray(enc.sizes), dim=enc.dim, w=w64,
-            target=emb_noisy, counts=counts, init=net.flat.copy(),
+            cfg=cfg,
+            n_num=enc.n_num,
+            sizes=np.asarray(enc.sizes),
+            dim=enc.dim,
+            w=w64,
+            target=emb_noisy,
+            counts=counts,
+            init=net.flat.copy(),
             noise_seeds=[int(v) for v in gen.integers(0, 2**63, size=n_shards)],
-            bandwidths=np.asarray(self._bandwidths, dtype=np.float64), n_shards=n_shards)
+            bandwidths=np.asarray(self._bandwidths, dtype=np.float64),
+            n_shards=n_shards,
+        )
         workers = self._workers(n_shards, batch)
         slot_len = max(net.flat.size, 2 * cfg.k * c, 2 * cfg.hidden)
         layout: dict[str, Any] = {"shards": n_shards, "processes": workers if workers > 1 else 0}
         stats: dict[str, list[float]] = {}
 
         def train(processes: bool) -> tuple[Floats, float]:
-            return run_shards(make_shard, setup, n_shards, cfg.steps, processes=processes,
-                              slot_len=slot_len, label=f"{cfg.label} generator",
-                              progress=lambda f, m: progress(0.02 + 0.98 * f, m),
-                              cancel=cancel, stats=stats)
+            return run_shards(
+                make_shard,
+                setup,
+                n_shards,
+                cfg.steps,
+                processes=processes,
+                slot_len=slot_len,
+                label=f"{cfg.label} generator",
+                progress=lambda f, m: progress(0.02 + 0.98 * f, m),
+                cancel=cancel,
+                stats=stats,
+            )
 
         try:
             flat, critic_ess = train(workers > 1)

@@ -15,6 +15,7 @@ vector of grid steps), so zCDP totals need no correction; GDP totals get a prove
 :func:`lattice_shave`) and :func:`attach_proven` makes the proven epsilon the headline.  The
 RDP figure stays as a cross-check (``details['rdp_crosscheck_epsilon']``).
 """
+
 from __future__ import annotations
 
 import math
@@ -67,8 +68,9 @@ def gdp_compose(mus: Iterable[float]) -> float:
 # --------------------------------------------------------------------------- RDP / zCDP
 
 
-def rdp_to_dp(rdp_eps: Sequence[float] | npt.NDArray[np.float64], orders: Sequence[float] | npt.NDArray[np.float64],
-              delta: float) -> float:
+def rdp_to_dp(
+    rdp_eps: Sequence[float] | npt.NDArray[np.float64], orders: Sequence[float] | npt.NDArray[np.float64], delta: float
+) -> float:
     """Improved conversion (CKS 2020 Prop. 12), via the accountant."""
     return float(accounting.rdp_to_dp(rdp_eps, delta, orders))
 
@@ -113,24 +115,37 @@ def gaussian_loss(sensitivity: float, sigma: float, delta: float, label: str) ->
     """PrivacyLoss of one Gaussian release (L2 sensitivity, noise std sigma)."""
     mu = sensitivity / sigma if sigma > 0 else math.inf
     eps = gdp_epsilon(mu, delta) if math.isfinite(mu) else math.inf
-    return PrivacyLoss(epsilon=eps, delta=delta, label=label, rdp=gaussian_rdp_curve(mu),
-                       gdp_mu=mu, details={"sensitivity": sensitivity, "sigma": sigma,
-                                           "mechanism": "gaussian (grid-snapped)"})
+    return PrivacyLoss(
+        epsilon=eps,
+        delta=delta,
+        label=label,
+        rdp=gaussian_rdp_curve(mu),
+        gdp_mu=mu,
+        details={"sensitivity": sensitivity, "sigma": sigma, "mechanism": "gaussian (grid-snapped)"},
+    )
 
 
 def total_gaussian_loss(components: Iterable[PrivacyLoss], delta: float, label: str) -> PrivacyLoss:
     """Exact GDP total of Gaussian components (each has gdp_mu)."""
     components = list(components)
     if any(c.gdp_mu is None or not math.isfinite(c.gdp_mu) for c in components):
-        return PrivacyLoss(epsilon=math.inf, delta=delta, label=label,
-                           details={"composition": "exact Gaussian DP", "n_releases": len(components)})
-    mu = gdp_compose(c.gdp_mu for c in components if c.gdp_mu is not None)   # all set: checked above
+        return PrivacyLoss(
+            epsilon=math.inf,
+            delta=delta,
+            label=label,
+            details={"composition": "exact Gaussian DP", "n_releases": len(components)},
+        )
+    mu = gdp_compose(c.gdp_mu for c in components if c.gdp_mu is not None)  # all set: checked above
     eps = gdp_epsilon(mu, delta) if math.isfinite(mu) else math.inf
     rdp_eps = rdp_to_dp(gaussian_rdp_curve(mu), RDP_ORDERS, delta) if math.isfinite(mu) else math.inf
-    return PrivacyLoss(epsilon=eps, delta=delta, label=label, rdp=gaussian_rdp_curve(mu),
-                       gdp_mu=mu, details={"composition": "exact Gaussian DP",
-                                           "rdp_crosscheck_epsilon": rdp_eps,
-                                           "n_releases": len(components)})
+    return PrivacyLoss(
+        epsilon=eps,
+        delta=delta,
+        label=label,
+        rdp=gaussian_rdp_curve(mu),
+        gdp_mu=mu,
+        details={"composition": "exact Gaussian DP", "rdp_crosscheck_epsilon": rdp_eps, "n_releases": len(components)},
+    )
 
 
 # --------------------------------------------------------------------------- noise
@@ -138,8 +153,9 @@ def total_gaussian_loss(components: Iterable[PrivacyLoss], delta: float, label: 
 GRID_BITS = 20  # grid step = sensitivity * 2**-GRID_BITS (data independent)
 
 
-def gaussian_noise(rng: RandomSource, sigma: float, shape: int | tuple[int, ...],
-                   grid: float) -> tuple[npt.NDArray[np.float64], str]:
+def gaussian_noise(
+    rng: RandomSource, sigma: float, shape: int | tuple[int, ...], grid: float
+) -> tuple[npt.NDArray[np.float64], str]:
     """Gaussian noise with std ``sigma`` on the lattice ``grid * Z``: ``grid`` times an exact
     discrete Gaussian of scale sigma/grid (CKS 2020, :func:`..mechanisms.sampling.discrete_gaussian`).
 
@@ -152,8 +168,7 @@ def gaussian_noise(rng: RandomSource, sigma: float, shape: int | tuple[int, ...]
     if sigma == 0:
         return np.zeros(shape), "none"
     ints = discrete_gaussian(Fraction(sigma / grid) ** 2, n, rng)
-    return (np.asarray(ints, dtype=np.float64).reshape(shape) * grid,
-            f"exact discrete Gaussian on grid {grid:.3g}")
+    return (np.asarray(ints, dtype=np.float64).reshape(shape) * grid, f"exact discrete Gaussian on grid {grid:.3g}")
 
 
 def snap(values: npt.ArrayLike, grid: float) -> npt.NDArray[np.float64]:
@@ -174,8 +189,9 @@ def release_scale(sensitivity: float, mu: float, dim: int) -> tuple[float, float
     return grid, sens, sens / mu
 
 
-def release_gaussian(rng: RandomSource, value: npt.ArrayLike, sensitivity: float, mu: float, delta: float,
-                     label: str) -> tuple[npt.NDArray[np.float64], PrivacyLoss]:
+def release_gaussian(
+    rng: RandomSource, value: npt.ArrayLike, sensitivity: float, mu: float, delta: float, label: str
+) -> tuple[npt.NDArray[np.float64], PrivacyLoss]:
     """Release ``value`` as a mu-GDP Gaussian mechanism on a data-independent grid.
 
     grid = 2**(floor(log2 sensitivity) - GRID_BITS) (a power of two: snapping and k*grid are
@@ -184,8 +200,12 @@ def release_gaussian(rng: RandomSource, value: npt.ArrayLike, sensitivity: float
     sigma = (sensitivity + grid sqrt(dim)) / mu.  mu = inf releases the exact value (tests)."""
     value = np.asarray(value, dtype=np.float64)
     if not math.isfinite(mu):
-        loss = PrivacyLoss(epsilon=math.inf, delta=0.0, label=label, details={"sigma": 0.0,
-                           "sensitivity": sensitivity, "noise": "none (epsilon = inf)"})
+        loss = PrivacyLoss(
+            epsilon=math.inf,
+            delta=0.0,
+            label=label,
+            details={"sigma": 0.0, "sensitivity": sensitivity, "noise": "none (epsilon = inf)"},
+        )
         return value.copy(), loss
     grid, sens, sigma = release_scale(sensitivity, mu, value.size)
     noise, how = gaussian_noise(rng, sigma, value.shape, grid)
@@ -193,8 +213,9 @@ def release_gaussian(rng: RandomSource, value: npt.ArrayLike, sensitivity: float
     loss.details["noise"] = how
     loss.details["grid"] = grid
     loss.details["raw_sensitivity"] = sensitivity
-    loss.details["dim"] = int(value.size)   # coordinates on the lattice (lattice_terms)
+    loss.details["dim"] = int(value.size)  # coordinates on the lattice (lattice_terms)
     return snap(value, grid) + noise, loss
+
 
 # --------------------------------------------------------------------------- the discrete law
 # The GDP / analytic-Gaussian figures are those of CONTINUOUS Gaussian noise; the noise that runs
@@ -237,15 +258,14 @@ def lattice_terms(parts: Iterable[tuple[int, float]], T: float) -> tuple[float, 
     for dim, s in parts:
         if not s >= 1.0:
             return math.inf, 1.0, 1.0
-        q = math.exp(-2.0 * math.pi ** 2 * s * s)
+        q = math.exp(-2.0 * math.pi**2 * s * s)
         H += dim * (max(T * T, 1.0) / (24.0 * s * s) + 3.0 * q)
         B_d += dim * 2.0 * math.exp(-0.5 * T * T)
         B_r += dim * 2.0 * float(ndtr(-(T - 0.5 / s)))
     return H, B_d, B_r
 
 
-def lattice_proven(eps_r: float, delta_r: float, parts: Iterable[tuple[int, float]],
-                   T: float) -> tuple[float, float]:
+def lattice_proven(eps_r: float, delta_r: float, parts: Iterable[tuple[int, float]], T: float) -> tuple[float, float]:
     """Proven (eps, delta) of the discrete law, given (eps_r, delta_r) of the continuous one."""
     H, B_d, B_r = lattice_terms(parts, T)
     return eps_r + 2.0 * H, math.exp(H) * delta_r + math.exp(eps_r + H) * B_r + B_d
@@ -273,12 +293,11 @@ def lattice_mu_for(epsilon: float, delta: float, total_dim: int) -> float:
     mu0 = gdp_mu_for(epsilon, delta)
     if not math.isfinite(mu0):
         return mu0
-    eps1, delta1, _ = lattice_shave(epsilon, delta, total_dim, 2.0 ** GRID_BITS / mu0)
+    eps1, delta1, _ = lattice_shave(epsilon, delta, total_dim, 2.0**GRID_BITS / mu0)
     return gdp_mu_for(eps1, delta1)
 
 
-def attach_proven(total: PrivacyLoss, components: Iterable[PrivacyLoss], epsilon: float,
-                  delta: float) -> PrivacyLoss:
+def attach_proven(total: PrivacyLoss, components: Iterable[PrivacyLoss], epsilon: float, delta: float) -> PrivacyLoss:
     """Put the proven (eps, delta) of the discrete law into ``total`` (headline epsilon and
     ``details``); the continuous GDP figure stays as ``gdp_epsilon_continuous``.
 
@@ -287,8 +306,7 @@ def attach_proven(total: PrivacyLoss, components: Iterable[PrivacyLoss], epsilon
     mu = total.gdp_mu
     if mu is None or not math.isfinite(mu):
         return total
-    parts = [(c.details["dim"], c.details["sigma"] / c.details["grid"])
-             for c in components if c.details.get("dim")]
+    parts = [(c.details["dim"], c.details["sigma"] / c.details["grid"]) for c in components if c.details.get("dim")]
     dim = sum(d for d, _ in parts)
     cap = float(epsilon)
     for _ in range(8):
@@ -300,10 +318,15 @@ def attach_proven(total: PrivacyLoss, components: Iterable[PrivacyLoss], epsilon
         if eps_r <= cap:
             break
         cap = eps_r if math.isfinite(eps_r) else 2.0 * cap
-    eps_p, delta_p = (lattice_proven(eps_r, delta_r, parts, T) if eps_r <= cap
-                      else (math.inf, delta))
-    details = {**total.details, "gdp_epsilon_continuous": total.epsilon, "lattice_H": H,
-               "lattice_box_T": T, "proven_epsilon": eps_p, "proven_delta": delta_p,
-               "proven_by": "rounded continuous Gaussian (GDP) + pointwise ratio to the discrete "
-                            "Gaussian on the lattice (docs/mechanisms.md)"}
+    eps_p, delta_p = lattice_proven(eps_r, delta_r, parts, T) if eps_r <= cap else (math.inf, delta)
+    details = {
+        **total.details,
+        "gdp_epsilon_continuous": total.epsilon,
+        "lattice_H": H,
+        "lattice_box_T": T,
+        "proven_epsilon": eps_p,
+        "proven_delta": delta_p,
+        "proven_by": "rounded continuous Gaussian (GDP) + pointwise ratio to the discrete "
+        "Gaussian on the lattice (docs/mechanisms.md)",
+    }
     return replace(total, epsilon=eps_p, details=details)

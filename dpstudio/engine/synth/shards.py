@@ -25,6 +25,7 @@ function, so spawned processes can import it) builds the per-shard state; the sh
 post-processing training runs here: ``setup`` holds released (noisy) statistics, never the
 private table.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -49,8 +50,18 @@ if TYPE_CHECKING:  # multiprocessing.synchronize fails to import where sem_open 
     from multiprocessing.queues import Queue
     from multiprocessing.synchronize import Lock
 
-__all__ = ["run_local", "run_together", "sum_in_order", "run_shards", "available_cores",
-           "SlotReducer", "UnguardedMainError", "Partial", "ShardCoroutine", "Shard"]
+__all__ = [
+    "run_local",
+    "run_together",
+    "sum_in_order",
+    "run_shards",
+    "available_cores",
+    "SlotReducer",
+    "UnguardedMainError",
+    "Partial",
+    "ShardCoroutine",
+    "Shard",
+]
 
 _R = TypeVar("_R")
 _R_co = TypeVar("_R_co", covariant=True)
@@ -90,8 +101,7 @@ def sum_in_order(parts: list[Partial]) -> Partial:
     return total
 
 
-def run_together(cos: list[ShardCoroutine[_R]],
-                 reduce: Callable[[list[Partial]], Partial]) -> list[_R | None]:
+def run_together(cos: list[ShardCoroutine[_R]], reduce: Callable[[list[Partial]], Partial]) -> list[_R | None]:
     """Advance shard coroutines in lock step: at each sync point ``reduce(parts)`` is sent back
     to every shard.  Returns the coroutines' return values."""
     results: list[_R | None] = [None] * len(cos)
@@ -155,8 +165,15 @@ class SlotReducer:
     for the others at the next one), so it never overwrites a slot still being read.
     """
 
-    def __init__(self, control: ctypes.Array[ctypes.c_int64], slots: ctypes.Array[ctypes.c_float],
-                 shard: int, n_shards: int, slot_len: int, locks: Sequence[Lock] | None = None) -> None:
+    def __init__(
+        self,
+        control: ctypes.Array[ctypes.c_int64],
+        slots: ctypes.Array[ctypes.c_float],
+        shard: int,
+        n_shards: int,
+        slot_len: int,
+        locks: Sequence[Lock] | None = None,
+    ) -> None:
         self.ctl = np.frombuffer(memoryview(control), dtype=np.int64)
         self.slots = np.frombuffer(memoryview(slots), dtype=np.float32).reshape(2, n_shards, slot_len)
         self.shard, self.n, self.len = shard, n_shards, slot_len
@@ -189,7 +206,7 @@ class SlotReducer:
             spins += 1
             if spins > _SPIN_POLLS:
                 _yield_cpu()
-                if spins % 256 == 0 and self.ctl[_ABORT]:   # the peer failed or was cancelled
+                if spins % 256 == 0 and self.ctl[_ABORT]:  # the peer failed or was cancelled
                     raise _Aborted
                 if spins % 65536 == 0 and _parent_gone():  # nobody left to abort us
                     raise _Aborted
@@ -197,24 +214,33 @@ class SlotReducer:
     def reduce(self, parts: list[Partial]) -> Partial:
         (part,) = parts
         if part.dtype != np.float32 or part.size > self.len:
-            raise ValueError(f"partial sum of dtype {part.dtype} and size {part.size} does not "
-                             f"fit a float32 slot of {self.len}")
+            raise ValueError(
+                f"partial sum of dtype {part.dtype} and size {part.size} does not fit a float32 slot of {self.len}"
+            )
         par = self.count & 1
-        self.slots[par, self.shard, :part.size] = part.reshape(-1)
+        self.slots[par, self.shard, : part.size] = part.reshape(-1)
         self.count += 1
         self._publish(self.count)
         for other in range(self.n):
             if other != self.shard:
                 self._wait(other, self.count)
-        total = self.slots[par, 0, :part.size].copy()
+        total = self.slots[par, 0, : part.size].copy()
         for other in range(1, self.n):
-            total += self.slots[par, other, :part.size]
+            total += self.slots[par, other, : part.size]
         return total.reshape(part.shape)
 
 
-def _worker(job: ctypes.Array[ctypes.c_uint8], shard: int, n_shards: int, n_steps: int,
-            control: ctypes.Array[ctypes.c_int64], slots: ctypes.Array[ctypes.c_float], slot_len: int,
-            locks: Sequence[Lock] | None, results: Queue[tuple[str, int, Any]]) -> None:
+def _worker(
+    job: ctypes.Array[ctypes.c_uint8],
+    shard: int,
+    n_shards: int,
+    n_steps: int,
+    control: ctypes.Array[ctypes.c_int64],
+    slots: ctypes.Array[ctypes.c_float],
+    slot_len: int,
+    locks: Sequence[Lock] | None,
+    results: Queue[tuple[str, int, Any]],
+) -> None:
     """Body of one training process: run shard ``shard`` for ``n_steps`` steps.  ``job`` is the
     pickled ``(make_shard, setup)`` in shared memory."""
     ctl = np.frombuffer(memoryview(control), dtype=np.int64)
@@ -223,7 +249,7 @@ def _worker(job: ctypes.Array[ctypes.c_uint8], shard: int, n_shards: int, n_step
         sh = make_shard(setup, shard)
         red = SlotReducer(control, slots, shard, n_shards, slot_len, locks)
         for i in range(n_steps):
-            if ctl[_ABORT] or (i % 256 == 0 and _parent_gone()):   # killed parent: stop
+            if ctl[_ABORT] or (i % 256 == 0 and _parent_gone()):  # killed parent: stop
                 return
             run_together([sh.step(i)], red.reduce)
             ctl[_HEADER + n_shards + shard] = i + 1
@@ -238,8 +264,9 @@ def _worker(job: ctypes.Array[ctypes.c_uint8], shard: int, n_shards: int, n_step
 
 _ENV_LOCK = threading.Lock()
 #: one thread per worker: the workers already fill the cores, and BLAS threads would fight them
-_SINGLE_THREAD_ENV = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                       "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")}
+_SINGLE_THREAD_ENV = {
+    k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+}
 
 
 def available_cores() -> int:
@@ -250,11 +277,20 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_shards(make_shard: Callable[[_S, int], Shard[_R]], setup: _S, n_shards: int, n_steps: int,
-               *, processes: bool, slot_len: int, label: str = "training",
-               progress: Callable[[float, str], None] = no_progress,
-               cancel: CancelToken = NEVER_CANCELLED, locked: bool | None = None,
-               stats: dict[str, list[float]] | None = None) -> _R:
+def run_shards(
+    make_shard: Callable[[_S, int], Shard[_R]],
+    setup: _S,
+    n_shards: int,
+    n_steps: int,
+    *,
+    processes: bool,
+    slot_len: int,
+    label: str = "training",
+    progress: Callable[[float, str], None] = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+    locked: bool | None = None,
+    stats: dict[str, list[float]] | None = None,
+) -> _R:
     """Run ``n_steps`` steps of ``n_shards`` shards and return shard 0's ``result()``.
 
     ``processes=False`` runs every shard here, one after another at each sync point;
@@ -274,19 +310,39 @@ def run_shards(make_shard: Callable[[_S, int], Shard[_R]], setup: _S, n_shards: 
             if i % report_every == 0:
                 progress(i / n_steps, f"{label} step {i}/{n_steps}")
         return shards[0].result()
-    return _run_in_processes(make_shard, setup, n_shards, n_steps, slot_len, label, progress,
-                             cancel, (not _ordered_stores()) if locked is None else locked, stats)
+    return _run_in_processes(
+        make_shard,
+        setup,
+        n_shards,
+        n_steps,
+        slot_len,
+        label,
+        progress,
+        cancel,
+        (not _ordered_stores()) if locked is None else locked,
+        stats,
+    )
 
 
-def _run_in_processes(make_shard: Callable[[_S, int], Shard[_R]], setup: _S, n_shards: int, n_steps: int,
-                      slot_len: int, label: str, progress: Callable[[float, str], None], cancel: CancelToken,
-                      locked: bool, stats: dict[str, list[float]] | None) -> _R:
+def _run_in_processes(
+    make_shard: Callable[[_S, int], Shard[_R]],
+    setup: _S,
+    n_shards: int,
+    n_steps: int,
+    slot_len: int,
+    label: str,
+    progress: Callable[[float, str], None],
+    cancel: CancelToken,
+    locked: bool,
+    stats: dict[str, list[float]] | None,
+) -> _R:
     if getattr(multiprocessing.current_process(), "_inheriting", False):
         # a spawned worker re-imports the main script; a script that fits at import time
         # would otherwise start workers of its own (or, caught, train again in every worker)
         raise UnguardedMainError(
             "a training worker process is importing your main script, which starts a fit at "
-            "import time: put the script's top-level code under `if __name__ == '__main__':`")
+            "import time: put the script's top-level code under `if __name__ == '__main__':`"
+        )
     # spawn, not fork: the GUI process has Qt and worker threads, which fork does not copy safely
     ctx = multiprocessing.get_context("spawn")
     control = ctx.RawArray(ctypes.c_int64, _HEADER + 2 * n_shards)
@@ -307,9 +363,12 @@ def _run_in_processes(make_shard: Callable[[_S, int], Shard[_R]], setup: _S, n_s
         os.environ.update(_SINGLE_THREAD_ENV)
         try:
             for s in range(n_shards):
-                p = ctx.Process(target=_worker, name=f"dpstudio-{label}-{s}", daemon=True,
-                                args=(job, s, n_shards, n_steps, control, slots, slot_len,
-                                      locks, results))
+                p = ctx.Process(
+                    target=_worker,
+                    name=f"dpstudio-{label}-{s}",
+                    daemon=True,
+                    args=(job, s, n_shards, n_steps, control, slots, slot_len, locks, results),
+                )
                 p.start()
                 procs.append(p)
         except BaseException:
@@ -348,7 +407,7 @@ def _run_in_processes(make_shard: Callable[[_S, int], Shard[_R]], setup: _S, n_s
                 take(*message)
             except queue_mod.Empty:
                 message = None
-            done = int(ctl[_HEADER + n_shards:].min())
+            done = int(ctl[_HEADER + n_shards :].min())
             if last < 0 or done - last >= report_every or (done == n_steps and done != last):
                 progress(done / n_steps, f"{label} step {done}/{n_steps}")
                 last = done
@@ -364,14 +423,13 @@ def _run_in_processes(make_shard: Callable[[_S, int], Shard[_R]], setup: _S, n_s
                         pass
                     for s in dead:
                         if s not in finished and failure is None:
-                            failure = (f"{label} worker {s} exited unexpectedly "
-                                       f"(code {procs[s].exitcode})")
+                            failure = f"{label} worker {s} exited unexpectedly (code {procs[s].exitcode})"
         if failure is not None:
             ctl[_ABORT] = 1
             raise RuntimeError(failure.strip())
         if stats is not None:
             stats["worker_peak_rss_mb"] = peaks
-        return cast(_R, outcome)   # shard 0's result(), unpickled from its "done" message
+        return cast(_R, outcome)  # shard 0's result(), unpickled from its "done" message
     finally:
         ctl[_ABORT] = ctl[_ABORT] or int(len(finished) < n_shards)
         _stop(procs)

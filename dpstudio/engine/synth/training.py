@@ -5,6 +5,7 @@ Everything here is post-processing of released statistics.  The module imports o
 its siblings (no pandas or scipy), so the worker processes that run training shards start in
 a fraction of a second.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,6 +22,7 @@ FloatArray = npt.NDArray[np.float64]
 
 
 # --------------------------------------------------------------------------- training loss
+
 
 class EmbeddingLoss:
     """The generator's loss against the released embedding and its gradient (Liew, Takahashi & Ueno
@@ -47,8 +49,14 @@ class EmbeddingLoss:
 
     PIECE_ROWS = 320
 
-    def __init__(self, w: Floats, target: Floats, counts: npt.ArrayLike,
-                 dtype: type[np.floating[Any]] = np.float32, batch: int | None = None) -> None:
+    def __init__(
+        self,
+        w: Floats,
+        target: Floats,
+        counts: npt.ArrayLike,
+        dtype: type[np.floating[Any]] = np.float32,
+        batch: int | None = None,
+    ) -> None:
         k, d = w.shape
         self.k = k
         self.dtype = dtype
@@ -56,9 +64,9 @@ class EmbeddingLoss:
         # to a multiple of 16 it runs on full SIMD tiles (measured for D = 107 -> 112 on one
         # core: 0.90 -> 0.67 ms per 554-row shard); the padding is sliced off the result
         dp = -(-d // 16) * 16
-        self.w = np.zeros((k, dp), dtype=dtype)                   # (k, D) + zero columns
+        self.w = np.zeros((k, dp), dtype=dtype)  # (k, D) + zero columns
         self.w[:, :d] = w
-        self.wt = np.ascontiguousarray(w.T, dtype=dtype)          # (D, k)
+        self.wt = np.ascontiguousarray(w.T, dtype=dtype)  # (D, k)
         self.target = np.ascontiguousarray(target.T, dtype=dtype)  # (C, 2k): [cos | sin]
         counts = np.asarray(counts, dtype=np.int64)
         b = int(counts.sum())
@@ -77,13 +85,13 @@ class EmbeddingLoss:
         k = self.k
         for i, a, b, _ in self.pieces:
             cu, su = self.cu[a:b], self.su[a:b]
-            np.matmul(out[a:b], self.wt, out=cu)                 # u, then cos u in place
+            np.matmul(out[a:b], self.wt, out=cu)  # u, then cos u in place
             np.sin(cu, out=su)
             np.cos(cu, out=cu)
             np.matmul(self.ones[a:b], cu, out=self.partial[i, :k])
             np.matmul(self.ones[a:b], su, out=self.partial[i, k:])
         sums = np.zeros_like(self.target)
-        for i, _, _, j in self.pieces:                            # fixed order: deterministic
+        for i, _, _, j in self.pieces:  # fixed order: deterministic
             sums[j] += self.partial[i]
         return sums
 
@@ -115,9 +123,9 @@ class EmbeddingLoss:
             cu, su = self.cu[a:b], self.su[a:b]
             cu *= g_sin[j]
             su *= g_cos[j]
-            cu += su                                              # dL/du
+            cu += su  # dL/du
             np.matmul(cu, self.w, out=self.dout[a:b])
-        return self.dout[:, :self.d]
+        return self.dout[:, : self.d]
 
 
 def batch_pieces(counts: npt.NDArray[np.integer[Any]], rows: int) -> list[tuple[int, int, int, int]]:
@@ -125,14 +133,15 @@ def batch_pieces(counts: npt.NDArray[np.integer[Any]], rows: int) -> list[tuple[
     rows cut into near-equal runs of at most ``rows`` (depends on the layout only)."""
     bounds = np.concatenate([[0], np.cumsum(counts)])
     pieces: list[tuple[int, int, int, int]] = []
-    for j in range(len(counts)):                                  # C is tiny
+    for j in range(len(counts)):  # C is tiny
         a, z = int(bounds[j]), int(bounds[j + 1])
         if z == a:
             continue
         m = -(-(z - a) // rows)
         cuts = np.linspace(a, z, m + 1).round().astype(int)
-        pieces += [(len(pieces) + i, int(p), int(q), j)
-                   for i, (p, q) in enumerate(zip(cuts[:-1], cuts[1:], strict=False))]
+        pieces += [
+            (len(pieces) + i, int(p), int(q), j) for i, (p, q) in enumerate(zip(cuts[:-1], cuts[1:], strict=False))
+        ]
     return pieces
 
 
@@ -160,15 +169,16 @@ def mix_to_min_ess(alpha: npt.ArrayLike, min_ess: float) -> FloatArray:
 
 # --------------------------------------------------------------------------- config
 
+
 @dataclass
 class PearlConfig:
-    k: int = 500                 # frequencies
+    k: int = 500  # frequencies
     steps: int = 8000
-    batch_frac: float = 0.1      # batch = batch_frac * n (min 64)
+    batch_frac: float = 0.1  # batch = batch_frac * n (min 64)
     hidden: int = 100
     z_dim: int = 32
     lr: float = 0.005
-    lr_decay: float = 0.1        # final lr = lr * lr_decay (cosine)
+    lr_decay: float = 0.1  # final lr = lr * lr_decay (cosine)
     critic: bool = True
     critic_every: int = 10
     critic_lr: float = 0.01
@@ -178,20 +188,20 @@ class PearlConfig:
     # 0.519); with 0.5 the validation ROC was 0.772 / 0.781 / 0.782 at eps = 10 (seeds 0-2,
     # unbounded 0.764 / 0.776 / 0.519) and 0.764 / 0.777 / 0.765 at eps = 1 (0.755 / 0.771 / -)
     critic_min_ess: float = 0.5
-    sigma0_share: float = 0.03   # mu^2 shares of the budget
+    sigma0_share: float = 0.03  # mu^2 shares of the budget
     counts_share: float = 0.03
-    sigma0_mult: float = 1.0     # sigma0 = mult * DP mean pair distance
+    sigma0_mult: float = 1.0  # sigma0 = mult * DP mean pair distance
     # frequency scales: the k frequencies are split evenly over bandwidths sigma0 * m for m in
     # this tuple (data independent given sigma0, so no privacy cost); the critic's base density
     # omega0 is the matching Gaussian scale mixture.
     freq_scales: tuple[float, ...] = (1.0,)
-    sample_categories: bool = True   # decode categories by a draw from the block (True) or argmax
+    sample_categories: bool = True  # decode categories by a draw from the block (True) or argmax
     # numbers are decoded from clip((1 + stretch) tanh, -1, 1): tanh never reaches +-1, so
     # without it no synthetic value sits on a bound (e.g. capital-gain = 0, 90 % of Adult);
     # tree classifiers then split on spurious small values (validation ROC 0.672 -> 0.750)
     decode_stretch: float = 0.02
     fixed_sigma0: float | None = None  # public scale: skip the DP sigma0 release (DP-MERF)
-    one_release: bool = False    # DP-MERF: proportions and embedding in one Gaussian release
+    one_release: bool = False  # DP-MERF: proportions and embedding in one Gaussian release
     label: str = "PEARL"
     # the batch is cut into this many fixed shards, each with its own noise stream (part of
     # the fit's definition: whether the shards run in worker processes or not changes only
@@ -218,12 +228,12 @@ class TrainSetup:
     n_num: int
     sizes: npt.NDArray[np.int64]
     dim: int
-    w: FloatArray                   # (k, D) frequencies
-    target: FloatArray              # (2k, C) released embedding
-    counts: npt.NDArray[np.int64]   # rows per class in a batch
-    init: Floats                    # the generator's initial flat parameters
-    noise_seeds: list[int]          # one input-noise stream per shard
-    bandwidths: FloatArray          # frequency bandwidths (the critic's base density)
+    w: FloatArray  # (k, D) frequencies
+    target: FloatArray  # (2k, C) released embedding
+    counts: npt.NDArray[np.int64]  # rows per class in a batch
+    init: Floats  # the generator's initial flat parameters
+    noise_seeds: list[int]  # one input-noise stream per shard
+    bandwidths: FloatArray  # frequency bandwidths (the critic's base density)
     n_shards: int
 
 
@@ -235,18 +245,18 @@ class _Critic:
     def __init__(self, cfg: PearlConfig, w64: FloatArray, bandwidths: FloatArray, dim: int) -> None:
         self.cfg = cfg
         self.k = w64.shape[0]
-        self.t2 = w64 ** 2                             # (k, D)
-        base_scale = np.sqrt(self.t2.mean())           # = 1/sigma0 approx
+        self.t2 = w64**2  # (k, D)
+        base_scale = np.sqrt(self.t2.mean())  # = 1/sigma0 approx
         self.log_s = {"log_s": np.full(dim, math.log(base_scale))}
         self.opt = Adam(self.log_s, lr=cfg.critic_lr)
         # l0 = -log omega0(t) (up to a constant), omega0 = mixture of N(0, I/b^2) over the
         # bandwidths b actually used to draw the frequencies
         nrm = self.t2.sum(axis=1)[:, None]
-        comp = dim * np.log(bandwidths)[None, :] - 0.5 * nrm * (bandwidths ** 2)[None, :]
+        comp = dim * np.log(bandwidths)[None, :] - 0.5 * nrm * (bandwidths**2)[None, :]
         mx = comp.max(axis=1, keepdims=True)
         self.l0 = -(mx[:, 0] + np.log(np.exp(comp - mx).mean(axis=1)))
         self.alpha = np.ones(self.k, dtype=np.float32)
-        self.ess = 1.0   # share of k: the effective sample size of the weights in use
+        self.ess = 1.0  # share of k: the effective sample size of the weights in use
 
     def update(self, resid: Floats) -> None:
         k = self.k
@@ -268,8 +278,7 @@ def critic_weights(log_s: FloatArray, t2: FloatArray, l0: FloatArray) -> tuple[F
     return a / a.sum(), inv_s2
 
 
-def critic_objective(log_s: FloatArray, t2: FloatArray, r: FloatArray,
-                     l0: FloatArray) -> tuple[float, FloatArray]:
+def critic_objective(log_s: FloatArray, t2: FloatArray, r: FloatArray, l0: FloatArray) -> tuple[float, FloatArray]:
     """The critic's objective k sum_i a_i r_i (r_i: the frequency's squared residual) and its
     gradient in log_s: dL/dl_i = k a_i (r_i - sum_j a_j r_j), chained through
     l_i = l0_i - sum_d log_s_d - t2_id / (2 s_d^2)."""
@@ -291,16 +300,14 @@ class _Shard:
         batch = int(setup.counts.sum())
         lo = index * batch // setup.n_shards
         hi = (index + 1) * batch // setup.n_shards
-        y = np.repeat(np.arange(c), setup.counts)[lo:hi]      # rows sorted by class
+        y = np.repeat(np.arange(c), setup.counts)[lo:hi]  # rows sorted by class
         self.batch, self.rows = batch, hi - lo
-        self.net = Generator(cfg.z_dim + c, cfg.hidden, BlockHeads(setup.n_num, setup.sizes),
-                             np.random.default_rng(0))
+        self.net = Generator(cfg.z_dim + c, cfg.hidden, BlockHeads(setup.n_num, setup.sizes), np.random.default_rng(0))
         self.net.flat[...] = setup.init
         self.opt = Adam({"all": self.net.flat}, lr=cfg.lr)
-        self.loss = EmbeddingLoss(setup.w, setup.target, np.bincount(y, minlength=c),
-                                  np.float32, batch=batch)
+        self.loss = EmbeddingLoss(setup.w, setup.target, np.bincount(y, minlength=c), np.float32, batch=batch)
         self.inp = np.empty((self.rows, cfg.z_dim + c), dtype=np.float32)
-        self.inp[:, cfg.z_dim:] = np.eye(c, dtype=np.float32)[y]
+        self.inp[:, cfg.z_dim :] = np.eye(c, dtype=np.float32)[y]
         self.noise = np.random.Generator(np.random.PCG64(setup.noise_seeds[index]))
         self.critic = _Critic(cfg, setup.w, setup.bandwidths, setup.dim) if cfg.critic else None
 
@@ -310,7 +317,7 @@ class _Shard:
         cfg = self.cfg
         frac = step / max(1, cfg.steps - 1)
         self.opt.lr = cfg.lr * (cfg.lr_decay + (1 - cfg.lr_decay) * 0.5 * (1 + math.cos(math.pi * frac)))
-        self.inp[:, :cfg.z_dim] = standard_normal_f32(self.noise, (self.rows, cfg.z_dim))
+        self.inp[:, : cfg.z_dim] = standard_normal_f32(self.noise, (self.rows, cfg.z_dim))
         out = yield from self.net.forward_steps(self.inp, self.batch)
         resid = self.loss.residual_from((yield self.loss.class_sums(out)))
         alpha = self.critic.alpha if self.critic else np.ones(cfg.k, dtype=np.float32)

@@ -3,6 +3,7 @@
 The x axis is the release's total epsilon; each point is the leakage model read at the epsilon of
 the label's randomized response in the plan compiled at that total (``label_unit_epsilon``).
 The markers are the values at the current plan, given by the caller (never read off the curves)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,12 +23,19 @@ class AttackChart(ChartBox):
         p.setLabel("left", tr("attacker accuracy"))
         p.setYRange(0.4, 1.0)
         p.addLegend(offset=(10, 10))
-        self.uninformed = p.plot([], [], pen=pg.mkPen(GREY, width=2, style=Qt.PenStyle.DashLine),
-                                 name=tr("uses public columns only"))
+        self.uninformed = p.plot(
+            [], [], pen=pg.mkPen(GREY, width=2, style=Qt.PenStyle.DashLine), name=tr("uses public columns only")
+        )
         self.naive = p.plot([], [], pen=pg.mkPen(GREEN, width=2), name=tr("uses the released label only"))
         self.informed = p.plot([], [], pen=pg.mkPen(RED, width=2.5), name=tr("uses both (best attacker)"))
-        self.markers = p.plot([], [], pen=None, symbol="o", symbolSize=8,
-                              symbolBrush=[pg.mkBrush(GREY), pg.mkBrush(GREEN), pg.mkBrush(RED)])
+        self.markers = p.plot(
+            [],
+            [],
+            pen=None,
+            symbol="o",
+            symbolSize=8,
+            symbolBrush=[pg.mkBrush(GREY), pg.mkBrush(GREEN), pg.mkBrush(RED)],
+        )
         self.vline = pg.InfiniteLine(angle=90, pen=pg.mkPen("#888", width=1, style=Qt.PenStyle.DotLine))
         p.addItem(self.vline)
         self.current = None  # (uninformed, naive, informed) at the current plan, as shown

@@ -1,4 +1,5 @@
 """A titled chart box: a pyqtgraph plot, or a plain message when there is nothing to show."""
+
 from __future__ import annotations
 
 import pyqtgraph as pg

@@ -2,6 +2,7 @@
 
 The curves go through the plan's own figures at a few dozen budgets; the marker is the value of
 the current plan, given by the caller (never read off the curve)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,12 @@ class ErrorChart(ChartBox):
         p.setLabel("bottom", tr("ε (privacy budget, log scale)"))
         p.setLabel("left", tr("expected error"))
         p.addLegend(offset=(-10, 10))
-        self.floor = p.plot([], [], pen=pg.mkPen(RED, width=2, style=Qt.PenStyle.DashLine),
-                            name=tr("floor: no ε-DP mechanism does better"))
+        self.floor = p.plot(
+            [],
+            [],
+            pen=pg.mkPen(RED, width=2, style=Qt.PenStyle.DashLine),
+            name=tr("floor: no ε-DP mechanism does better"),
+        )
         self.zero = p.plot([], [], pen=pg.mkPen(None))
         self.fill = pg.FillBetweenItem(self.zero, self.floor, brush=pg.mkBrush(213, 94, 0, 40))
         p.addItem(self.fill)

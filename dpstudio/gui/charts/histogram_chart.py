@@ -1,4 +1,5 @@
 """Original vs privatized distribution of one column, on a sample."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,12 +15,24 @@ class HistogramChart(ChartBox):
         p = self.plot.getPlotItem()
         p.setLabel("left", tr("share of rows"))
         p.addLegend(offset=(-10, 10))
-        self.orig = pg.PlotDataItem([0, 1], [0], stepMode="center", fillLevel=0,
-                                    pen=pg.mkPen(GREY, width=1.5), brush=pg.mkBrush(140, 140, 140, 90),
-                                    name=tr("original"))
-        self.priv = pg.PlotDataItem([0, 1], [0], stepMode="center", fillLevel=0,
-                                    pen=pg.mkPen(BLUE, width=2), brush=pg.mkBrush(0, 114, 178, 70),
-                                    name=tr("privatized"))
+        self.orig = pg.PlotDataItem(
+            [0, 1],
+            [0],
+            stepMode="center",
+            fillLevel=0,
+            pen=pg.mkPen(GREY, width=1.5),
+            brush=pg.mkBrush(140, 140, 140, 90),
+            name=tr("original"),
+        )
+        self.priv = pg.PlotDataItem(
+            [0, 1],
+            [0],
+            stepMode="center",
+            fillLevel=0,
+            pen=pg.mkPen(BLUE, width=2),
+            brush=pg.mkBrush(0, 114, 178, 70),
+            name=tr("privatized"),
+        )
         self.bars_orig = pg.BarGraphItem(x=[], height=[], width=0.38, brush=pg.mkBrush(140, 140, 140, 160))
         self.bars_priv = pg.BarGraphItem(x=[], height=[], width=0.38, brush=pg.mkBrush(0, 114, 178, 200))
         for it in (self.orig, self.priv, self.bars_orig, self.bars_priv):

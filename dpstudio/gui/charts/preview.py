@@ -13,6 +13,7 @@
 
 These previews use the private data on the steward's machine only; nothing here is released.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,17 +68,30 @@ def preview_units(plan) -> tuple[list[Unit], list[str]]:
     units = []
     for u in plan.perturbation_units:
         if u.mechanism_name in ("laplace", "gaussian") and u.domain is not None:
-            units.append(Unit(u.name, "numeric", u.mechanism_name, low=float(u.domain[0]), high=float(u.domain[1]),
-                              worst_case=u.provisional))
+            units.append(
+                Unit(
+                    u.name,
+                    "numeric",
+                    u.mechanism_name,
+                    low=float(u.domain[0]),
+                    high=float(u.domain[1]),
+                    worst_case=u.provisional,
+                )
+            )
             if u.provisional:
-                notes.append(f"{u.name}: bounds estimated with DP at release time - its error is shown "
-                             f"for the whole search range (worst case)")
+                notes.append(
+                    f"{u.name}: bounds estimated with DP at release time - its error is shown "
+                    f"for the whole search range (worst case)"
+                )
         elif u.mechanism_name == "rr" and u.categories_count:
-            units.append(Unit(u.name, "categorical", "rr", categories=_category_names(plan, u),
-                              worst_case=u.provisional))
+            units.append(
+                Unit(u.name, "categorical", "rr", categories=_category_names(plan, u), worst_case=u.provisional)
+            )
             if u.provisional:
-                notes.append(f"{u.name}: categories estimated with DP at release time - its error is shown "
-                             f"for the public candidate list (worst case)")
+                notes.append(
+                    f"{u.name}: categories estimated with DP at release time - its error is shown "
+                    f"for the public candidate list (worst case)"
+                )
         elif u.mechanism_name == "metric":
             notes.append(f"{u.name}: embedding (metric selection) - no error curve")
         else:
@@ -130,6 +144,7 @@ def relative(unit: Unit, values):
 
 
 # ---- the texts of the budget table and the Review page (from the plan's unit fields) ----------
+
 
 def fmt_number(x: float) -> str:
     x = float(x)
@@ -194,12 +209,16 @@ class ColumnSample:
         self.categories: tuple[str, ...] = unit.categories or ()
         if unit.kind == "numeric":
             import pandas as pd
+
             x = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
             x = x[~np.isnan(x)]
             self.values = np.clip(x, self.low, self.high)
             # unit noise: Laplace(1) scaled by b, or N(0, 1) scaled by sigma
-            self.noise = rng.laplace(size=len(self.values)) if unit.mechanism == "laplace" \
+            self.noise = (
+                rng.laplace(size=len(self.values))
+                if unit.mechanism == "laplace"
                 else rng.standard_normal(len(self.values))
+            )
         else:
             cats = list(self.categories)
             lookup = {c: i for i, c in enumerate(cats)}

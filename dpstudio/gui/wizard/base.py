@@ -3,6 +3,7 @@
 A page reads ``session.recipe`` in ``refresh()`` and writes through ``session.update``.  Pages
 refresh lazily: a change while a page is hidden marks it stale; it refreshes when shown.
 """
+
 from __future__ import annotations
 
 from typing import TypeVar

@@ -6,6 +6,7 @@ Every number is read from the compiled plan: the table and the markers from ``se
 budgets, computed on a worker once per recipe-without-its-epsilon and cached, so moving epsilon
 only moves the markers.  Heavy parts (leakage model fit, large samples, curves, trial fit) run on
 workers."""
+
 from __future__ import annotations
 
 import time
@@ -56,8 +57,15 @@ COL = {k: i for i, k in enumerate(TABLE_COLUMNS)}
 
 def table_headers(compact: bool = False) -> list[str]:
     """Column titles in :data:`TABLE_COLUMNS` order (``compact``: for the half-width budget table)."""
-    return [tr("Part of the release"), tr("Mechanism"), "ε", "δ", tr("Noise"), tr("Expected error"),
-            tr("Floor") if compact else tr("Best possible (floor)")]
+    return [
+        tr("Part of the release"),
+        tr("Mechanism"),
+        "ε",
+        "δ",
+        tr("Noise"),
+        tr("Expected error"),
+        tr("Floor") if compact else tr("Best possible (floor)"),
+    ]
 
 
 def mechanism_title(unit) -> str:
@@ -73,18 +81,28 @@ def mechanism_title(unit) -> str:
 def unit_cells(unit) -> list[str]:
     """One plan unit as the budget table and the Review page print it (in :data:`TABLE_COLUMNS`
     order): its own epsilon and delta, noise parameter, expected error and floor, from its fields."""
-    return [unit.name, mechanism_title(unit), fmt_epsilon(unit.epsilon), fmt_delta(unit.delta), noise_text(unit),
-            error_text(unit), floor_text(unit)]
+    return [
+        unit.name,
+        mechanism_title(unit),
+        fmt_epsilon(unit.epsilon),
+        fmt_delta(unit.delta),
+        noise_text(unit),
+        error_text(unit),
+        floor_text(unit),
+    ]
 
 
 def joint_gaussian_note() -> str:
-    return tr("The Gaussian columns are calibrated jointly (one zCDP budget): each one's ε and δ is its own "
-              "guarantee, and together they spend less than the sum — the total above is the accountant's.")
+    return tr(
+        "The Gaussian columns are calibrated jointly (one zCDP budget): each one's ε and δ is its own "
+        "guarantee, and together they spend less than the sum — the total above is the accountant's."
+    )
 
 
 def leakage_available() -> bool:
     try:
         from dpstudio.risk import LabelLeakageModel  # noqa: F401
+
         return True
     except Exception:  # noqa: BLE001
         return False
@@ -158,12 +176,16 @@ class PreviewPanel(QWidget):
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         hh.setSectionResizeMode(COL["unit"], QHeaderView.ResizeMode.Stretch)
-        self.table.setToolTip(tr("Each part of the release at the chosen ε, as the plan calibrates it: its own ε "
-                                 "and δ, its noise (Laplace scale b, Gaussian σ, or the chance a category is "
-                                 "kept), the expected error per released value in the column's units (for "
-                                 "categories: the chance a value is replaced) and the floor: the best any "
-                                 "mechanism with that ε and δ can do. “≤” marks a worst case: the domain is "
-                                 "estimated with DP at release time."))
+        self.table.setToolTip(
+            tr(
+                "Each part of the release at the chosen ε, as the plan calibrates it: its own ε "
+                "and δ, its noise (Laplace scale b, Gaussian σ, or the chance a category is "
+                "kept), the expected error per released value in the column's units (for "
+                "categories: the chance a value is replaced) and the floor: the best any "
+                "mechanism with that ε and δ can do. “≤” marks a worst case: the domain is "
+                "estimated with DP at release time."
+            )
+        )
         self.table.cellClicked.connect(self._row_clicked)
         self.notes = QLabel()
         self.notes.setWordWrap(True)
@@ -175,8 +197,12 @@ class PreviewPanel(QWidget):
         self.synth_text = QLabel()
         self.synth_text.setWordWrap(True)
         self.trial_button = QPushButton(tr("Run a quick trial fit"))
-        self.trial_button.setToolTip(tr("Trains the synthesizer on a small sample to show what the output "
-                                        "looks like. Nothing is saved or published."))
+        self.trial_button.setToolTip(
+            tr(
+                "Trains the synthesizer on a small sample to show what the output "
+                "looks like. Nothing is saved or published."
+            )
+        )
         self.trial_button.clicked.connect(self.start_trial)
         self.trial_cancel = QPushButton(tr("Cancel"))
         self.trial_cancel.setEnabled(False)
@@ -267,15 +293,25 @@ class PreviewPanel(QWidget):
             record_like = rtype in ("record", "label", "semi-sensitive")
             if not record_like:
                 self.error_chart.title.setText("<b>" + tr("How this release is protected") + "</b>")
-            msg = tr("Error curves are shown for record, label and semi-sensitive releases with a domain "
-                     "for every released column.") if record_like else \
-                tr("This release adds its noise inside the {0}, not to each value, so there is no per-column "
-                   "error curve; the total privacy loss above is what it spends.").format(
-                    tr("model") if rtype == "model" else tr("density estimate"))
+            msg = (
+                tr(
+                    "Error curves are shown for record, label and semi-sensitive releases with a domain "
+                    "for every released column."
+                )
+                if record_like
+                else tr(
+                    "This release adds its noise inside the {0}, not to each value, so there is no per-column "
+                    "error curve; the total privacy loss above is what it spends."
+                ).format(tr("model") if rtype == "model" else tr("density estimate"))
+            )
             self.error_chart.show_message(msg)
-            self.hist_chart.show_message(tr("Nothing to preview yet.") if record_like
-                                         else tr("Only the {0} is published, never rows.").format(
-                                             tr("model's coefficients") if rtype == "model" else tr("density grid")))
+            self.hist_chart.show_message(
+                tr("Nothing to preview yet.")
+                if record_like
+                else tr("Only the {0} is published, never rows.").format(
+                    tr("model's coefficients") if rtype == "model" else tr("density grid")
+                )
+            )
             self.hist_chart.caption.setText("")
         else:
             unit = self._units[max(self.column_combo.currentIndex(), 0)]
@@ -338,12 +374,15 @@ class PreviewPanel(QWidget):
             return
         self._shown_curves = (key, unit)
         ylabel = tr("error as a share of the range") if unit.kind == "numeric" else tr("chance a value is changed")
-        self.error_chart.set_curves(curves.eps, relative(unit, curves.errors[unit.name]),
-                                    relative(unit, curves.floors[unit.name]), ylabel)
-        self.error_chart.title.setText("<b>" + tr("Expected error of “{0}” vs ε — and the best any "
-                                                  "mechanism could do").format(unit.name) + "</b>"
-                                       + (" " + tr("(worst case: its domain is estimated with DP at "
-                                                   "release time)") if unit.worst_case else ""))
+        self.error_chart.set_curves(
+            curves.eps, relative(unit, curves.errors[unit.name]), relative(unit, curves.floors[unit.name]), ylabel
+        )
+        self.error_chart.title.setText(
+            "<b>"
+            + tr("Expected error of “{0}” vs ε — and the best any mechanism could do").format(unit.name)
+            + "</b>"
+            + (" " + tr("(worst case: its domain is estimated with DP at release time)") if unit.worst_case else "")
+        )
 
     def _start_curves(self, plan, key) -> None:
         if self._curve_worker is not None:
@@ -352,10 +391,12 @@ class PreviewPanel(QWidget):
             self._curve_worker.cancel()
         self._curve_worker_key = key
         self._curve_worker = self.runner.start(
-            plan_curves, plan,
+            plan_curves,
+            plan,
             on_finished=lambda c, k=key: self._curves_done(k, c),
             on_failed=lambda exc, k=key: self._curves_failed(k, exc),
-            on_cancelled=lambda k=key: self._curves_failed(k, None))
+            on_cancelled=lambda k=key: self._curves_failed(k, None),
+        )
 
     def _curves_done(self, key, curves) -> None:
         if key == self._curve_worker_key:
@@ -371,6 +412,7 @@ class PreviewPanel(QWidget):
         self._curve_worker, self._curve_worker_key = None, None
         if exc is not None:
             from dpstudio.gui.dialogs import error_summary
+
             self._curve_error = (key, error_summary(exc))
             self.update_all()
 
@@ -385,9 +427,13 @@ class PreviewPanel(QWidget):
     def _update_attack(self, rec, plan, eps: float) -> None:
         rtype = rec.release.type
         if rtype not in ("label", "semi-sensitive"):
-            self.attack_chart.show_message(tr("The attacker chart applies to label and semi-sensitive releases, "
-                                              "where public columns are published unchanged next to a "
-                                              "protected label."))
+            self.attack_chart.show_message(
+                tr(
+                    "The attacker chart applies to label and semi-sensitive releases, "
+                    "where public columns are published unchanged next to a "
+                    "protected label."
+                )
+            )
             self.attack_chart.caption.setText("")
             return
         if not leakage_available():
@@ -395,8 +441,9 @@ class PreviewPanel(QWidget):
             return
         key = leakage_key(self.session, rec)
         if key is None or plan.label is None:
-            self.attack_chart.show_message(tr("Mark a label column and at least one public column to "
-                                              "estimate what an attacker could infer."))
+            self.attack_chart.show_message(
+                tr("Mark a label column and at least one public column to estimate what an attacker could infer.")
+            )
             self.attack_chart.caption.setText("")
             return
         model = self.session.derived.get(key)
@@ -407,9 +454,14 @@ class PreviewPanel(QWidget):
                 self.attack_chart.show_message(tr("Estimating how well an attacker could guess the label…"))
                 public, label = key[2], key[3]
                 self._leak_worker = self.runner.start(
-                    fit_leakage, self.session.frame, public, label,
+                    fit_leakage,
+                    self.session.frame,
+                    public,
+                    label,
                     on_finished=lambda res, k=key: self._leak_done(k, res),
-                    on_failed=lambda exc: self._leak_failed(exc), on_cancelled=lambda: self._leak_failed(None))
+                    on_failed=lambda exc: self._leak_failed(exc),
+                    on_cancelled=lambda: self._leak_failed(None),
+                )
             return
         ckey = curve_key(plan)
         curves = self._curves.get(ckey)
@@ -427,11 +479,14 @@ class PreviewPanel(QWidget):
         eps_label = plan.label.label_unit_epsilon
         vals, share = attacker_at(model, eps_label)
         self.attack_chart.set_epsilon(eps, vals)
-        text = tr("At ε = {0:.3g} (the label's randomized response: ε = {1:.3g}): best attacker right {2:.0%} of "
-                  "the time; public columns alone {3:.0%}.").format(eps, eps_label, vals[2], vals[0])
+        text = tr(
+            "At ε = {0:.3g} (the label's randomized response: ε = {1:.3g}): best attacker right {2:.0%} of "
+            "the time; public columns alone {3:.0%}."
+        ).format(eps, eps_label, vals[2], vals[0])
         if share is not None:
             text += " " + tr("{0:.0%} of people are exposed beyond the label guarantee (advantage > 0.1).").format(
-                share)
+                share
+            )
         self.attack_chart.caption.setText(text + " " + tr("Estimated from the raw data: internal use only."))
 
     def _leak_done(self, key, model) -> None:
@@ -442,8 +497,12 @@ class PreviewPanel(QWidget):
     def _leak_failed(self, exc) -> None:
         self._leak_worker = None
         from dpstudio.gui.dialogs import error_summary
-        self.attack_chart.show_message(tr("The attack estimate failed: {0}").format(
-            error_summary(exc)) if exc else tr("Attack estimate cancelled."))
+
+        self.attack_chart.show_message(
+            tr("The attack estimate failed: {0}").format(error_summary(exc))
+            if exc
+            else tr("Attack estimate cancelled.")
+        )
 
     # ---- histogram: a sample privatized with the current plan's noise parameters ----------
     def _ensure_sample(self, unit) -> None:
@@ -465,8 +524,9 @@ class PreviewPanel(QWidget):
         if self._sample_worker is not None:
             self._sample_worker.cancel()
         self._sample = None
-        self._sample_worker = self.runner.start(make_sample, frame, unit,
-                                                on_finished=lambda s, k=key: self._sample_done(k, s))
+        self._sample_worker = self.runner.start(
+            make_sample, frame, unit, on_finished=lambda s, k=key: self._sample_done(k, s)
+        )
 
     def _sample_done(self, key, sample) -> None:
         self._sample_worker = None
@@ -491,8 +551,11 @@ class PreviewPanel(QWidget):
             self.hist_chart.set_numeric(pos, a, b, u.name)
         else:
             self.hist_chart.set_categorical(u.categories, a, b, u.name)
-        self.hist_chart.caption.setText(tr("{0} of {1} rows, privatized at ε = {2:.3g} for this preview only.").format(
-            f"{len(sample.values):,}", f"{len(self.session.frame):,}", eps))
+        self.hist_chart.caption.setText(
+            tr("{0} of {1} rows, privatized at ε = {2:.3g} for this preview only.").format(
+                f"{len(sample.values):,}", f"{len(self.session.frame):,}", eps
+            )
+        )
         self.last_hist_ms = 1000 * (time.perf_counter() - t0)
 
     def _synth_columns(self, rec) -> None:
@@ -505,9 +568,13 @@ class PreviewPanel(QWidget):
         name = self.column_combo.currentText()
         marg = (self.trial or {}).get("marginals", {}).get(name)
         if marg is None:
-            self.hist_chart.show_message(tr("Run a quick trial fit (below) to compare the original and the "
-                                            "synthetic distribution of “{0}”.").format(name) if name else
-                                         tr("Nothing to preview yet."))
+            self.hist_chart.show_message(
+                tr(
+                    "Run a quick trial fit (below) to compare the original and the synthetic distribution of “{0}”."
+                ).format(name)
+                if name
+                else tr("Nothing to preview yet.")
+            )
             self.hist_chart.caption.setText("")
             return
         self.hist_chart.set_series_names(tr("original (sample)"), tr("synthetic (trial)"))
@@ -517,8 +584,12 @@ class PreviewPanel(QWidget):
             self.hist_chart.set_numeric(pos, a, b, name)
         else:
             self.hist_chart.set_categorical(pos, a, b, name)
-        self.hist_chart.caption.setText(tr("1-way distribution of “{0}”: the trial sample vs rows generated by a "
-                                           "short trial fit. The real release trains longer.").format(name))
+        self.hist_chart.caption.setText(
+            tr(
+                "1-way distribution of “{0}”: the trial sample vs rows generated by a "
+                "short trial fit. The real release trains longer."
+            ).format(name)
+        )
 
     # ---- synthetic -----------------------------------------------------------------------
     def _update_synth(self, rec) -> None:
@@ -526,28 +597,45 @@ class PreviewPanel(QWidget):
         # the synthesizer's own split of its budget (Synthesizer.budget_plan: public quantities only)
         synth_plan = synth_budget_plan(rec, rows)
         split = budget_plan_text(synth_plan, rec.release.options.get("method", "pearl"))
-        self.error_chart.show_message(tr("Synthetic data adds its noise inside the synthesizer, not to each "
-                                         "value: see the noise-to-signal ratio and the trial fit.")
-                                      + ("<br><br>" + split if split else ""))
+        self.error_chart.show_message(
+            tr(
+                "Synthetic data adds its noise inside the synthesizer, not to each "
+                "value: see the noise-to-signal ratio and the trial fit."
+            )
+            + ("<br><br>" + split if split else "")
+        )
         _plan, err = self.session.plan()
         calc = embedding_noise_to_signal(rec, rows, synth_plan) if err is None else None
         if calc is not None:
-            self.synth_text.setText(tr(
-                "Noise-to-signal ratio of the private summary: at least <b>{0:.3g}</b> "
-                "({1}). Below 0.1 the generator sees the data clearly; around 1 and above it "
-                "mostly sees noise.").format(calc["ratio"], calc["verdict"]))
-            self.synth_text.setToolTip(tr(
-                "Computed from public quantities only (ε, δ, the number of rows, the synthesizer settings): "
-                "noise per coordinate σ = {0:.3g}, times √{1} coordinates, divided by the largest possible "
-                "size (norm 1) of the embedding. The real embedding is at most that large, so the true ratio "
-                "is at least this.").format(calc["sigma"], calc["dim"]))
+            self.synth_text.setText(
+                tr(
+                    "Noise-to-signal ratio of the private summary: at least <b>{0:.3g}</b> "
+                    "({1}). Below 0.1 the generator sees the data clearly; around 1 and above it "
+                    "mostly sees noise."
+                ).format(calc["ratio"], calc["verdict"])
+            )
+            self.synth_text.setToolTip(
+                tr(
+                    "Computed from public quantities only (ε, δ, the number of rows, the synthesizer settings): "
+                    "noise per coordinate σ = {0:.3g}, times √{1} coordinates, divided by the largest possible "
+                    "size (norm 1) of the embedding. The real embedding is at most that large, so the true ratio "
+                    "is at least this."
+                ).format(calc["sigma"], calc["dim"])
+            )
         else:
             method = rec.release.options.get("method", "pearl")
-            self.synth_text.setText(tr("The synthesizer adds Gaussian noise to counts of the data "
-                                       "(MST: no single embedding, so no noise-to-signal ratio). "
-                                       "A trial fit shows the result on a small sample.") if method == "mst" else
-                                    tr("The noise-to-signal ratio needs a valid budget (ε and δ > 0). "
-                                       "A trial fit shows the result on a small sample."))
+            self.synth_text.setText(
+                tr(
+                    "The synthesizer adds Gaussian noise to counts of the data "
+                    "(MST: no single embedding, so no noise-to-signal ratio). "
+                    "A trial fit shows the result on a small sample."
+                )
+                if method == "mst"
+                else tr(
+                    "The noise-to-signal ratio needs a valid budget (ε and δ > 0). "
+                    "A trial fit shows the result on a small sample."
+                )
+            )
             self.synth_text.setToolTip("")
         self.trial_button.setEnabled(err is None and self.trial_worker is None)
         self.trial_cancel.setEnabled(self.trial_worker is not None)
@@ -560,9 +648,14 @@ class PreviewPanel(QWidget):
         self.trial_button.setEnabled(False)
         self.trial_cancel.setEnabled(True)
         self.trial_worker = self.runner.start(
-            trial_fit, rec, self.session.frame,
-            on_finished=self._trial_done, on_failed=self._trial_failed, on_cancelled=self._trial_failed,
-            on_progress=lambda f, m: self.trial_result.setText(tr("Training on a sample… {0:.0f} %").format(100 * f)))
+            trial_fit,
+            rec,
+            self.session.frame,
+            on_finished=self._trial_done,
+            on_failed=self._trial_failed,
+            on_cancelled=self._trial_failed,
+            on_progress=lambda f, m: self.trial_result.setText(tr("Training on a sample… {0:.0f} %").format(100 * f)),
+        )
         return self.trial_worker
 
     def cancel_trial(self) -> None:
@@ -583,8 +676,10 @@ class PreviewPanel(QWidget):
         self.trial_button.setEnabled(True)
         self.trial_cancel.setEnabled(False)
         from dpstudio.gui.dialogs import error_summary
-        self.trial_result.setText(tr("Trial fit stopped: {0}").format(error_summary(exc)) if exc else
-                                  tr("Trial fit cancelled."))
+
+        self.trial_result.setText(
+            tr("Trial fit stopped: {0}").format(error_summary(exc)) if exc else tr("Trial fit cancelled.")
+        )
 
 
 def synth_budget_plan(recipe, rows: int) -> list[dict] | None:
@@ -596,6 +691,7 @@ def synth_budget_plan(recipe, rows: int) -> list[dict] | None:
         return None
     try:
         from dpstudio.engine.synth import SYNTHESIZERS
+
         opts = {k: v for k, v in recipe.release.options.to_dict().items() if k != "method"}
         synth = SYNTHESIZERS[method](**opts)
     except Exception:  # noqa: BLE001 - unknown options: the release page reports them
@@ -643,8 +739,13 @@ def embedding_noise_to_signal(recipe, rows: int, plan: list[dict] | None = None)
         return None
     sigma, dim = emb["sigma"], emb["dim"]
     ratio = sigma * math.sqrt(dim)
-    verdict = tr("the generator sees the data clearly") if ratio < 0.1 else \
-        tr("usable, some detail is lost") if ratio < 0.5 else tr("mostly noise: raise ε or use more rows")
+    verdict = (
+        tr("the generator sees the data clearly")
+        if ratio < 0.1
+        else tr("usable, some detail is lost")
+        if ratio < 0.5
+        else tr("mostly noise: raise ε or use more rows")
+    )
     return {"ratio": ratio, "sigma": sigma, "dim": dim, "share": emb["share"], "verdict": verdict}
 
 
@@ -654,6 +755,7 @@ TRIAL_OPTIONS = {"pearl": {"steps": 300, "k": 100}, "merf": {"steps": 300, "k": 
 
 def _marginal(col, orig, synth):
     import pandas as pd
+
     if col.type in ("integer", "float") and col.domain is not None and col.domain.known:
         edges = np.linspace(float(col.domain.low), float(col.domain.high), 31)
         a = pd.to_numeric(orig, errors="coerce").dropna().clip(edges[0], edges[-1]).to_numpy()
@@ -661,8 +763,11 @@ def _marginal(col, orig, synth):
         ha = np.histogram(a, edges)[0] / max(len(a), 1)
         hb = np.histogram(b, edges)[0] / max(len(b), 1)
         return "numeric", edges, ha, hb
-    cats = list(col.domain.categories) if col.domain is not None and col.domain.categories else \
-        sorted(set(map(str, orig.dropna())))
+    cats = (
+        list(col.domain.categories)
+        if col.domain is not None and col.domain.categories
+        else sorted(set(map(str, orig.dropna())))
+    )
     sa, sb = orig.astype(str), synth.astype(str)
     ha = np.array([(sa == c).mean() for c in cats])
     hb = np.array([(sb == c).mean() for c in cats])
@@ -684,8 +789,10 @@ def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> di
     for k, v in quick.items():
         opts[k] = min(v, opts.get(k, v))
     from dpstudio.recipe.model import Params
-    recipe = replace(recipe, release=replace(recipe.release, options=Params.of(opts)),
-                     outputs=replace(recipe.outputs, rows=None))
+
+    recipe = replace(
+        recipe, release=replace(recipe.release, options=Params.of(opts)), outputs=replace(recipe.outputs, rows=None)
+    )
     module = release_module(recipe.release.type)
     sample = frame.sample(min(rows, len(frame)), random_state=0) if len(frame) > rows else frame
     sample = sample.reset_index(drop=True)
@@ -694,11 +801,15 @@ def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> di
     outcome = module.execute(plan, sample, make_random_source(0), progress=progress, cancel=cancel)
     cancel.check()
     synth = outcome.data
-    text = tr("Trial: trained on {0:,} sampled rows in {1:.1f} s ({2}); {3:,} synthetic rows. Pick a "
-              "column above to compare its distribution.").format(
-        len(sample), time.perf_counter() - t0,
+    text = tr(
+        "Trial: trained on {0:,} sampled rows in {1:.1f} s ({2}); {3:,} synthetic rows. Pick a "
+        "column above to compare its distribution."
+    ).format(
+        len(sample),
+        time.perf_counter() - t0,
         ", ".join(f"{k} = {v}" for k, v in quick.items()) or tr("default settings"),
-        0 if synth is None else len(synth))
+        0 if synth is None else len(synth),
+    )
     marginals = {}
     if synth is not None:
         for c in recipe.columns:

@@ -1,5 +1,6 @@
 """Step 4 - Budget: epsilon (log slider + spin box) and delta, the dataset's ledger balance,
 and live charts that follow epsilon."""
+
 from __future__ import annotations
 
 import math
@@ -136,12 +137,19 @@ class BudgetPage(WizardPage):
         return self.tr("Move ε and watch the charts: less ε means more privacy and more noise.")
 
     def help_text(self):
-        return "<br><br>".join([epsilon_tooltip(), delta_tooltip(), self.tr(
-            "The left chart shows the expected error of the selected column at every ε, next to the red "
-            "floor: no differentially private mechanism can be more accurate than the floor. The "
-            "histogram compares original and privatized values on a sample (this preview stays on your "
-            "computer). For label releases, the attacker chart shows how often someone could guess the "
-            "label from the published data.")])
+        return "<br><br>".join(
+            [
+                epsilon_tooltip(),
+                delta_tooltip(),
+                self.tr(
+                    "The left chart shows the expected error of the selected column at every ε, next to the red "
+                    "floor: no differentially private mechanism can be more accurate than the floor. The "
+                    "histogram compares original and privatized values on a sample (this preview stays on your "
+                    "computer). For label releases, the attacker chart shows how often someone could guess the "
+                    "label from the published data."
+                ),
+            ]
+        )
 
     # ---- edits -------------------------------------------------------------------------
     def set_epsilon(self, eps: float) -> None:
@@ -199,10 +207,12 @@ class BudgetPage(WizardPage):
             return
         try:
             from dpstudio.ledger import Ledger
+
             self.ledger_summary = Ledger().summary(self.session.loaded.sha256)
             self.ledger_error = None
         except Exception as exc:  # noqa: BLE001 - shown in the box
             from dpstudio.gui.dialogs import error_summary
+
             self.ledger_error = error_summary(exc)
         self._ledger_text()
 
@@ -214,33 +224,46 @@ class BudgetPage(WizardPage):
             return
         self.cap_button.setEnabled(True)
         cap = s.get("cap")
-        lines = [self.tr("Spent so far: {0} in {1} release(s)").format(fmt_loss(s.get("spent")), s.get("releases", 0)),
-                 self.tr("Cap: {0}").format(fmt_loss(cap) if cap else self.tr("none set"))]
+        lines = [
+            self.tr("Spent so far: {0} in {1} release(s)").format(fmt_loss(s.get("spent")), s.get("releases", 0)),
+            self.tr("Cap: {0}").format(fmt_loss(cap) if cap else self.tr("none set")),
+        ]
         rem = s.get("remaining")
         if rem:
             lines.append(self.tr("Remaining: {0}").format(fmt_loss(rem)))
             plan, _ = self.session.plan()
             if plan is not None and rem.get("epsilon") is not None and plan.total.epsilon > rem["epsilon"] + 1e-12:
-                lines.append("<span style='color:#D55E00'>" + self.tr(
-                    "This release needs more than what remains: it will be refused.") + "</span>")
+                lines.append(
+                    "<span style='color:#D55E00'>"
+                    + self.tr("This release needs more than what remains: it will be refused.")
+                    + "</span>"
+                )
         self.ledger_text.setText("<br>".join(lines))
 
     def ask_cap(self):
         if self.session.loaded is None:
             return
         cur = (self.ledger_summary or {}).get("cap") or {}
-        value, ok = QInputDialog.getDouble(self, self.tr("Budget cap"),
-                                           self.tr("Total ε this dataset may spend over all releases:"),
-                                           cur.get("epsilon") or 5.0, 0.0, 1000.0, 3)
+        value, ok = QInputDialog.getDouble(
+            self,
+            self.tr("Budget cap"),
+            self.tr("Total ε this dataset may spend over all releases:"),
+            cur.get("epsilon") or 5.0,
+            0.0,
+            1000.0,
+            3,
+        )
         if ok:
             self.set_cap(value)
 
     def set_cap(self, epsilon: float):
         from dpstudio.gui.dialogs import show_error
+
         if self.session.loaded is None:  # no dataset: no ledger entry to cap
             return
         try:
             from dpstudio.ledger import Ledger
+
             Ledger().set_cap(self.session.loaded.sha256, epsilon)
         except Exception as exc:  # noqa: BLE001
             show_error(self.window(), self.tr("Could not set the cap"), exc)

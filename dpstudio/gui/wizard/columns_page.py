@@ -1,5 +1,6 @@
 """Step 2 - Columns: each column's role, type and domain, with the inferred suggestions
 preselected; identifiers and ignored columns are visibly dropped."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -30,8 +31,15 @@ class ColumnsPage(WizardPage):
     def __init__(self, session, runner, parent=None):
         super().__init__(session, runner, parent)
         self.table = QTableWidget(0, 5)
-        self.table.setHorizontalHeaderLabels([self.tr("Column"), self.tr("Role"), self.tr("Type"),
-                                              self.tr("Domain (public range / categories)"), self.tr("Status")])
+        self.table.setHorizontalHeaderLabels(
+            [
+                self.tr("Column"),
+                self.tr("Role"),
+                self.tr("Type"),
+                self.tr("Domain (public range / categories)"),
+                self.tr("Status"),
+            ]
+        )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -48,8 +56,9 @@ class ColumnsPage(WizardPage):
         # released: shown in italics until the user changes or confirms them
         self.inferred_label = note_label("")
         self.confirm_button = QPushButton(self.tr("Confirm all suggestions"))
-        self.confirm_button.setToolTip(self.tr("Accept every suggested type and role as your own choice "
-                                               "(recorded in the recipe and the report)."))
+        self.confirm_button.setToolTip(
+            self.tr("Accept every suggested type and role as your own choice (recorded in the recipe and the report).")
+        )
         self.confirm_button.clicked.connect(self._confirm_all)
         inferred_row = QHBoxLayout()
         inferred_row.addWidget(self.inferred_label, 1)
@@ -58,10 +67,15 @@ class ColumnsPage(WizardPage):
         row.addWidget(self.table, 3)
         row.addWidget(self.editor, 2)
         lay = QVBoxLayout(self)
-        lay.addWidget(note_label(self.tr(
-            "dpstudio suggested a role for every column. Numbers and categories you release need a "
-            "<b>domain</b>: the range or category list everyone may know (e.g. age 0–120). Typing it from "
-            "public knowledge is free; estimating it costs a little ε; copying it from the data leaks.")))
+        lay.addWidget(
+            note_label(
+                self.tr(
+                    "dpstudio suggested a role for every column. Numbers and categories you release need a "
+                    "<b>domain</b>: the range or category list everyone may know (e.g. age 0–120). Typing it from "
+                    "public knowledge is free; estimating it costs a little ε; copying it from the data leaks."
+                )
+            )
+        )
         lay.addLayout(row, 1)
         lay.addLayout(inferred_row)
         lay.addWidget(self.problem_label)
@@ -96,8 +110,11 @@ class ColumnsPage(WizardPage):
                 role.addItem(t, r)
                 role.setItemData(role.count() - 1, text, Qt.ItemDataRole.ToolTipRole)
             try:
-                role.setToolTip(self.tr("Suggested: {0} — {1}").format(
-                    role_text(schema.column(c.name).suggested_role)[0], schema.column(c.name).reason))
+                role.setToolTip(
+                    self.tr("Suggested: {0} — {1}").format(
+                        role_text(schema.column(c.name).suggested_role)[0], schema.column(c.name).reason
+                    )
+                )
             except KeyError:
                 pass
             role.currentIndexChanged.connect(lambda _i, n=c.name, w=role: self._role(n, w.currentData()))
@@ -128,8 +145,11 @@ class ColumnsPage(WizardPage):
             self._mark_inferred(role_w, c.role_source != "confirmed")
             type_inferred = c.type_source != "confirmed" and c.role not in DROPPED_ROLES
             self._mark_inferred(type_w, type_inferred)
-            type_w.setToolTip(self.tr("Read from the data, not confirmed: it decides the released grid "
-                                      "(integer or float).") if type_inferred else "")
+            type_w.setToolTip(
+                self.tr("Read from the data, not confirmed: it decides the released grid (integer or float).")
+                if type_inferred
+                else ""
+            )
             dropped = c.role in DROPPED_ROLES
             name = table_item(self.table, i, COL_NAME)
             f = QFont(name.font())
@@ -139,11 +159,22 @@ class ColumnsPage(WizardPage):
             name.setForeground(grey if dropped else self.palette().text().color())
             dom = table_item(self.table, i, COL_DOMAIN)
             from dpstudio.recipe.validate import perturbed_roles
+
             passes = c.role not in perturbed_roles(rec.release.type) and c.domain is None
-            dom.setText("" if dropped else (self.tr("— not needed: released as it is") if passes
-                                            else domain_summary(c) or self.tr("⚠ missing: type the public range")))
-            dom.setForeground(QColor("#D55E00") if c.domain is not None and c.domain.source == "data"
-                              else self.palette().text().color())
+            dom.setText(
+                ""
+                if dropped
+                else (
+                    self.tr("— not needed: released as it is")
+                    if passes
+                    else domain_summary(c) or self.tr("⚠ missing: type the public range")
+                )
+            )
+            dom.setForeground(
+                QColor("#D55E00")
+                if c.domain is not None and c.domain.source == "data"
+                else self.palette().text().color()
+            )
             mine = [p for p in problems if p.field == f"column:{c.name}"]
             status = table_item(self.table, i, COL_STATUS)
             if dropped:
@@ -172,11 +203,17 @@ class ColumnsPage(WizardPage):
 
     def _show_inferred(self, rec) -> None:
         from dpstudio.recipe.validate import inferred_facts
+
         facts = inferred_facts(rec)
-        self.inferred_label.setText(self.tr(
-            "{0} column(s) have a type or role (in italics) read from the data, not chosen by you. "
-            "They decide the released grid (integer or float) and which columns are released: change "
-            "them, or confirm them.").format(len(facts)) if facts else "")
+        self.inferred_label.setText(
+            self.tr(
+                "{0} column(s) have a type or role (in italics) read from the data, not chosen by you. "
+                "They decide the released grid (integer or float) and which columns are released: change "
+                "them, or confirm them."
+            ).format(len(facts))
+            if facts
+            else ""
+        )
         self.inferred_label.setVisible(bool(facts))
         self.confirm_button.setVisible(bool(facts))
 

@@ -1,5 +1,6 @@
 """Step 1 - Data: open a table (dialog, drag and drop, recent files), load it on a worker,
 preview it and summarise its inferred schema."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -96,7 +97,8 @@ class DataPage(WizardPage):
         self.summary = note_label("", "summary")
         self.schema_table = QTableWidget(0, 5)
         self.schema_table.setHorizontalHeaderLabels(
-            [self.tr("Column"), self.tr("Type"), self.tr("Missing"), self.tr("Distinct"), self.tr("Suggested role")])
+            [self.tr("Column"), self.tr("Type"), self.tr("Missing"), self.tr("Distinct"), self.tr("Suggested role")]
+        )
         self.schema_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.schema_table.verticalHeader().setVisible(False)
         self.schema_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -140,14 +142,17 @@ class DataPage(WizardPage):
         return self.tr("Load your data")
 
     def subtitle(self):
-        return self.tr("Open the table you want to release. It is read on this computer only; "
-                       "nothing leaves it until you export.")
+        return self.tr(
+            "Open the table you want to release. It is read on this computer only; nothing leaves it until you export."
+        )
 
     def help_text(self):
-        return self.tr("Open a CSV/TSV, Parquet, Excel, Stata or SAS file with Ctrl+O, by dragging it onto "
-                       "the window, or from the recent files. dpstudio guesses each column's type and role "
-                       "(you can change them in the next step). The table's fingerprint (SHA-256) identifies "
-                       "it in the privacy budget ledger, so renaming the file does not reset its budget.")
+        return self.tr(
+            "Open a CSV/TSV, Parquet, Excel, Stata or SAS file with Ctrl+O, by dragging it onto "
+            "the window, or from the recent files. dpstudio guesses each column's type and role "
+            "(you can change them in the next step). The table's fingerprint (SHA-256) identifies "
+            "it in the privacy budget ledger, so renaming the file does not reset its budget."
+        )
 
     def isComplete(self):  # noqa: N802 - Qt override
         return self.session.has_data and self.worker is None
@@ -164,13 +169,15 @@ class DataPage(WizardPage):
             self.load(path)
 
     def open_recipe_dialog(self):
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open a recipe"), "",
-                                              self.tr("Recipes (*.recipe.json *.json)"))
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Open a recipe"), "", self.tr("Recipes (*.recipe.json *.json)")
+        )
         if path:
             self.load(path)
 
     def open_demo(self):
         from dpstudio.resources import resource_path
+
         self.load(str(resource_path("demo", "census_demo.csv")))
 
     def load(self, path: str):
@@ -182,9 +189,14 @@ class DataPage(WizardPage):
         self.progress_text.setText(self.tr("Reading {0}…").format(Path(path).name))
         self.progress_row.setVisible(True)
         self.last_error = None
-        self.worker = self.runner.start(job, path, on_finished=lambda res, p=path: self._loaded(p, res),
-                                        on_failed=lambda exc, p=path: self._failed(p, exc),
-                                        on_cancelled=self._cancelled, on_progress=self._progress)
+        self.worker = self.runner.start(
+            job,
+            path,
+            on_finished=lambda res, p=path: self._loaded(p, res),
+            on_failed=lambda exc, p=path: self._failed(p, exc),
+            on_cancelled=self._cancelled,
+            on_progress=self._progress,
+        )
         self.loadingChanged.emit(True)
         self.completeChanged.emit()
         return self.worker
@@ -254,11 +266,17 @@ class DataPage(WizardPage):
             types[c.type] = types.get(c.type, 0) + 1
         type_text = ", ".join(f"{n} {t}" for t, n in sorted(types.items(), key=lambda kv: -kv[1]))
         text = self.tr("<b>{0}</b>: {1} rows × {2} columns ({3}); {4} missing cells. Fingerprint {5}…").format(
-            Path(s.loaded.path).name, f"{schema.rows:,}", len(schema.columns), type_text, f"{missing:,}",
-            s.loaded.sha256[:12])
+            Path(s.loaded.path).name,
+            f"{schema.rows:,}",
+            len(schema.columns),
+            type_text,
+            f"{missing:,}",
+            s.loaded.sha256[:12],
+        )
         if s.recipe_source:
             text += "<br>" + self.tr("Settings loaded from the saved recipe <i>{0}</i>.").format(
-                Path(s.recipe_source).name)
+                Path(s.recipe_source).name
+            )
         self.summary.setText(text)
         self.recent_label.setVisible(False)
         self.recent.setVisible(False)

@@ -1,5 +1,6 @@
 """Edits one column's domain and shows where it comes from: typed (public), estimated with DP
 (at a visible cost) or copied from the data (a red warning and an explicit confirmation)."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
@@ -48,8 +49,11 @@ def domain_summary(col) -> str:
     if d.kind == "numeric":
         body = f"{_fmt(d.low)} … {_fmt(d.high)}" if d.known else "bounds from data"
     else:
-        body = ", ".join(d.categories[:6]) + (" …" if len(d.categories) > 6 else "") if d.categories \
+        body = (
+            ", ".join(d.categories[:6]) + (" …" if len(d.categories) > 6 else "")
+            if d.categories
             else "categories from data"
+        )
     return ("⚠ " if d.source == "data" else "") + body
 
 
@@ -122,8 +126,16 @@ class DomainEditor(QGroupBox):
         self.show_column(None)
 
     def _rows(self, visible: set[QWidget]):
-        for w in (self.low, self.high, self.categories, self.other, self.search_low, self.search_high,
-                  self.candidates, self.cost):
+        for w in (
+            self.low,
+            self.high,
+            self.categories,
+            self.other,
+            self.search_low,
+            self.search_high,
+            self.candidates,
+            self.cost,
+        ):
             self.form.setRowVisible(w, w in visible)
 
     def show_column(self, col) -> None:
@@ -142,14 +154,23 @@ class DomainEditor(QGroupBox):
             elif col.role == "embedding":
                 self.explain.setText(self.tr("Embedding vectors use a public pool instead of a domain."))
             else:
-                self.explain.setText(self.tr("Columns of type {0} cannot be released; set the role to "
-                                             "'Ignore'.").format(col.type))
+                self.explain.setText(
+                    self.tr("Columns of type {0} cannot be released; set the role to 'Ignore'.").format(col.type)
+                )
             return
         self.setTitle(self.tr("Domain of “{0}”").format(col.name))
         d = col.domain
         src = d.source if d is not None else "public"
-        ws = list(self.radio.values()) + [self.low, self.high, self.categories, self.other, self.search_low,
-                                          self.search_high, self.candidates, self.cost]
+        ws = list(self.radio.values()) + [
+            self.low,
+            self.high,
+            self.categories,
+            self.other,
+            self.search_low,
+            self.search_high,
+            self.candidates,
+            self.cost,
+        ]
         with blocked(*ws):
             for rb in self.radio.values():
                 rb.setVisible(True)
@@ -171,13 +192,18 @@ class DomainEditor(QGroupBox):
         rows: dict[str, set[QWidget]] = {
             "public": {self.low, self.high} if numeric else {self.categories, self.other},
             "dp": {self.search_low, self.search_high, self.cost} if numeric else {self.candidates, self.cost},
-            "data": set() if numeric else {self.other}}
+            "data": set() if numeric else {self.other},
+        }
         self._rows(rows[src])
         self.explain.setText(domain_source_text(src)[1])
         if src == "data":
-            self.warning.setText(self.tr("⚠ Copied from the private data: the exact extremes or rare "
-                                         "categories of real people are revealed. The privacy guarantee does "
-                                         "NOT cover this, and the report will say so."))
+            self.warning.setText(
+                self.tr(
+                    "⚠ Copied from the private data: the exact extremes or rare "
+                    "categories of real people are revealed. The privacy guarantee does "
+                    "NOT cover this, and the report will say so."
+                )
+            )
         else:
             self.warning.setText("")
 
@@ -201,14 +227,23 @@ class DomainEditor(QGroupBox):
         self._emit()
 
     def _ask_copy(self, name: str) -> bool:
-        box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Copy the domain from the private data?"),
-                          self.tr("The bounds or categories of “{0}” would be read from the private data and "
-                                  "published with the release.").format(name),
-                          QMessageBox.StandardButton.Cancel, self)
-        box.setInformativeText(self.tr("The minimum, maximum and rare categories often belong to one "
-                                       "identifiable person. The differential-privacy guarantee does not cover "
-                                       "this, and the report records your acknowledgement. Prefer typing "
-                                       "public bounds or a DP estimate."))
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            self.tr("Copy the domain from the private data?"),
+            self.tr(
+                "The bounds or categories of “{0}” would be read from the private data and published with the release."
+            ).format(name),
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setInformativeText(
+            self.tr(
+                "The minimum, maximum and rare categories often belong to one "
+                "identifiable person. The differential-privacy guarantee does not cover "
+                "this, and the report records your acknowledgement. Prefer typing "
+                "public bounds or a DP estimate."
+            )
+        )
         ok = box.addButton(self.tr("I understand, copy from the data"), QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.exec()
@@ -229,17 +264,26 @@ class DomainEditor(QGroupBox):
             cats = _list(self.categories.text())
             if cats is None:
                 return None
-            return Domain(kind="categorical", source="public", categories=cats,
-                          other=self.other.text().strip() or None)
+            return Domain(kind="categorical", source="public", categories=cats, other=self.other.text().strip() or None)
         if src == "dp":
             cost = Cost(epsilon=round(self.cost.value(), 4))
             if kind == "numeric":
-                return Domain(kind="numeric", source="dp", cost=cost, search_low=_num(self.search_low.text()),
-                              search_high=_num(self.search_high.text()))
+                return Domain(
+                    kind="numeric",
+                    source="dp",
+                    cost=cost,
+                    search_low=_num(self.search_low.text()),
+                    search_high=_num(self.search_high.text()),
+                )
             return Domain(kind="categorical", source="dp", cost=cost, candidates=_list(self.candidates.text()))
         d = col.domain
-        return Domain(kind=kind, source="data", other=self.other.text().strip() or None,
-                      low=d.low if d else None, high=d.high if d else None)
+        return Domain(
+            kind=kind,
+            source="data",
+            other=self.other.text().strip() or None,
+            low=d.low if d else None,
+            high=d.high if d else None,
+        )
 
     def _emit(self) -> None:
         if self.column is not None:

@@ -1,5 +1,6 @@
 """Pure recipe edits shared by the pages (no Qt): keep roles, types, domains and mechanisms
 consistent when the user changes one of them."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -53,8 +54,9 @@ def fit_mechanism(col, release_type: str):
 
 
 def _sync_ack(recipe: Recipe) -> Recipe:
-    uses = any(c.domain is not None and c.domain.source == "data" and c.role not in DROPPED_ROLES
-               for c in recipe.columns)
+    uses = any(
+        c.domain is not None and c.domain.source == "data" and c.role not in DROPPED_ROLES for c in recipe.columns
+    )
     acks = tuple(a for a in recipe.acknowledgements if a != ACK_DOMAIN_FROM_DATA)
     if uses:
         acks = acks + (ACK_DOMAIN_FROM_DATA,)
@@ -65,13 +67,15 @@ def set_role(recipe: Recipe, name: str, role: str) -> Recipe:
     """The user's choice of role: recorded as confirmed (no longer the data's suggestion)."""
     col = replace(recipe.column(name), role=role)
     col = replace(col, mechanism=fit_mechanism(col, recipe.release.type))
-    return _sync_pool_ack(_sync_ack(recipe.with_column(name, role=col.role, mechanism=col.mechanism,
-                                                       role_source="confirmed")))
+    return _sync_pool_ack(
+        _sync_ack(recipe.with_column(name, role=col.role, mechanism=col.mechanism, role_source="confirmed"))
+    )
 
 
 def confirm_suggestions(recipe: Recipe) -> Recipe:
     """The user accepts every suggested type and role as a public choice (values unchanged)."""
     from dpstudio.recipe.build import confirm_inferred_facts
+
     return confirm_inferred_facts(recipe)
 
 
@@ -82,14 +86,19 @@ def set_type(recipe: Recipe, name: str, col_type: str) -> Recipe:
     domain = col.domain if col.domain is not None and col.domain.kind == kind else None
     col = replace(col, domain=domain)
     col = replace(col, mechanism=fit_mechanism(col, recipe.release.type))
-    return _sync_ack(recipe.with_column(name, type=col_type, domain=domain, mechanism=col.mechanism,
-                                        type_source="confirmed"))
+    return _sync_ack(
+        recipe.with_column(name, type=col_type, domain=domain, mechanism=col.mechanism, type_source="confirmed")
+    )
 
 
 def set_domain(recipe: Recipe, name: str, domain: Domain | None, *, acknowledge: bool = False) -> Recipe:
     """Set a domain; a 'data' source needs ``acknowledge=True`` (the user confirmed the risk)."""
-    if domain is not None and domain.source == "data" and not acknowledge \
-            and ACK_DOMAIN_FROM_DATA not in recipe.acknowledgements:
+    if (
+        domain is not None
+        and domain.source == "data"
+        and not acknowledge
+        and ACK_DOMAIN_FROM_DATA not in recipe.acknowledgements
+    ):
         raise ValueError("copying a domain from the data needs the user's explicit confirmation")
     return _sync_ack(recipe.with_column(name, domain=domain))
 
@@ -121,6 +130,7 @@ def suggested_delta(rows: int | None) -> float:
 
 # ---- embedding pools (metric selection) -----------------------------------------------------
 
+
 def embedding_units(recipe: Recipe) -> list[tuple[str, list]]:
     """The embedding vectors of a recipe: (group key, its columns), in column order."""
     units: list[tuple[str, list]] = []
@@ -147,8 +157,11 @@ def embedding_pool(recipe: Recipe, key: str) -> str | None:
 
 def _sync_pool_ack(recipe: Recipe) -> Recipe:
     from dpstudio.recipe.validate import ACK_DATASET_POOL
-    uses = any(c.role == "embedding" and c.mechanism is not None and c.mechanism.params.get("pool") == "dataset"
-               for c in recipe.columns)
+
+    uses = any(
+        c.role == "embedding" and c.mechanism is not None and c.mechanism.params.get("pool") == "dataset"
+        for c in recipe.columns
+    )
     acks = tuple(a for a in recipe.acknowledgements if a != ACK_DATASET_POOL)
     if uses:
         acks = acks + (ACK_DATASET_POOL,)
@@ -191,9 +204,11 @@ def pool_file_problem(path: str, columns: list[str]) -> str | None:
     try:
         if p.suffix.lower() in (".parquet", ".pq"):
             import pyarrow.parquet as pq
+
             names = list(pq.read_schema(str(p)).names)
         elif p.suffix.lower() in (".csv", ".txt", ".tsv", ".gz"):
             import pandas as pd
+
             names = list(pd.read_csv(p, nrows=0, sep=None if p.suffix.lower() == ".tsv" else ",").columns)
         else:
             return f"{p.name}: choose a CSV or Parquet file"
@@ -202,6 +217,8 @@ def pool_file_problem(path: str, columns: list[str]) -> str | None:
     if len(columns) > 1:
         missing = [c for c in columns if c not in names]
         if missing:
-            return (f"{p.name} lacks the vector columns {', '.join(missing[:5])}"
-                    f"{' …' if len(missing) > 5 else ''}: the pool needs the same columns as the data")
+            return (
+                f"{p.name} lacks the vector columns {', '.join(missing[:5])}"
+                f"{' …' if len(missing) > 5 else ''}: the pool needs the same columns as the data"
+            )
     return None

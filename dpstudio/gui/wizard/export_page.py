@@ -1,5 +1,6 @@
 """Step 6 - Export: output and report paths, runs execute_release on a worker with progress
 and cancel, shows where the files went and offers to open the report."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -33,13 +34,25 @@ EXT = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx", "json": ".json"}
 #: the engine's report variants (dpstudio.report.VARIANTS), named for a compliance officer
 REPORT_VARIANTS = (
     ("internal", QT_TRANSLATE_NOOP("ExportPage", "Internal (for the data steward; includes raw-data risk estimates)")),
-    ("external", QT_TRANSLATE_NOOP("ExportPage", "External (safe to publish: privatized outputs and public "
-                                                 "information only)")),
+    (
+        "external",
+        QT_TRANSLATE_NOOP("ExportPage", "External (safe to publish: privatized outputs and public information only)"),
+    ),
 )
 
 
-def run_release(recipe, output_path, report_path, report_variant, *, progress, cancel, new_dataset=False,
-                recipe_path=None, state=None):
+def run_release(
+    recipe,
+    output_path,
+    report_path,
+    report_variant,
+    *,
+    progress,
+    cancel,
+    new_dataset=False,
+    recipe_path=None,
+    state=None,
+):
     """Worker job: the one release pipeline, with the ledger (opened on this thread).
 
     ``state`` (a dict) learns ``committed`` at the point of no return and then ``result``: the
@@ -50,10 +63,18 @@ def run_release(recipe, output_path, report_path, report_variant, *, progress, c
 
     ledger = Ledger()
     state = {} if state is None else state
-    result = execute_release(recipe, output_path=output_path, ledger=ledger, report_path=report_path or None,
-                             report_variant=report_variant, progress=progress, cancel=cancel,
-                             new_dataset=new_dataset, recipe_path=recipe_path,
-                             on_commit=lambda: state.__setitem__("committed", True))
+    result = execute_release(
+        recipe,
+        output_path=output_path,
+        ledger=ledger,
+        report_path=report_path or None,
+        report_variant=report_variant,
+        progress=progress,
+        cancel=cancel,
+        new_dataset=new_dataset,
+        recipe_path=recipe_path,
+        on_commit=lambda: state.__setitem__("committed", True),
+    )
     state["result"] = result
     return result
 
@@ -80,8 +101,9 @@ class ExportPage(WizardPage):
             self.format.addItem(f.upper(), f)
         self.format.currentIndexChanged.connect(self._format_chosen)
         self.formula = QCheckBox(self.tr("Protect spreadsheet formulas (cells starting with = + - @ stay text)"))
-        self.formula.toggled.connect(lambda on: self.session.update(
-            lambda r: replace(r, outputs=replace(r.outputs, formula_protection=on))))
+        self.formula.toggled.connect(
+            lambda on: self.session.update(lambda r: replace(r, outputs=replace(r.outputs, formula_protection=on)))
+        )
         self.seed_box = QCheckBox(self.tr("Reproducible test run with a fixed seed (never for real releases)"))
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
@@ -116,11 +138,19 @@ class ExportPage(WizardPage):
         form.addRow("", self._wrap(seed_row))
         # the ledger charges an edited or re-saved copy of a known dataset to that dataset's cap;
         # only this explicit (recorded) declaration gives a file whose rows match one its own budget
-        self.new_dataset = QCheckBox(self.tr("This is a new dataset, not an edited or re-saved copy of one "
-                                             "already released (recorded in the ledger and the report)"))
-        self.new_dataset.setToolTip(self.tr("The ledger recognises a file that shares most of its rows with a "
-                                            "dataset it knows and charges that dataset's budget. Tick this "
-                                            "only if the data really are about other people."))
+        self.new_dataset = QCheckBox(
+            self.tr(
+                "This is a new dataset, not an edited or re-saved copy of one "
+                "already released (recorded in the ledger and the report)"
+            )
+        )
+        self.new_dataset.setToolTip(
+            self.tr(
+                "The ledger recognises a file that shares most of its rows with a "
+                "dataset it knows and charges that dataset's budget. Tick this "
+                "only if the data really are about other people."
+            )
+        )
         form.addRow("", self.new_dataset)
         rep_row = QHBoxLayout()
         rep_row.addWidget(self.report, 1)
@@ -181,21 +211,28 @@ class ExportPage(WizardPage):
         return self.tr("Write the privatized data and the report; the spend is recorded in the budget ledger.")
 
     def help_text(self):
-        return self.tr("Release now draws the random noise, writes the data file and the report, and records "
-                       "the privacy loss in the dataset's ledger. Files are written to a temporary name and "
-                       "renamed at the end, so a release cancelled or failed before that point leaves nothing "
-                       "behind and spends nothing; once the data is in place and the spend recorded, the "
-                       "release is final (a failing report is then a warning). The internal report includes "
-                       "risk estimates computed from the raw data; give the external variant to anyone outside "
-                       "your organisation.")
+        return self.tr(
+            "Release now draws the random noise, writes the data file and the report, and records "
+            "the privacy loss in the dataset's ledger. Files are written to a temporary name and "
+            "renamed at the end, so a release cancelled or failed before that point leaves nothing "
+            "behind and spends nothing; once the data is in place and the spend recorded, the "
+            "release is final (a failing report is then a warning). The internal report includes "
+            "risk estimates computed from the raw data; give the external variant to anyone outside "
+            "your organisation."
+        )
 
     def isComplete(self):  # noqa: N802 - Qt override
         return self.result is not None
 
     def can_release(self) -> bool:
         plan, _ = self.session.plan()
-        return (self.session.has_data and not self.session.problems() and plan is not None
-                and bool(self.session.output_path) and self.worker is None)
+        return (
+            self.session.has_data
+            and not self.session.problems()
+            and plan is not None
+            and bool(self.session.output_path)
+            and self.worker is None
+        )
 
     # ---- view --------------------------------------------------------------------------
     def _targets_changed(self):
@@ -213,11 +250,18 @@ class ExportPage(WizardPage):
         artifact = artifact_only(rec)
         self.format.setEnabled(not artifact)
         self.formula.setEnabled(not artifact)
-        self.output_label.setText(self.tr("Released model (JSON file)") if rec.release.type == "model" else
-                                  self.tr("Released density (JSON file)") if artifact else
-                                  self.tr("Privatized data file"))
-        self.format.setToolTip(self.tr("This release is a JSON file (coefficients / density grid), not a table.")
-                               if artifact else self.tr("File format of the released table"))
+        self.output_label.setText(
+            self.tr("Released model (JSON file)")
+            if rec.release.type == "model"
+            else self.tr("Released density (JSON file)")
+            if artifact
+            else self.tr("Privatized data file")
+        )
+        self.format.setToolTip(
+            self.tr("This release is a JSON file (coefficients / density grid), not a table.")
+            if artifact
+            else self.tr("File format of the released table")
+        )
         out = self.session.output_path
         if out:
             want = ".json" if artifact else EXT[rec.outputs.format]
@@ -233,8 +277,11 @@ class ExportPage(WizardPage):
         plan, err = self.session.plan()
         if plan is not None:
             t = plan.total
-            self.cost_label.setText(self.tr("This release will spend <b>ε = {0:.3g}</b>{1} from this dataset's "
-                                            "budget.").format(t.epsilon, f", δ = {t.delta:.1e}" if t.delta else ""))
+            self.cost_label.setText(
+                self.tr("This release will spend <b>ε = {0:.3g}</b>{1} from this dataset's budget.").format(
+                    t.epsilon, f", δ = {t.delta:.1e}" if t.delta else ""
+                )
+            )
         else:
             self.cost_label.setText(self.tr("Not ready: {0}").format(err))
         self._targets_changed()
@@ -252,8 +299,9 @@ class ExportPage(WizardPage):
 
     def _report_format_chosen(self, _i):
         if self.session.report_path:
-            self.session.set_targets(report_path=str(Path(self.session.report_path).with_suffix(
-                self.report_format.currentData())))
+            self.session.set_targets(
+                report_path=str(Path(self.session.report_path).with_suffix(self.report_format.currentData()))
+            )
 
     def _seed_changed(self, *_):
         seed = self.seed.value() if self.seed_box.isChecked() else None
@@ -265,16 +313,24 @@ class ExportPage(WizardPage):
             self.session.set_targets(output_path=path)
 
     def browse_report(self):
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save the report as"), self.session.report_path,
-                                              self.tr("Reports (*.html *.pdf)"))
+        path, _ = QFileDialog.getSaveFileName(
+            self, self.tr("Save the report as"), self.session.report_path, self.tr("Reports (*.html *.pdf)")
+        )
         if path:
             self.session.set_targets(report_path=path)
 
     # ---- running -----------------------------------------------------------------------
     def _ask_confirm(self, text: str) -> bool:
-        return QMessageBox.question(self, self.tr("Release and spend the budget?"), text,
-                                    QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                                    QMessageBox.StandardButton.Cancel) == QMessageBox.StandardButton.Yes
+        return (
+            QMessageBox.question(
+                self,
+                self.tr("Release and spend the budget?"),
+                text,
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                QMessageBox.StandardButton.Cancel,
+            )
+            == QMessageBox.StandardButton.Yes
+        )
 
     def start_release(self):
         if not self.can_release():
@@ -284,14 +340,17 @@ class ExportPage(WizardPage):
         plan, _ = s.plan()
         if plan is None:  # can_release() checked there is one
             return None
-        text = self.tr("This draws the noise and writes {0}. It spends ε = {1:.3g} of this dataset's budget "
-                       "and cannot be undone.").format(out.name, plan.total.epsilon)
+        text = self.tr(
+            "This draws the noise and writes {0}. It spends ε = {1:.3g} of this dataset's budget and cannot be undone."
+        ).format(out.name, plan.total.epsilon)
         if out.exists():
             text += "\n\n" + self.tr("{0} already exists and will be replaced.").format(out.name)
         if self.new_dataset.isChecked():
-            text += "\n\n" + self.tr("You declare this a new dataset: if the ledger recognises its rows as a "
-                                      "dataset already released, this release gets a budget of its own. The "
-                                      "declaration is recorded in the ledger and the report.")
+            text += "\n\n" + self.tr(
+                "You declare this a new dataset: if the ledger recognises its rows as a "
+                "dataset already released, this release gets a budget of its own. The "
+                "declaration is recorded in the ledger and the report."
+            )
         if not self.confirm_release(text):
             return None
         self.result = None
@@ -300,12 +359,20 @@ class ExportPage(WizardPage):
         self.result_label.setText("")
         self.progress.setValue(0)
         self._run_state = {}
-        self.worker = self.runner.start(run_release, s.recipe, s.output_path, s.report_path,
-                                        self.variant.currentData(), recipe_path=s.recipe_source,
-                                        state=self._run_state,
-                                        **({"new_dataset": True} if self.new_dataset.isChecked() else {}),
-                                        on_finished=self._finished, on_failed=self._failed,
-                                        on_cancelled=self._cancelled, on_progress=self._progress)
+        self.worker = self.runner.start(
+            run_release,
+            s.recipe,
+            s.output_path,
+            s.report_path,
+            self.variant.currentData(),
+            recipe_path=s.recipe_source,
+            state=self._run_state,
+            **({"new_dataset": True} if self.new_dataset.isChecked() else {}),
+            on_finished=self._finished,
+            on_failed=self._failed,
+            on_cancelled=self._cancelled,
+            on_progress=self._progress,
+        )
         self._update_buttons()
         self.completeChanged.emit()
         return self.worker
@@ -324,18 +391,24 @@ class ExportPage(WizardPage):
         self.result = result
         self.progress.setValue(1000)
         # the result's own record of what happened, not the paths asked for
-        self.progress_text.setText(self.tr("Done: {0}.").format(result.done_text()) if result.report_error
-                                   else self.tr("Done."))
+        self.progress_text.setText(
+            self.tr("Done: {0}.").format(result.done_text()) if result.report_error else self.tr("Done.")
+        )
         rec = result.recipe
         if artifact_only(rec):
-            lines = [self.tr("Released {0} (JSON): <b>{1}</b>").format(
-                self.tr("model") if rec.release.type == "model" else self.tr("density"), result.output_path)]
+            lines = [
+                self.tr("Released {0} (JSON): <b>{1}</b>").format(
+                    self.tr("model") if rec.release.type == "model" else self.tr("density"), result.output_path
+                )
+            ]
         else:
             lines = [self.tr("Privatized data: <b>{0}</b>").format(result.output_path)]
             if artifact_beside(rec):
-                lines.append(self.tr("Density (JSON): <b>{0}</b>").format(result.artifact_path)
-                             if result.artifact_path is not None else
-                             self.tr("Density (JSON): not written (see the warning below)"))
+                lines.append(
+                    self.tr("Density (JSON): <b>{0}</b>").format(result.artifact_path)
+                    if result.artifact_path is not None
+                    else self.tr("Density (JSON): not written (see the warning below)")
+                )
         if result.report_path is not None:
             lines.append(self.tr("Report: <b>{0}</b>").format(result.report_path))
         elif result.report_error is not None:
@@ -343,8 +416,11 @@ class ExportPage(WizardPage):
         after = result.ledger_after or {}
         spent = (after.get("spent") or {}).get("epsilon")
         if spent is not None:
-            lines.append(self.tr("The ledger now records ε = {0:.3g} spent on this dataset in {1} release(s).").format(
-                spent, after.get("releases", "?")))
+            lines.append(
+                self.tr("The ledger now records ε = {0:.3g} spent on this dataset in {1} release(s).").format(
+                    spent, after.get("releases", "?")
+                )
+            )
         for w in result.warnings:
             lines.append("⚠ " + w)
         self.result_label.setText("<br>".join(lines))
@@ -381,16 +457,22 @@ class ExportPage(WizardPage):
         result = self._run_state.get("result")
         if result is not None:
             if exc is None:
-                result.warnings.append(self.tr("Cancel was pressed after the release was final: the data "
-                                               "was already written and the spend recorded."))
+                result.warnings.append(
+                    self.tr(
+                        "Cancel was pressed after the release was final: the data "
+                        "was already written and the spend recorded."
+                    )
+                )
             self._finished(result)
             return
         # the engine turns every failure after the commit into a warning; this is the last resort
         self.worker = None
         self.last_error = exc
         self.progress.setValue(1000)
-        text = self.tr("The release is final: the data was written to {0} and the spend recorded in the "
-                       "ledger; then it failed: {1}").format(self.session.output_path, exc or self.tr("cancelled"))
+        text = self.tr(
+            "The release is final: the data was written to {0} and the spend recorded in the "
+            "ledger; then it failed: {1}"
+        ).format(self.session.output_path, exc or self.tr("cancelled"))
         self.progress_text.setText(text)
         self.result_label.setText(text)
         self._update_buttons()

@@ -1,5 +1,6 @@
 """Step 3 - Release: what kind of release, and the mechanism for each column, each explained
 in plain words (what it protects, what it does not)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -88,8 +89,14 @@ class ReleasePage(WizardPage):
         grid.addWidget(self.options_box, 5, 0, 1, 2)
 
         self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels([self.tr("Column"), self.tr("Mechanism"), self.tr("Budget share"),
-                                              self.tr("What it protects — and what it does not")])
+        self.table.setHorizontalHeaderLabels(
+            [
+                self.tr("Column"),
+                self.tr("Mechanism"),
+                self.tr("Budget share"),
+                self.tr("What it protects — and what it does not"),
+            ]
+        )
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(True)
@@ -104,9 +111,14 @@ class ReleasePage(WizardPage):
         lay.addWidget(self.table, 1)
         self.pool_box = QGroupBox(self.tr("Embedding vectors: where the replacement vectors come from"))
         self.pool_layout = QVBoxLayout(self.pool_box)
-        self.pool_layout.addWidget(note_label(self.tr(
-            "Each embedding vector is replaced by a vector from a <b>public pool</b> — a file with the same "
-            "vector columns, e.g. embeddings of public texts — preferring vectors close to the original.")))
+        self.pool_layout.addWidget(
+            note_label(
+                self.tr(
+                    "Each embedding vector is replaced by a vector from a <b>public pool</b> — a file with the same "
+                    "vector columns, e.g. embeddings of public texts — preferring vectors close to the original."
+                )
+            )
+        )
         self.pool_rows: dict[str, tuple] = {}
         self.pool_box.setVisible(False)
         lay.addWidget(self.pool_box)
@@ -156,6 +168,7 @@ class ReleasePage(WizardPage):
         if not show:
             return
         from dpstudio.plan.synthetic import DEFAULT_METHOD, METHOD_TEXT, recommend_method
+
         best, why = recommend_method(rec)
         with blocked(self.method):
             if self.method.count() != len(METHOD_TEXT) or self.method.property("recommended") != best:
@@ -183,24 +196,33 @@ class ReleasePage(WizardPage):
                         combo.setItemData(combo.count() - 1, mechanism_tooltip(m), Qt.ItemDataRole.ToolTipRole)
                     combo.currentIndexChanged.connect(
                         lambda _i, n=c.name, w=combo: self.session.update(
-                            lambda r: set_mechanism(r, n, w.currentData())))
+                            lambda r: set_mechanism(r, n, w.currentData())
+                        )
+                    )
                     self.table.setCellWidget(i, 1, combo)
                 else:
                     self.table.removeCellWidget(i, 1)
                     if allowed:
                         name = mechanism_text(allowed[0])[0]
                     else:
-                        name = {"synthetic": self.tr("chosen by the synthesizer"),
-                                "density": self.tr("part of the density")}.get(rtype, self.tr("part of the model"))
+                        name = {
+                            "synthetic": self.tr("chosen by the synthesizer"),
+                            "density": self.tr("part of the density"),
+                        }.get(rtype, self.tr("part of the model"))
                     self.table.setItem(i, 1, QTableWidgetItem(name))
                 if allowed and allowed != ("none",):
                     spin = QDoubleSpinBox()
                     spin.setRange(0.1, 10.0)
                     spin.setSingleStep(0.5)
-                    spin.setToolTip(self.tr("Relative share of ε: a column with share 2 gets twice the budget "
-                                            "(less noise) of a column with share 1."))
+                    spin.setToolTip(
+                        self.tr(
+                            "Relative share of ε: a column with share 2 gets twice the budget "
+                            "(less noise) of a column with share 1."
+                        )
+                    )
                     spin.valueChanged.connect(
-                        lambda v, n=c.name: self.session.update(lambda r: set_mechanism(r, n, weight=v)))
+                        lambda v, n=c.name: self.session.update(lambda r: set_mechanism(r, n, weight=v))
+                    )
                     self.table.setCellWidget(i, 2, spin)
                 else:
                     self.table.removeCellWidget(i, 2)
@@ -219,11 +241,13 @@ class ReleasePage(WizardPage):
                     share_cell.setValue(c.mechanism.weight if c.mechanism is not None else 1.0)
             item = table_item(self.table, i, 3)
             if mech is None:
-                item.setText({"synthetic": self.tr("Used to train the synthesizer; never published row by row."),
-                              "model": self.tr("Used to fit the model (a feature or the label); never published "
-                                               "row by row."),
-                              "density": self.tr("Its distribution is estimated; never published row by row.")
-                              }.get(rtype, self.tr("Never published row by row.")))
+                item.setText(
+                    {
+                        "synthetic": self.tr("Used to train the synthesizer; never published row by row."),
+                        "model": self.tr("Used to fit the model (a feature or the label); never published row by row."),
+                        "density": self.tr("Its distribution is estimated; never published row by row."),
+                    }.get(rtype, self.tr("Never published row by row."))
+                )
                 item.setToolTip("")
             elif mech == "none":
                 item.setText(self.tr("Copied as it is: protects nothing. Only for information that is already public."))
@@ -241,18 +265,21 @@ class ReleasePage(WizardPage):
                 from dataclasses import replace
 
                 from dpstudio.plan.synthetic import recommend_method
+
                 best, _why = recommend_method(r)
                 r = replace(r, release=replace(r.release, options=r.release.options.with_(method=best)))
             return r
+
         self.session.update(change)
 
     def _method_chosen(self, _i):
         from dataclasses import replace
+
         m = self.method.currentData()
         if m:
             self.session.update(
-                lambda r: replace(r, release=replace(r.release, options=r.release.options.with_(method=m))))
-
+                lambda r: replace(r, release=replace(r.release, options=r.release.options.with_(method=m)))
+            )
 
     # ---- release options (model, density) ---------------------------------------------
     def _build_options(self) -> QGroupBox:
@@ -263,42 +290,64 @@ class ReleasePage(WizardPage):
         nb.setRange(0.01, 1000.0)
         nb.setDecimals(2)
         nb.setValue(1.0)
-        nb.setToolTip(self.tr("How far every row's (scaled) features may reach: rows are shrunk to fit inside "
-                              "this radius. Larger lets the model use more of each row but needs more noise; "
-                              "1 suits features scaled to their public bounds."))
+        nb.setToolTip(
+            self.tr(
+                "How far every row's (scaled) features may reach: rows are shrunk to fit inside "
+                "this radius. Larger lets the model use more of each row but needs more noise; "
+                "1 suits features scaled to their public bounds."
+            )
+        )
         lam = QDoubleSpinBox()
         lam.setRange(0.0, 1e6)
         lam.setDecimals(3)
         lam.setSpecialValueText(self.tr("automatic"))
-        lam.setToolTip(self.tr("How strongly the coefficients are pulled towards zero (regularisation). "
-                               "Stronger pulling makes the privacy noise smaller but the model simpler. "
-                               "'automatic' uses dpstudio's default for your table size and ε."))
+        lam.setToolTip(
+            self.tr(
+                "How strongly the coefficients are pulled towards zero (regularisation). "
+                "Stronger pulling makes the privacy noise smaller but the model simpler. "
+                "'automatic' uses dpstudio's default for your table size and ε."
+            )
+        )
         bw = QDoubleSpinBox()
         bw.setRange(0.0, 1.0)
         bw.setDecimals(3)
         bw.setSingleStep(0.01)
         bw.setSpecialValueText(self.tr("automatic"))
-        bw.setToolTip(self.tr("How much the density is smoothed, as a share of the column's public range. "
-                              "More smoothing hides single people better and needs less noise, but blurs "
-                              "peaks. 'automatic' follows the usual rule of thumb for the table size."))
+        bw.setToolTip(
+            self.tr(
+                "How much the density is smoothed, as a share of the column's public range. "
+                "More smoothing hides single people better and needs less noise, but blurs "
+                "peaks. 'automatic' follows the usual rule of thumb for the table size."
+            )
+        )
         gs = QSpinBox()
         gs.setRange(1, 4096)
         gs.setSpecialValueText(self.tr("automatic"))
-        gs.setToolTip(self.tr("How many points the published density is given at (per axis). More points "
-                              "make a finer picture and a bigger file; they do not cost privacy. "
-                              "'automatic': 256 for one column, 64 × 64 for two."))
+        gs.setToolTip(
+            self.tr(
+                "How many points the published density is given at (per axis). More points "
+                "make a finer picture and a bigger file; they do not cost privacy. "
+                "'automatic': 256 for one column, 64 × 64 for two."
+            )
+        )
         sr = QSpinBox()
         sr.setRange(0, 10_000_000)
         sr.setSingleStep(1000)
         sr.setSpecialValueText(self.tr("none (publish the density only)"))
-        sr.setToolTip(self.tr("Optionally also draw this many artificial values from the private density "
-                              "(a table of made-up rows). They cost no extra privacy: they come from the "
-                              "published density, not from the data."))
-        for key, w, label in (("norm_bound", nb, self.tr("Feature radius")),
-                              ("lambda", lam, self.tr("Regularisation (λ)")),
-                              ("bandwidth", bw, self.tr("Smoothing (bandwidth)")),
-                              ("grid_size", gs, self.tr("Grid points")),
-                              ("sample_rows", sr, self.tr("Artificial rows to draw"))):
+        sr.setToolTip(
+            self.tr(
+                "Optionally also draw this many artificial values from the private density "
+                "(a table of made-up rows). They cost no extra privacy: they come from the "
+                "published density, not from the data."
+            )
+        )
+        for key, w, label in (
+            ("norm_bound", nb, self.tr("Feature radius")),
+            ("lambda", lam, self.tr("Regularisation (λ)")),
+            ("bandwidth", bw, self.tr("Smoothing (bandwidth)")),
+            ("grid_size", gs, self.tr("Grid points")),
+            ("sample_rows", sr, self.tr("Artificial rows to draw")),
+        ):
             w.valueChanged.connect(lambda _v, k=key: self._option_edited(k))
             form.addRow(label, w)
             self.opt[key] = w
@@ -348,19 +397,30 @@ class ReleasePage(WizardPage):
                 h = QHBoxLayout(row)
                 h.setContentsMargins(0, 0, 0, 0)
                 names = [c.name for c in cols]
-                what = names[0] if len(names) == 1 else self.tr("{0} ({1} columns: {2} … {3})").format(
-                    k, len(names), names[0], names[-1])
+                what = (
+                    names[0]
+                    if len(names) == 1
+                    else self.tr("{0} ({1} columns: {2} … {3})").format(k, len(names), names[0], names[-1])
+                )
                 name = QLabel(f"<b>{what}</b>")
                 status = QLabel()
                 status.setWordWrap(True)
                 file_b = QPushButton(self.tr("Choose a public pool file…"))
-                file_b.setToolTip(self.tr("A CSV or Parquet file of public vectors with the same columns; "
-                                          "released vectors are picked from it."))
+                file_b.setToolTip(
+                    self.tr(
+                        "A CSV or Parquet file of public vectors with the same columns; "
+                        "released vectors are picked from it."
+                    )
+                )
                 file_b.clicked.connect(lambda _c=False, kk=k: self.choose_pool(kk))
                 data_b = QPushButton(self.tr("Use the dataset's own vectors…"))
-                data_b.setToolTip(self.tr("Pick replacements among the other rows of this table. The output "
-                                          "then contains other people's real vectors; you will be asked to "
-                                          "confirm."))
+                data_b.setToolTip(
+                    self.tr(
+                        "Pick replacements among the other rows of this table. The output "
+                        "then contains other people's real vectors; you will be asked to "
+                        "confirm."
+                    )
+                )
                 data_b.clicked.connect(lambda _c=False, kk=k: self.use_dataset_pool(kk))
                 h.addWidget(name)
                 h.addWidget(status, 1)
@@ -375,9 +435,11 @@ class ReleasePage(WizardPage):
                 status.setText("<span style='color:#D55E00'>" + self.tr("⚠ no pool chosen yet") + "</span>")
                 status.setToolTip("")
             elif pool == "dataset":
-                status.setText("<span style='color:#D55E00'>" + self.tr(
-                    "the dataset's own vectors (confirmed: the output contains other people's real vectors)")
-                    + "</span>")
+                status.setText(
+                    "<span style='color:#D55E00'>"
+                    + self.tr("the dataset's own vectors (confirmed: the output contains other people's real vectors)")
+                    + "</span>"
+                )
                 status.setToolTip("")
             else:
                 status.setText(self.tr("public pool: {0}").format(Path(str(pool)).name))
@@ -385,8 +447,9 @@ class ReleasePage(WizardPage):
 
     def _browse_pool_file(self, key: str) -> str:
         start = str(Path(self.session.loaded.path).parent) if self.session.loaded is not None else ""
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Public pool of vectors for {0}").format(key), start,
-                                              self.tr("Tables (*.csv *.parquet)"))
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Public pool of vectors for {0}").format(key), start, self.tr("Tables (*.csv *.parquet)")
+        )
         return path
 
     def choose_pool(self, key: str) -> bool:
@@ -401,19 +464,26 @@ class ReleasePage(WizardPage):
         problem = pool_file_problem(path, cols)
         if problem:
             from dpstudio.gui.dialogs import show_error
+
             self._pool_error = show_error(self.window(), self.tr("This file cannot be the pool"), problem)
             return False
         return self.session.update(lambda r: set_embedding_pool(r, key, str(path)))
 
     def _ask_dataset_pool(self, key: str) -> bool:
-        box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Use the dataset's own vectors?"), self.tr(
-            "Each vector of <b>{0}</b> would be replaced by the vector of <b>another row of this table</b>."
-            "<br><br>The published file then consists of <b>other people's real vectors</b>: nobody's "
-            "vector stays in their own row, but every published vector belongs to a real person in your "
-            "data. Only do this if those vectors may be shown to the readers of the release. "
-            "A public pool file avoids this.<br><br>The recipe and the report will record that you "
-            "accepted this ({1}).").format(key, "embedding-pool-is-dataset"),
-            QMessageBox.StandardButton.NoButton, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            self.tr("Use the dataset's own vectors?"),
+            self.tr(
+                "Each vector of <b>{0}</b> would be replaced by the vector of <b>another row of this table</b>."
+                "<br><br>The published file then consists of <b>other people's real vectors</b>: nobody's "
+                "vector stays in their own row, but every published vector belongs to a real person in your "
+                "data. Only do this if those vectors may be shown to the readers of the release. "
+                "A public pool file avoids this.<br><br>The recipe and the report will record that you "
+                "accepted this ({1})."
+            ).format(key, "embedding-pool-is-dataset"),
+            QMessageBox.StandardButton.NoButton,
+            self,
+        )
         box.setTextFormat(Qt.TextFormat.RichText)
         yes = box.addButton(self.tr("Use the dataset's vectors"), QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)

@@ -4,6 +4,7 @@ QPdfWriter (A4, fonts embedded by Qt, a footer with the release id and page numb
 Charts are added as QImage resources (``QTextDocument.addResource``).  This and
 :mod:`dpstudio.report.pdf.charts` (this package) is the only part of the report that imports Qt.
 """
+
 from __future__ import annotations
 
 import html
@@ -39,15 +40,16 @@ def _soft(s: str) -> str:
     out = []
     for word in str(s).split(" "):
         if len(word) > 24:
-            word = "\u200b".join(word[i:i + 16] for i in range(0, len(word), 16))
+            word = "\u200b".join(word[i : i + 16] for i in range(0, len(word), 16))
         out.append(word)
     return e(" ".join(out)).replace("\n", "<br>")
 
 
 def _table(t: dict) -> str:
     widths = t.get("widths")
-    head = "".join(f'<th width="{widths[i]}%">{e(h)}</th>' if widths else f"<th>{e(h)}</th>"
-                   for i, h in enumerate(t["head"]))
+    head = "".join(
+        f'<th width="{widths[i]}%">{e(h)}</th>' if widths else f"<th>{e(h)}</th>" for i, h in enumerate(t["head"])
+    )
     rows = []
     for row in t["rows"]:
         cells = []
@@ -57,19 +59,25 @@ def _table(t: dict) -> str:
             else:
                 cells.append(f"<td>{_soft(c.text if isinstance(c, Cell) else c)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (f'<table width="99%" border="1" cellspacing="0" cellpadding="4" style="border-color:{GRID}; '
-            f'border-collapse: collapse;"><thead><tr>{head}</tr></thead>{"".join(rows)}</table>')
+    return (
+        f'<table width="99%" border="1" cellspacing="0" cellpadding="4" style="border-color:{GRID}; '
+        f'border-collapse: collapse;"><thead><tr>{head}</tr></thead>{"".join(rows)}</table>'
+    )
 
 
 def _kv(rows) -> str:
     body = "".join(f'<tr><td class="k" width="32%">{e(k)}</td><td>{e(v)}</td></tr>' for k, v in rows)
-    return (f'<table width="99%" border="1" cellspacing="0" cellpadding="4" style="border-color:{GRID}; '
-            f'border-collapse: collapse;">{body}</table>')
+    return (
+        f'<table width="99%" border="1" cellspacing="0" cellpadding="4" style="border-color:{GRID}; '
+        f'border-collapse: collapse;">{body}</table>'
+    )
 
 
 def _box(text: str, fg: str, bg: str) -> str:
-    return (f'<table width="99%" border="0" cellspacing="0" cellpadding="6"><tr>'
-            f'<td style="background-color:{bg}; color:{fg}; font-weight:bold;">{e(text)}</td></tr></table>')
+    return (
+        f'<table width="99%" border="0" cellspacing="0" cellpadding="6"><tr>'
+        f'<td style="background-color:{bg}; color:{fg}; font-weight:bold;">{e(text)}</td></tr></table>'
+    )
 
 
 def qt_html(model: ReportModel, image_width_px: int) -> str:
@@ -86,9 +94,11 @@ def qt_html(model: ReportModel, image_width_px: int) -> str:
             if b.kind == "p":
                 out.append(f"<p>{e(b.content)}</p>")
             elif b.kind == "warn":
-                out.append(f'<table width="99%" border="0" cellspacing="0" cellpadding="5"><tr>'
-                           f'<td width="4" style="background-color:{RED};"></td>'
-                           f'<td style="background-color:#fdf1ef;">{e(b.content)}</td></tr></table><p></p>')
+                out.append(
+                    f'<table width="99%" border="0" cellspacing="0" cellpadding="5"><tr>'
+                    f'<td width="4" style="background-color:{RED};"></td>'
+                    f'<td style="background-color:#fdf1ef;">{e(b.content)}</td></tr></table><p></p>'
+                )
             elif b.kind == "note":
                 out.append(f'<p class="note">{e(b.content)}</p>')
             elif b.kind == "list":
@@ -105,15 +115,18 @@ def qt_html(model: ReportModel, image_width_px: int) -> str:
                     out.append(f"<p><b>{e(b.caption)}</b></p>")
                 out.append(f"<pre>{e(_wrap_pre(b.content))}</pre>")
             elif b.kind == "image" and b.content in model.images:
-                out.append(f'<p><img src="{e(b.content)}" width="{image_width_px}"></p>'
-                           f'<p class="caption">{e(b.caption)}</p>')
+                out.append(
+                    f'<p><img src="{e(b.content)}" width="{image_width_px}"></p><p class="caption">{e(b.caption)}</p>'
+                )
             elif b.kind == "signoff":
                 assert isinstance(b.content, list), "a signoff block holds a list of roles"
-                rows = "".join(f"<tr><td height=\"34\">{e(r)}</td><td></td><td></td><td></td></tr>" for r in b.content)
-                out.append(f'<table width="99%" border="1" cellspacing="0" cellpadding="9" '
-                           f'style="border-color:{GRID};">'
-                           f'<tr><th width="22%">Role</th><th width="30%">Name</th><th width="16%">Date</th>'
-                           f'<th width="32%">Signature</th></tr>{rows}</table>')
+                rows = "".join(f'<tr><td height="34">{e(r)}</td><td></td><td></td><td></td></tr>' for r in b.content)
+                out.append(
+                    f'<table width="99%" border="1" cellspacing="0" cellpadding="9" '
+                    f'style="border-color:{GRID};">'
+                    f'<tr><th width="22%">Role</th><th width="30%">Name</th><th width="16%">Date</th>'
+                    f'<th width="32%">Signature</th></tr>{rows}</table>'
+                )
     out.append(f'<p class="note">Generated by dpstudio. Report variant: {e(model.variant)}.</p></body></html>')
     return "".join(out)
 
@@ -181,11 +194,16 @@ def _render(model: ReportModel) -> bytes:
             painter.setPen(QtGui.QColor("#555"))
             painter.drawLine(0, page_h - footer_h + 4, page_w, page_h - footer_h + 4)
             text = f"dpstudio release report \u2014 {model.variant} version \u2014 release {release_id}"
-            painter.drawText(QtCore.QRectF(0, page_h - footer_h + 6, page_w * 0.8, footer_h - 6),
-                             int(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter), text)
-            painter.drawText(QtCore.QRectF(0, page_h - footer_h + 6, page_w, footer_h - 6),
-                             int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter),
-                             f"page {i + 1} of {pages}")
+            painter.drawText(
+                QtCore.QRectF(0, page_h - footer_h + 6, page_w * 0.8, footer_h - 6),
+                int(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter),
+                text,
+            )
+            painter.drawText(
+                QtCore.QRectF(0, page_h - footer_h + 6, page_w, footer_h - 6),
+                int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter),
+                f"page {i + 1} of {pages}",
+            )
             painter.restore()
     finally:
         painter.end()

@@ -5,6 +5,7 @@ drawn from a ``pg.PlotItem`` in a bare ``QGraphicsScene`` (no QWidget), so they 
 the GUI's worker thread as well as in the headless CLI (the ``offscreen`` platform is chosen
 when there is no display).  pyqtgraph's SVG exporter crashes with PySide6 6.12: PNG only.
 """
+
 from __future__ import annotations
 
 import os
@@ -128,28 +129,49 @@ def _error_floor_chart(curves, width, height) -> bytes:
     finite = np.concatenate([errors[errors > 0], floors[floors > 0]])
     y_lo = np.floor(np.log10(max(finite.min(), 1e-6))) if finite.size else -3
     y_hi = np.ceil(np.log10(finite.max())) if finite.size else 1
-    plot.getAxis("left").setTicks([[(k, f"{10.0 ** k:g}") for k in range(int(y_lo), int(y_hi) + 1)], []])
-    legend = plot.addLegend(offset=(-10, 10), labelTextColor="#222", brush=pg.mkBrush(255, 255, 255, 230),
-                            pen=pg.mkPen("#999"), labelTextSize="9pt")
-    for i, u in enumerate(units[:len(PALETTE)]):
+    plot.getAxis("left").setTicks([[(k, f"{10.0**k:g}") for k in range(int(y_lo), int(y_hi) + 1)], []])
+    legend = plot.addLegend(
+        offset=(-10, 10),
+        labelTextColor="#222",
+        brush=pg.mkBrush(255, 255, 255, 230),
+        pen=pg.mkPen("#999"),
+        labelTextSize="9pt",
+    )
+    for i, u in enumerate(units[: len(PALETTE)]):
         color = PALETTE[i % len(PALETTE)]
         e, f = errors[i], floors[i]
         ok = (e > 0) & np.isfinite(e)
-        plot.plot(grid[ok], e[ok], pen=pg.mkPen(color, width=2.5),
-                  name=f"{u['name']} ({MECHANISM_SHORT.get(u['mechanism'], u['mechanism'])})")
+        plot.plot(
+            grid[ok],
+            e[ok],
+            pen=pg.mkPen(color, width=2.5),
+            name=f"{u['name']} ({MECHANISM_SHORT.get(u['mechanism'], u['mechanism'])})",
+        )
         okf = (f > 0) & np.isfinite(f)
         if u["mechanism"] != "rr":  # randomized response meets its floor exactly: one line suffices
             plot.plot(grid[okf], f[okf], pen=pg.mkPen(color, width=1.5, style=QtCore.Qt.PenStyle.DashLine))
         if ok[at]:  # the table's figure, at the chosen epsilon
-            plot.plot([grid[at]], [e[at]], pen=None, symbol="o", symbolSize=7, symbolPen=pg.mkPen(color),
-                      symbolBrush=pg.mkBrush(color))
-    line = pg.InfiniteLine(pos=np.log10(chosen_eps), angle=90,
-                           pen=pg.mkPen("#000", width=1.5, style=QtCore.Qt.PenStyle.DotLine),
-                           label=f"chosen ε = {chosen_eps:.3g}",
-                           labelOpts={"position": 0.08, "color": "#000", "fill": (255, 255, 255, 220)})
+            plot.plot(
+                [grid[at]],
+                [e[at]],
+                pen=None,
+                symbol="o",
+                symbolSize=7,
+                symbolPen=pg.mkPen(color),
+                symbolBrush=pg.mkBrush(color),
+            )
+    line = pg.InfiniteLine(
+        pos=np.log10(chosen_eps),
+        angle=90,
+        pen=pg.mkPen("#000", width=1.5, style=QtCore.Qt.PenStyle.DotLine),
+        label=f"chosen ε = {chosen_eps:.3g}",
+        labelOpts={"position": 0.08, "color": "#000", "fill": (255, 255, 255, 220)},
+    )
     plot.addItem(line)
-    legend.addItem(pg.PlotDataItem(pen=pg.mkPen("#555", width=1.5, style=QtCore.Qt.PenStyle.DashLine)),
-                   "floor (dashed): best any mechanism can do")
+    legend.addItem(
+        pg.PlotDataItem(pen=pg.mkPen("#555", width=1.5, style=QtCore.Qt.PenStyle.DashLine)),
+        "floor (dashed): best any mechanism can do",
+    )
     plot.getViewBox().setRange(xRange=(np.log10(lo), np.log10(hi)), yRange=(y_lo, y_hi), padding=0.02)
 
     from pyqtgraph.exporters import ImageExporter
