@@ -10,7 +10,7 @@ public range), ``grid_size`` (default 256 in 1-D, 64 per axis in 2-D), ``sample_
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from dpstudio.engine.accounting import PrivacyLoss, compose, rdp_gaussian
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan, UnitMechanism
+from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan
 from dpstudio.recipe.model import Column, Recipe
 
 
@@ -192,14 +192,9 @@ def execute(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> ReleaseOutcome:
     """Run the domain estimates, then the plan's own density mechanism object."""
-    from dpstudio.plan.domains import run_domain_units
+    from dpstudio.plan.domains import start_central
 
-    if plan.recipe is None:
-        raise ValueError("this plan was not compiled from a recipe")
-    drawn_by: dict[str, UnitMechanism] = {}
-    recipe, domain_stats = run_domain_units(plan.recipe, plan.units, frame, rng, drawn_by)
-    final = plan if recipe is plan.recipe else replace(plan, recipe=recipe)
-    unit = next(u for u in final.units if u.kind == "density")
+    recipe, domain_stats, final, unit, drawn_by = start_central(plan, frame, rng, "density")
     mech = unit.mechanism
     assert isinstance(mech, DensityRelease), unit.name
     cols = _columns(recipe)

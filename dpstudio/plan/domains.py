@@ -19,7 +19,7 @@ import pandas as pd
 from dpstudio.engine.accounting import PrivacyLoss
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.plan.units import PlanUnit, UnitMechanism
+from dpstudio.plan.units import PlanUnit, ReleasePlan, UnitMechanism
 from dpstudio.recipe.model import Column, Domain, Recipe
 
 
@@ -195,3 +195,19 @@ def run_domain_units(
 def resolve_dp_domains(recipe: Recipe, frame: pd.DataFrame, rng: RandomSource) -> tuple[Recipe, dict[str, Any]]:
     """Run every DP domain estimate ``recipe`` asks for (the domain units of its plan)."""
     return run_domain_units(recipe, tuple(domain_units(recipe)), frame, rng, {})
+
+
+def start_central(
+    plan: ReleasePlan, frame: pd.DataFrame, rng: RandomSource, kind: str
+) -> tuple[Recipe, dict[str, Any], ReleasePlan, PlanUnit, dict[str, UnitMechanism]]:
+    """The first steps of a release with one central unit (synthesizer, model, density): run the
+    domain units, finalise the plan with their outputs (the central unit's object depends on no
+    estimate: it reads the domains when it runs), and hand back ``(recipe, domain notes, final
+    plan, the unit of ``kind``, drawn_by)``."""
+    if plan.recipe is None:
+        raise ValueError("this plan was not compiled from a recipe")
+    drawn_by: dict[str, UnitMechanism] = {}
+    recipe, notes = run_domain_units(plan.recipe, plan.units, frame, rng, drawn_by)
+    final = plan if recipe is plan.recipe else replace(plan, recipe=recipe)
+    unit = next(u for u in final.units if u.kind == kind)
+    return recipe, notes, final, unit, drawn_by

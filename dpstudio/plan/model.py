@@ -15,7 +15,7 @@ are in :mod:`dpstudio.engine.models.gibbs_logistic`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from dpstudio.engine.models import gibbs_logistic as gl
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan, UnitMechanism
+from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan
 from dpstudio.recipe.model import Column, Recipe
 from dpstudio.recipe.validate import NUMERIC_TYPES
 
@@ -237,15 +237,10 @@ def execute(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> ReleaseOutcome:
     """Run the domain estimates, then draw the model with the plan's own sampler object."""
-    from dpstudio.plan.domains import run_domain_units
+    from dpstudio.plan.domains import start_central
     from dpstudio.plan.record import category_codes
 
-    if plan.recipe is None:
-        raise ValueError("this plan was not compiled from a recipe")
-    drawn_by: dict[str, UnitMechanism] = {}
-    recipe, domain_stats = run_domain_units(plan.recipe, plan.units, frame, rng, drawn_by)
-    final = plan if recipe is plan.recipe else replace(plan, recipe=recipe)
-    unit = next(u for u in final.units if u.kind == "model")
+    recipe, domain_stats, final, unit, drawn_by = start_central(plan, frame, rng, "model")
     mech = unit.mechanism
     assert isinstance(mech, GibbsLogisticRelease), unit.name
     opts = dict(mech.options)

@@ -6,7 +6,7 @@ estimates, if any, are added on top by basic composition.  Sampling rows is post
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +16,7 @@ from dpstudio.engine.accounting import PrivacyLoss, compose
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress, sub_progress
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan, UnitMechanism
+from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import NUMERIC_TYPES
 
@@ -216,14 +216,9 @@ def execute(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> ReleaseOutcome:
     """Run the domain estimates, then fit the plan's own synthesizer object and sample rows."""
-    from dpstudio.plan.domains import run_domain_units
+    from dpstudio.plan.domains import start_central
 
-    if plan.recipe is None:
-        raise ValueError("this plan was not compiled from a recipe")
-    drawn_by: dict[str, UnitMechanism] = {}
-    recipe, domain_notes = run_domain_units(plan.recipe, plan.units, frame, rng, drawn_by)
-    final = plan if recipe is plan.recipe else replace(plan, recipe=recipe)
-    unit = next(u for u in final.units if u.kind == "synthesizer")
+    recipe, domain_notes, final, unit, drawn_by = start_central(plan, frame, rng, "synthesizer")
     mech = unit.mechanism
     assert isinstance(mech, SynthesizerRelease), unit.name
     method = mech.method
