@@ -202,7 +202,7 @@ class MainWindow(QMainWindow):
 
     def set_theme(self, key: str):
         QSettings().setValue("appearance/theme", key)
-        from dpstudio.gui.app import apply_theme
+        from dpstudio.gui.theme import apply_theme
 
         apply_theme()
 

@@ -31,7 +31,8 @@ def take(outdir: str, *, dark: bool = False) -> list[Path]:
 
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp / "settings"))
-    from dpstudio.gui.app import apply_theme, create_application, create_main_window
+    from dpstudio.gui.app import create_application, create_main_window
+    from dpstudio.gui.theme import apply_theme
     from dpstudio.resources import resource_path
 
     app = create_application()

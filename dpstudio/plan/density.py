@@ -179,7 +179,12 @@ def compile(recipe: Recipe) -> ReleasePlan:
     units = domain_units(recipe) + [unit]
     composition = compose([u.loss for u in units], delta=b.delta, method="basic")
     return ReleasePlan(
-        release_type="density", guarantee="central", units=tuple(units), composition=composition, recipe=recipe
+        release_type="density",
+        guarantee="central",
+        units=tuple(units),
+        composition=composition,
+        recipe=recipe,
+        compiler=compile,
     )
 
 

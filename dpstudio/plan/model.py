@@ -186,6 +186,7 @@ def compile(recipe: Recipe) -> ReleasePlan:
         composition=composition,
         notes=notes,
         recipe=recipe,
+        compiler=compile,
     )
 
 

@@ -446,6 +446,7 @@ def assemble(recipe: Recipe, units: list[PlanUnit]) -> ReleasePlan:
         notes=tuple(notes),
         label=_label_guarantee(recipe, units),
         recipe=recipe,
+        compiler=compile,
     )
 
 

@@ -174,6 +174,7 @@ def compile(recipe: Recipe) -> ReleasePlan:
             "allows",
         ),
         recipe=recipe,
+        compiler=compile,
     )
 
 

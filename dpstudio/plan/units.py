@@ -224,6 +224,8 @@ class ReleasePlan:
     notes: tuple[str, ...] = ()
     label: LabelGuarantee | None = None
     recipe: Recipe | None = field(default=None, repr=False, compare=False)
+    #: the release type's ``compile`` (what ``at_budget`` calls; the plan keeps no import of it)
+    compiler: Callable[[Recipe], ReleasePlan] | None = field(default=None, repr=False, compare=False)
 
     @property
     def total(self) -> PrivacyLoss:
@@ -273,13 +275,11 @@ class ReleasePlan:
 
     def at_budget(self, epsilon: float) -> ReleasePlan:
         """The same recipe compiled at another total epsilon (same delta): what the previews plot."""
-        if self.recipe is None:
+        if self.recipe is None or self.compiler is None:
             raise ValueError("this plan was not compiled from a recipe")
-        from dpstudio.plan.compile import release_module
-
         r = self.recipe
         # the recipe was checked when this plan was compiled; only the budget differs
-        return release_module(self.release_type).compile(replace(r, budget=replace(r.budget, epsilon=float(epsilon))))
+        return self.compiler(replace(r, budget=replace(r.budget, epsilon=float(epsilon))))
 
 
 @dataclass
@@ -297,6 +297,3 @@ class ReleaseOutcome:
     public_stats: dict[str, Any] = field(default_factory=dict)  # computed from DP outputs only
     final_plan: ReleasePlan | None = None
     drawn_by: dict[str, UnitMechanism] = field(default_factory=dict)
-
-
-ErrorAt = Callable[[float], float]
