@@ -136,7 +136,19 @@ def test_keyboard_interrupt_in_the_report_phase_exits_0(record, capsys, monkeypa
     _check_final(capsys, code, *record, says="interrupted")
 
 
-def test_a_real_sigint_after_the_commit_is_ignored(record, capsys, monkeypatch):
+@pytest.fixture
+def interactive_sigint():
+    """SIGINT as in a terminal: Python's KeyboardInterrupt handler.  A test run started in the
+    background by a non-interactive shell inherits SIGINT ignored, and Python then installs no
+    handler; the test must not depend on how it was launched."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def test_a_real_sigint_after_the_commit_is_ignored(record, capsys, monkeypatch, interactive_sigint):
     """The signal itself (not only the exception): the CLI's handler keeps the final release."""
     import dpstudio.report as report
 
