@@ -18,7 +18,7 @@ from pathlib import Path
 from dpstudio import __version__
 from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, no_progress, sub_progress
 from dpstudio.errors import RecipeError, UserError
-from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_plan, execute, plan_problems
+from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_checked, compile_plan, execute
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import declared_type_problems
 
@@ -34,40 +34,39 @@ def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
     With the data (``frame``), label and semi-sensitive releases also get the effective epsilon
     for the label, which depends on how well the public columns predict it (raw-data estimate).
     """
-    problems = plan_problems(recipe, schema)
+    if frame is not None:
+        # 'copied from the data' domains are filled in as the release will fill them
+        from dpstudio.recipe.build import fill_domains_from_data
+
+        recipe = fill_domains_from_data(recipe, frame)
+    plan, problems = compile_checked(recipe, schema)
+    if plan is None and schema is not None:
+        plan = compile_checked(recipe)[0]  # the recipe's own figures, beside its misfit to the data
     out: dict = {
         "valid": not problems,
         "problems": problems,
         "release": recipe.release.type,
         "budget": {"epsilon": recipe.budget.epsilon, "delta": recipe.budget.delta},
     }
-    if not plan_problems(recipe):
-        try:
-            plan = compile_plan(recipe)
-        except UserError as exc:
-            out["valid"] = False
-            out["problems"] = problems + [str(exc)]
-        else:
-            out.update(plan.to_json())
-            if plan.label is not None:
-                if frame is not None and not problems:
-                    from dpstudio.risk import label_risk
+    if plan is not None:
+        out.update(plan.to_json())
+        if plan.label is not None:
+            if frame is not None and not problems:
+                from dpstudio.risk import label_risk
 
-                    views = label_risk(recipe, frame).get("label_views", {})
-                    for name, view in views.items():
-                        eff = view.get("effective_label_epsilon")
-                        if eff is None:  # label release: the public columns' own information
-                            eff = {
-                                "epsilon_label_rr": view.get("epsilon_label"),
-                                "informed_minus_naive_at_epsilon": view.get("at_epsilon", {}).get(
-                                    "informed_minus_naive"
-                                ),
-                            }
-                        out["label_guarantee"]["effective_for_label"] = {
-                            "column": name,
-                            **eff,
-                            "computed_on": "raw data - internal use only",
+                views = label_risk(recipe, frame).get("label_views", {})
+                for name, view in views.items():
+                    eff = view.get("effective_label_epsilon")
+                    if eff is None:  # label release: the public columns' own information
+                        eff = {
+                            "epsilon_label_rr": view.get("epsilon_label"),
+                            "informed_minus_naive_at_epsilon": view.get("at_epsilon", {}).get("informed_minus_naive"),
                         }
+                    out["label_guarantee"]["effective_for_label"] = {
+                        "column": name,
+                        **eff,
+                        "computed_on": "raw data - internal use only",
+                    }
     return out
 
 
@@ -229,12 +228,14 @@ def execute_release(
     loaded = load_input(recipe, input_path, progress=sub_progress(progress, 0.0, 0.15), cancel=cancel)
     frame = loaded.frame
     schema = infer_schema(frame)
-    # the declared types, not the file, fix the output grid: data they cannot hold is refused
-    problems = plan_problems(recipe, schema) + declared_type_problems(recipe, frame)
-    if problems:
-        raise RecipeError(problems)
+    # 'copied from the data' domains (acknowledged) are filled in first, so their limits are
+    # checked with the values; the declared types, not the file, fix the output grid: data they
+    # cannot hold is refused
     recipe = fill_domains_from_data(recipe, frame)
-    plan = compile_plan(recipe)
+    plan, problems = compile_checked(recipe, schema)
+    problems += declared_type_problems(recipe, frame)
+    if problems or plan is None:
+        raise RecipeError(problems)
     cancel.check()
 
     reservation = None
@@ -371,7 +372,9 @@ def execute_release(
             try:
                 from dpstudio.risk import risk_for_recipe
 
-                result.risk = risk_for_recipe(recipe, frame, seed=0)
+                # the recipe as it ran (DP-estimated domains resolved): the simulated release for
+                # the attack uses the scales that drew the noise, not a new estimate of its own
+                result.risk = risk_for_recipe(result.plan.recipe or recipe, frame, seed=0)
             except Exception as exc:  # the release is done; a failed estimate must not lose it
                 # the type only: an arbitrary error's text can quote a cell, and warnings are
                 # printed by the CLI and the report

@@ -292,7 +292,7 @@ def record_risk(
     qi = [c.name for c in recipe.columns if c.role in ("public", "sensitive", "label") and c.name in frame.columns]
     progress(0.05, "simulating the release")
     try:
-        released, plan, how = _simulate_record_release(recipe, frame, seed)
+        released, _plan, how = _simulate_record_release(recipe, frame, seed)
     except Exception as exc:  # noqa: BLE001 - the estimate is then unavailable, never made up
         out["linkage"] = {
             "available": False,
@@ -308,16 +308,6 @@ def record_risk(
             f"released and matched within a sample of {len(frame):,} rows: with fewer look-alikes to "
             f"confuse it the attack does at least as well as on the whole table (an overstatement)"
         )
-    out["expected_error"] = [
-        {
-            "unit": u.name,
-            "columns": list(u.columns),
-            "mechanism": u.mechanism_name,
-            "epsilon": u.epsilon,
-            "expected_error": u.expected_error,
-        }
-        for u in plan.perturbation_units
-    ]
     emb = [c for c in recipe.columns if c.role == "embedding"]
     if emb:
         out["embedding"] = _embedding_views(recipe, frame, emb, fraction)

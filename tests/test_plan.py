@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -403,3 +404,98 @@ def test_recipe_check_prints_the_plans_numbers(recipe):
         lab = plan.unit_of_column("y")
         assert plan.label.label_unit_epsilon == lab.epsilon
         assert math.isclose(checked["label_guarantee"]["label_epsilon"], plan.label.epsilon)
+
+
+def test_the_label_guarantee_is_the_whole_total():
+    """Every unit of a label or semi-sensitive release may inform about the label: a DP estimate
+    of the label's categories counts, and a jointly calibrated Gaussian group counts with its
+    joint conversion (adding the units' own epsilons would overstate, leaving estimates out
+    would understate)."""
+    discovered = Domain("categorical", source="dp", cost=Cost(0.5, 1e-7), other="other")
+    label = _recipe("label", [_col("age", "integer", "public"), _col("sick", "categorical", "label", discovered, "rr")])
+    plan = compile_plan(label)
+    assert plan.total.epsilon == pytest.approx(1.5)
+    assert plan.label.epsilon == plan.total.epsilon and plan.label.delta == plan.total.delta
+    assert plan.label.label_unit_epsilon == pytest.approx(1.0)
+    semi = _recipe(
+        "semi-sensitive",
+        [
+            _col("age", "integer", "sensitive", _num(0, 100), "gaussian"),
+            _col("score", "float", "sensitive", _num(0, 100), "gaussian"),
+            _col("city", "categorical", "public"),
+            _col("sick", "categorical", "label", _cats("no", "yes"), "rr"),
+        ],
+    )
+    plan = compile_plan(semi)
+    own = sum(u.epsilon for u in plan.perturbation_units)
+    assert own > plan.total.epsilon  # the joint group's units' own epsilons add up to more
+    assert plan.label.epsilon == plan.total.epsilon <= 1.0 * (1 + 1e-9)
+    assert plan.label.delta == plan.total.delta > 0
+
+
+def test_a_discovered_category_list_shows_a_true_worst_case_or_none(spy):
+    """Planned on its candidates plus 'other' (what the run can keep at most), a DP category list's
+    worst case is never exceeded by the list that runs; with no candidates nothing is a worst
+    case, so no figure is shown."""
+    with_candidates = RECIPES["record-laplace-rr-dp-domains"]
+    plan = compile_plan(with_candidates)
+    city = plan.unit("city")
+    assert city.provisional and city.categories_count == len(DP_CITY.candidates)  # 'd' is 'other'
+    outcome = execute(plan, _frame(), RandomSource(seed=4))
+    ran = outcome.final_plan.unit("city")
+    assert ran.categories_count <= city.categories_count
+    assert ran.expected_error <= city.expected_error
+    no_list = Domain("categorical", source="dp", cost=Cost(0.3, 1e-6))
+    cols = [
+        c if c.name != "city" else _col("city", "categorical", "sensitive", no_list, "rr")
+        for c in with_candidates.columns
+    ]
+    unit = compile_plan(_recipe("record", cols)).unit("city")
+    assert unit.expected_error is None and unit.noise.items() == {} and unit.categories_count is None
+    assert "worst_case_expected_error" not in unit.to_json()
+
+
+def test_the_risk_view_simulates_the_release_that_ran(tmp_path, monkeypatch):
+    """The internal report's linkage attack runs on a simulated release; with DP-estimated bounds
+    it must use the bounds (hence the scales) the release used, not estimate its own."""
+    import dpstudio.risk as risk
+    from dpstudio.pipeline import execute_release
+
+    frame = _frame()
+    data = tmp_path / "x.csv"
+    frame.to_csv(data, index=False)
+    recipe = RECIPES["record-laplace-rr-dp-domains"]
+    recipe = replace(recipe, input=replace(recipe.input, path=str(data)))
+    simulated: list = []
+    real = risk._simulate_record_release
+
+    def spy_simulation(r, f, seed):
+        out = real(r, f, seed)
+        simulated.append(out[1])
+        return out
+
+    monkeypatch.setattr(risk, "_simulate_record_release", spy_simulation)
+    result = execute_release(
+        recipe, output_path=tmp_path / "out.csv", report_path=tmp_path / "r.html", ledger=None, with_risk=True
+    )
+    assert result.report_error is None and simulated
+    ran, sim = result.plan.unit("income"), simulated[0].unit("income")
+    assert sim.domain == ran.domain and sim.noise.scale == ran.noise.scale
+    assert simulated[0].unit("city").categories_count == result.plan.unit("city").categories_count
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "page"),
+    [
+        (lambda r: replace(r, release=replace(r.release, options=Params.of({"method": "nope"}))), "release", "release"),
+        (lambda r: r.with_column("sick", domain=_cats("no", "yes", "maybe")), "column:sick", "columns"),
+    ],
+)
+def test_the_compilers_refusals_are_typed_problems(change, field, page):
+    """What only the compiler refuses (release options, a model's two label categories) reaches the
+    wizard as a Problem on the page that fixes it, not as an untyped error with nothing listed."""
+    from dpstudio.plan import plan_problems
+
+    base = RECIPES["synthetic"] if field == "release" else RECIPES["model"]
+    problems = plan_problems(change(base))
+    assert len(problems) == 1 and problems[0].field == field and problems[0].page == page

@@ -186,9 +186,16 @@ class Session(QObject):
         if self.recipe is None:
             return []
         if "problems" not in self._cache:
-            from dpstudio.plan import plan_problems
+            from dpstudio.plan import compile_checked
+            from dpstudio.recipe.validate import declared_type_problems
 
-            self._cache["problems"] = plan_problems(self.recipe, self.schema)
+            # as the release checks them: 'copied from data' domains filled in from the loaded
+            # table, the compiler's own refusals, and the declared types held against the table
+            recipe = self._preview_of(self.recipe)
+            _plan, problems = compile_checked(recipe, self.schema)
+            if self.frame is not None:
+                problems += declared_type_problems(recipe, self.frame)
+            self._cache["problems"] = problems
         return self._cache["problems"]
 
     def page_problems(self, page: str) -> list[Problem]:

@@ -7,8 +7,7 @@ progress=, cancel=)``; DP domain estimates are :mod:`~dpstudio.plan.domains` uni
 first in every plan.
 """
 
-from dpstudio.plan.compile import RELEASE_TYPES, compile_plan, execute, release_module
-from dpstudio.plan.problems import plan_problems
+from dpstudio.plan.compile import RELEASE_TYPES, compile_checked, compile_plan, execute, plan_problems, release_module
 from dpstudio.plan.units import LabelGuarantee, NoiseParameters, PlanUnit, ReleaseOutcome, ReleasePlan
 
 __all__ = [
@@ -18,6 +17,7 @@ __all__ = [
     "PlanUnit",
     "ReleaseOutcome",
     "ReleasePlan",
+    "compile_checked",
     "compile_plan",
     "execute",
     "plan_problems",

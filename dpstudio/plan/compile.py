@@ -18,6 +18,7 @@ from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import RecipeError, UserError
 from dpstudio.plan.units import ReleaseOutcome, ReleasePlan
 from dpstudio.recipe.model import Recipe
+from dpstudio.recipe.validate import Problem
 
 if TYPE_CHECKING:
     from dpstudio.engine.data.schema import TableSchema
@@ -62,16 +63,37 @@ def release_module(release_type: str) -> ReleaseModule:
     raise UserError(f"unknown release type {release_type!r}; choose one of {', '.join(RELEASE_TYPES)}")
 
 
+def compile_checked(recipe: Recipe, schema: TableSchema | None = None) -> tuple[ReleasePlan | None, list[Problem]]:
+    """``(plan, [])`` for a recipe that compiles, ``(None, problems)`` otherwise: every problem the
+    recipe's validation, the units' limits and the compiler itself find, each a typed
+    :class:`~dpstudio.recipe.validate.Problem` that names the wizard page that fixes it."""
+    from dpstudio.plan.problems import recipe_and_unit_problems
+
+    problems = recipe_and_unit_problems(recipe, schema)
+    if problems:
+        return None, problems
+    try:
+        return release_module(recipe.release.type).compile(recipe), []
+    except RecipeError as exc:  # the compiler's refusals are typed where they are made
+        typed = [p if isinstance(p, Problem) else Problem(p, field="release", page="release") for p in exc.problems]
+        return None, typed
+    except UserError as exc:
+        return None, [Problem(str(exc), field="release", page="release")]
+
+
+def plan_problems(recipe: Recipe, schema: TableSchema | None = None) -> list[Problem]:
+    """Every problem that stops ``recipe`` from compiling (empty: it compiles)."""
+    return compile_checked(recipe, schema)[1]
+
+
 def compile_plan(recipe: Recipe, schema: TableSchema | None = None) -> ReleasePlan:
     """The compiled plan of a valid recipe (and, given the data's public schema, its fit to it).
 
     Raises :class:`RecipeError` listing every problem when the recipe cannot be released."""
-    from dpstudio.plan.problems import plan_problems
-
-    problems = plan_problems(recipe, schema)
-    if problems:
+    plan, problems = compile_checked(recipe, schema)
+    if plan is None:
         raise RecipeError(problems)
-    return release_module(recipe.release.type).compile(recipe)
+    return plan
 
 
 def execute(

@@ -22,17 +22,21 @@ from dpstudio.engine.accounting import PrivacyLoss, compose, rdp_gaussian
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan
+from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan, refusal
 from dpstudio.recipe.model import Column, Recipe
 
 
 def _columns(recipe: Recipe) -> list[Column]:
     cols = list(recipe.columns_with_role("sensitive"))
     if len(cols) not in (1, 2):
-        raise UserError(f"release 'density': mark 1 or 2 numeric columns 'sensitive', got {len(cols)}")
+        raise refusal(
+            f"release 'density': mark 1 or 2 numeric columns 'sensitive', got {len(cols)}",
+            field="columns",
+            page="columns",
+        )
     for c in cols:
         if c.domain is None or (not c.domain.known and c.domain.source != "dp"):
-            raise UserError(f"column {c.name!r}: needs public bounds")
+            raise refusal(f"column {c.name!r}: needs public bounds", field=f"column:{c.name}", page="columns")
     return cols
 
 
@@ -40,13 +44,15 @@ def _options(recipe: Recipe, d: int) -> dict[str, Any]:
     o = recipe.release.options
     g = int(o.get("grid_size", 256 if d == 1 else 64))
     if not 2 <= g <= (4096 if d == 1 else 256):
-        raise UserError(f"release option grid_size={g}: choose 2..{4096 if d == 1 else 256}")
+        raise refusal(
+            f"release option grid_size={g}: choose 2..{4096 if d == 1 else 256}", field="release", page="release"
+        )
     h = o.get("bandwidth")
     if h is not None and not float(h) > 0:
-        raise UserError(f"release option bandwidth must be > 0, got {h!r}")
+        raise refusal(f"release option bandwidth must be > 0, got {h!r}", field="release", page="release")
     rows = int(o.get("sample_rows", 0))
     if rows < 0:
-        raise UserError("release option sample_rows must be >= 0")
+        raise refusal("release option sample_rows must be >= 0", field="release", page="release")
     return {"grid_size": g, "bandwidth": None if h is None else float(h), "sample_rows": rows}
 
 
@@ -155,7 +161,7 @@ def compile(recipe: Recipe) -> ReleasePlan:
     opts = _options(recipe, d)
     b = recipe.budget
     if not (b.delta > 0):
-        raise UserError("release 'density': needs delta > 0")
+        raise refusal("release 'density': needs delta > 0", field="budget", page="budget")
     mech = DensityRelease(float(b.epsilon), float(b.delta), opts["grid_size"], opts["bandwidth"])
     facts = {
         "grid_size": opts["grid_size"],

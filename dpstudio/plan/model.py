@@ -27,7 +27,7 @@ from dpstudio.engine.models import gibbs_logistic as gl
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan
+from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan, refusal
 from dpstudio.recipe.model import Column, Recipe
 from dpstudio.recipe.validate import NUMERIC_TYPES
 
@@ -43,14 +43,16 @@ def _features(recipe: Recipe) -> list[Column]:
 def _label(recipe: Recipe) -> Column:
     labels = recipe.columns_with_role("label")
     if len(labels) != 1:
-        raise UserError("release 'model': needs exactly one label column")
+        raise refusal("release 'model': needs exactly one label column", field="columns", page="columns")
     lab = labels[0]
     cats = lab.domain.categories if lab.domain is not None else None
     if not cats or len(cats) != 2:
         # the count only: the list may have been copied from the private data
-        raise UserError(
+        raise refusal(
             f"column {lab.name!r}: the DP logistic regression needs exactly 2 declared "
-            f"label categories, got {len(cats or ())}"
+            f"label categories, got {len(cats or ())}",
+            field=f"column:{lab.name}",
+            page="columns",
         )
     return lab
 
@@ -67,11 +69,17 @@ def _options(recipe: Recipe) -> dict[str, Any]:
         "max_steps": float(o.get("max_steps", 1e7)),
     }
     if out["sampler"] not in ("rejection", "ula"):
-        raise UserError(f"release option sampler={out['sampler']!r}: choose 'rejection' or 'ula'")
+        raise refusal(
+            f"release option sampler={out['sampler']!r}: choose 'rejection' or 'ula'", field="release", page="release"
+        )
     if out["scaling"] not in ("ball", "box"):
-        raise UserError(f"release option scaling={out['scaling']!r}: choose 'ball' or 'box'")
+        raise refusal(
+            f"release option scaling={out['scaling']!r}: choose 'ball' or 'box'", field="release", page="release"
+        )
     if not out["norm_bound"] > 0:
-        raise UserError(f"release option norm_bound must be > 0, got {out['norm_bound']!r}")
+        raise refusal(
+            f"release option norm_bound must be > 0, got {out['norm_bound']!r}", field="release", page="release"
+        )
     return out
 
 
@@ -131,13 +139,13 @@ def compile(recipe: Recipe) -> ReleasePlan:
     lab = _label(recipe)
     feats = _features(recipe)
     if not feats:
-        raise UserError("release 'model': no numeric/boolean feature columns")
+        raise refusal("release 'model': no numeric/boolean feature columns", field="columns", page="columns")
     for c in feats:
         if c.type != "boolean" and (c.domain is None or (not c.domain.known and c.domain.source != "dp")):
-            raise UserError(f"column {c.name!r}: needs public bounds")
+            raise refusal(f"column {c.name!r}: needs public bounds", field=f"column:{c.name}", page="columns")
     b = recipe.budget
     if not (b.delta > 0):
-        raise UserError("release 'model': needs delta > 0")
+        raise refusal("release 'model': needs delta > 0", field="budget", page="budget")
     frac = opts["sampler_delta_fraction"]
     d_sampler = b.delta * frac
     gamma = d_sampler / (math.exp(b.epsilon) + 1.0)

@@ -1,6 +1,6 @@
-"""Every problem that stops a recipe from compiling: the recipe's own (``recipe.validate``) and
-the ones only the plan can see (each perturbed unit's share of epsilon, each Gaussian unit's
-noise in grid steps), so a user fixes everything in one pass."""
+"""The problems only the plan can see - each perturbed unit's share of epsilon, each Gaussian
+unit's noise in grid steps - beside the recipe's own (``recipe.validate``), so a user fixes
+everything in one pass; :func:`dpstudio.plan.compile.plan_problems` adds the compiler's refusals."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from dpstudio.engine.data.schema import TableSchema
 
 
-def plan_problems(recipe: Recipe, schema: TableSchema | None = None) -> list[Problem]:
-    """The recipe's problems (given a TableSchema, also its fit to the data) and the units'."""
+def recipe_and_unit_problems(recipe: Recipe, schema: TableSchema | None = None) -> list[Problem]:
+    """The recipe's problems (given a TableSchema, also its fit to the data) and the units'
+    (the compiler's own refusals are added by :func:`dpstudio.plan.compile.plan_problems`)."""
     p = validate(recipe, schema)
     b = recipe.budget
     weights_ok = all(

@@ -30,7 +30,15 @@ from dpstudio.engine.accounting import PrivacyLoss, compose
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.plan.units import LabelGuarantee, NoiseParameters, PlanUnit, ReleaseOutcome, ReleasePlan, UnitMechanism
+from dpstudio.plan.units import (
+    LabelGuarantee,
+    NoiseParameters,
+    PlanUnit,
+    ReleaseOutcome,
+    ReleasePlan,
+    UnitMechanism,
+    refusal,
+)
 from dpstudio.recipe.model import Column, Recipe
 from dpstudio.recipe.validate import default_mechanism, perturbed_roles
 
@@ -209,7 +217,16 @@ def _with_search_range(col: Column) -> Column:
     assert d is not None, col.name
     if d.kind == "numeric":
         return replace(col, domain=replace(d, low=d.search_low, high=d.search_high))
-    return replace(col, domain=replace(d, categories=d.candidates or ("?", "??")))
+    if not d.candidates:
+        # no public candidate list: the DP list can be anything, so there is no worst case to
+        # show (the unit prints no noise figures); the placeholder only gives the accounting
+        return replace(col, domain=replace(d, categories=("?", "??")))
+    # the DP list keeps some candidates and always gets 'other': the most categories, hence the
+    # largest error, is every candidate plus 'other'
+    other = d.other if d.other is not None else "(other)"
+    return replace(
+        col, domain=replace(d, categories=tuple(d.candidates) + ((other,) if other not in d.candidates else ()))
+    )
 
 
 def _post_processing(col: Column, clamp: bool) -> tuple[str, ...]:
@@ -223,7 +240,10 @@ def _post_processing(col: Column, clamp: bool) -> tuple[str, ...]:
         if col.type == "integer":
             steps.append("integer column: the grid step is a whole number, so the noisy values are integers")
         if clamp:
-            steps.append("noisy values are clamped to the bounds (post-processing; biased near the bounds)")
+            steps.append(
+                "noisy values are clamped to the bounds (post-processing; biased near the bounds); the "
+                "expected error shown is the one before clamping, an upper bound"
+            )
         return tuple(steps)
     if name == "rr":
         return ("values outside the category list (and missing values) are reported as the 'other' category",)
@@ -271,9 +291,12 @@ def _compile_unit(
         if d is not None and d.kind == "numeric" and not metric and d.low is not None and d.high is not None
         else None
     )
-    cats = len(d.categories or ()) if d is not None and d.kind == "categorical" and not metric else None
-    err = mech.expected_error() if not metric else None
     orig = next(c for c in recipe.columns if c.name == col.name).domain
+    # a category list discovered with DP and no public candidates: no figure is a worst case
+    unknown_list = provisional and orig is not None and orig.kind == "categorical" and not orig.candidates
+    shown = not metric and not unknown_list
+    cats = len(d.categories or ()) if d is not None and d.kind == "categorical" and shown else None
+    err = mech.expected_error() if shown else None
     search: tuple[float, float] | None = None
     if provisional:
         assert orig is not None, col.name  # provisional: its domain is estimated with DP
@@ -294,7 +317,7 @@ def _compile_unit(
         loss=loss,
         mechanism=None if metric and pool is None else mech,
         budget_share=(float(share[0]), float(share[1])),
-        noise=NoiseParameters.of(mech) if not metric else NoiseParameters(),
+        noise=NoiseParameters.of(mech) if shown else NoiseParameters(),
         expected_error=None if err is None else float(err),
         floor=_floor(mech_name, domain, cats, loss),
         domain=domain,
@@ -324,7 +347,14 @@ def _perturbation_units(recipe: Recipe, pools: dict[str, npt.NDArray[np.float32]
             if col.domain is not None and col.domain.source == "dp":
                 col, provisional = _with_search_range(col), True
             else:
-                raise UserError(f"column {col.name!r}: no domain")
+                if col.domain is not None and col.domain.source == "data":
+                    raise refusal(
+                        f"column {col.name!r}: its domain is copied from the data when the release runs; "
+                        f"compile with the data loaded to see its figures",
+                        field=f"column:{col.name}",
+                        page="columns",
+                    )
+                raise refusal(f"column {col.name!r}: no domain", field=f"column:{col.name}", page="columns")
         rho = group["rho_share"].get(name) if group is not None else None
         units.append(
             _compile_unit(recipe, name, cols, col, split[name], rho, kind, provisional, pool=(pools or {}).get(name))
@@ -346,32 +376,43 @@ def _loss_kind(recipe: Recipe) -> str:
     return LOSS_KIND[rtype]
 
 
-def _label_guarantee(recipe: Recipe, units: list[PlanUnit]) -> LabelGuarantee | None:
-    """The label's formal guarantee, from the units' own losses (no data read)."""
+def _label_guarantee(recipe: Recipe, units: list[PlanUnit], total: PrivacyLoss) -> LabelGuarantee | None:
+    """The label's formal guarantee, from the composed total (no data read).
+
+    Every unit of a label or semi-sensitive release - the label's randomized response, the
+    perturbed sensitive columns, and the DP estimates of any domain - may carry information about
+    the label, so relative to what the public columns say the label is protected at the
+    release's composed total (epsilon, delta), no more; in particular a jointly calibrated
+    Gaussian group counts with its joint conversion, and a DP domain estimate on the label or a
+    sensitive column counts too.  ``label_unit_epsilon`` is the label's randomized response alone
+    (where the attacker curves are read)."""
     rtype = recipe.release.type
     labels = recipe.columns_with_role("label")
     if rtype not in ("label", "semi-sensitive") or not labels:
         return None
     lab = labels[0].name
-    eps_of = {c: u.epsilon for u in units for c in u.columns}
-    eps_label = float(eps_of.get(lab, 0.0))
+    label_unit = next((u for u in units if u.kind == "perturbation" and lab in u.columns), None)
+    eps_rr = float(label_unit.epsilon) if label_unit is not None else 0.0
+    eps, delta = float(total.epsilon), float(total.delta)
+    shown = f"epsilon = {eps:g}" + (f", delta = {delta:.3g}" if delta > 0 else "")
     if rtype == "label":
         note = (
-            f"{eps_label:g}-label DP: randomized response on the label. Public columns are released "
-            "unchanged; when they predict the label, an attacker who combines them with the released "
-            "label learns more than eps suggests (Sekiguchi 2024, §3); the internal leakage estimate "
-            "quantifies this."
+            f"label DP at {shown}: randomized response on the label (epsilon = {eps_rr:g})"
+            + (" and the DP estimates of domains" if eps > eps_rr * (1 + 1e-12) else "")
+            + ". Public columns are released unchanged; when they predict the label, an attacker who combines "
+            "them with the released label learns more than epsilon suggests (Sekiguchi 2024, §3); the internal "
+            "leakage estimate quantifies this."
         )
-        return LabelGuarantee(lab, eps_label, eps_label, 0.0, rtype, note)
-    eps_sens = float(sum(eps_of.get(c.name, 0.0) for c in recipe.columns if c.role == "sensitive"))
-    total = eps_label + eps_sens
-    note = (
-        f"the label's posterior odds given the release are at most e^{total:g} times its odds given "
-        "the public columns alone (RR on the label plus the perturbed sensitive features, which may be "
-        "correlated with it; Sekiguchi 2024, Prop. 4.0.1, with eps_1 = eps' - the public columns' own "
-        "information is added separately, as an internal estimate)"
-    )
-    return LabelGuarantee(lab, total, eps_label, eps_sens, rtype, note)
+    else:
+        note = (
+            f"the label's posterior odds given the release are at most e^{eps:g} times its odds given the public "
+            "columns alone"
+            + (f", except with probability {delta:.3g}" if delta > 0 else "")
+            + " (every perturbed column may be correlated with the label, so the whole release's total counts; "
+            "Sekiguchi 2024, Prop. 4.0.1, corrected in docs/errata.md - the public columns' own information is "
+            "added separately, as an internal estimate)"
+        )
+    return LabelGuarantee(lab, eps, eps_rr, max(eps - eps_rr, 0.0), rtype, note, delta=delta)
 
 
 def assemble(recipe: Recipe, units: list[PlanUnit]) -> ReleasePlan:
@@ -405,11 +446,13 @@ def assemble(recipe: Recipe, units: list[PlanUnit]) -> ReleasePlan:
         composition.total.epsilon > allowed_eps * (1 + 1e-9)
         or composition.total.delta > allowed_delta * (1 + 1e-9) + 1e-300
     ):
-        raise UserError(
+        raise refusal(
             f"the planned release would spend eps={composition.total.epsilon:.6g}, "
             f"delta={composition.total.delta:.3g}, more than the budget plus the domain "
             f"estimates allow (eps={allowed_eps:.6g}, delta={allowed_delta:.3g}); "
-            f"adjust the budget or the estimates' costs"
+            f"adjust the budget or the estimates' costs",
+            field="budget",
+            page="budget",
         )
     notes: list[str] = []
     provisional = [u.name for u in units if u.provisional]
@@ -444,7 +487,7 @@ def assemble(recipe: Recipe, units: list[PlanUnit]) -> ReleasePlan:
         units=tuple(units),
         composition=composition,
         notes=tuple(notes),
-        label=_label_guarantee(recipe, units),
+        label=_label_guarantee(recipe, units, composition.total),
         recipe=recipe,
         compiler=compile,
     )
@@ -456,8 +499,10 @@ def compile(recipe: Recipe) -> ReleasePlan:
 
     rtype = recipe.release.type
     if not budget_split(recipe):
-        raise UserError(
-            f"release {rtype!r}: no column would be perturbed - mark columns {' / '.join(perturbed_roles(rtype))}"
+        raise refusal(
+            f"release {rtype!r}: no column would be perturbed - mark columns {' / '.join(perturbed_roles(rtype))}",
+            field="columns",
+            page="columns",
         )
     return assemble(recipe, domain_units(recipe) + _perturbation_units(recipe))
 

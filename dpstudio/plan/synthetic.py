@@ -15,8 +15,7 @@ import pandas as pd
 from dpstudio.engine.accounting import PrivacyLoss, compose
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress, sub_progress
 from dpstudio.engine.rng import RandomSource
-from dpstudio.errors import UserError
-from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan
+from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan, refusal
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import NUMERIC_TYPES
 
@@ -35,7 +34,9 @@ METHOD_TEXT = {
 def method_of(recipe: Recipe) -> str:
     method: str = recipe.release.options.get("method", DEFAULT_METHOD)
     if method not in METHOD_TEXT:
-        raise UserError(f"release option method={method!r}: choose one of {', '.join(METHOD_TEXT)}")
+        raise refusal(
+            f"release option method={method!r}: choose one of {', '.join(METHOD_TEXT)}", field="release", page="release"
+        )
     return method
 
 
@@ -61,7 +62,7 @@ def table_spec(recipe: Recipe) -> TableSpec:
         else:
             features.append(spec)
     if not features:
-        raise UserError("release 'synthetic': no kept column to synthesise")
+        raise refusal("release 'synthetic': no kept column to synthesise", field="columns", page="columns")
     return TableSpec(columns=tuple(features), label=label)
 
 

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pandas as pd
 
 from dpstudio.engine.accounting import Composition, PrivacyLoss
+from dpstudio.errors import RecipeError
+from dpstudio.recipe.validate import Problem
 
 if TYPE_CHECKING:
     from dpstudio.recipe.model import Recipe
@@ -35,6 +37,11 @@ class UnitMechanism(Protocol):
     def privacy_loss(self) -> PrivacyLoss: ...
 
     def release(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def refusal(message: str, *, field: str, page: str) -> RecipeError:
+    """A recipe the compiler cannot compile, as a typed problem (the wizard shows it on ``page``)."""
+    return RecipeError([Problem(message, field=field, page=page)])
 
 
 @dataclass(frozen=True)
@@ -159,7 +166,7 @@ class PlanUnit:
             out[prefix + "expected_error"] = self.expected_error
         if self.floor is not None:
             out[prefix + "floor"] = self.floor
-        if self.domain is not None:
+        if self.domain is not None and not self.provisional:  # a provisional one is the search range
             out["domain"] = list(self.domain)
         if self.categories_count is not None:
             out["categories"] = self.categories_count
@@ -189,11 +196,12 @@ class PlanUnit:
 class LabelGuarantee:
     """The label's formal guarantee in a label or semi-sensitive release (no data read).
 
-    ``epsilon``: the bound on how far the release moves the label's posterior odds relative to
-    what the public columns already say: the label unit's epsilon (``label``), plus the
-    perturbed sensitive columns' (``semi-sensitive``; Sekiguchi 2024, Prop. 4.0.1 as corrected
-    in docs/errata.md).  ``label_unit_epsilon`` is the epsilon of the label's randomized
-    response alone: the attacker curves are read there."""
+    ``epsilon``, ``delta``: the bound on how far the release moves the label's posterior odds
+    relative to what the public columns already say - the release's composed total, since every
+    unit (the label's randomized response, the perturbed sensitive columns, DP domain estimates)
+    may carry information about the label (Sekiguchi 2024, Prop. 4.0.1 as corrected in
+    docs/errata.md).  ``label_unit_epsilon`` is the epsilon of the label's randomized response
+    alone: the attacker curves are read there.  ``sensitive_epsilon``: the rest."""
 
     column: str
     epsilon: float
@@ -201,11 +209,18 @@ class LabelGuarantee:
     sensitive_epsilon: float
     release_type: str
     note: str
+    delta: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"label_epsilon": self.epsilon, "relative_to": "public columns", "note": self.note}
+        out: dict[str, Any] = {
+            "label_epsilon": self.epsilon,
+            "label_delta": self.delta,
+            "relative_to": "public columns",
+            "note": self.note,
+            "epsilon_label_rr": self.label_unit_epsilon,
+        }
         if self.release_type == "semi-sensitive":
-            out.update(epsilon_label_rr=self.label_unit_epsilon, epsilon_sensitive=self.sensitive_epsilon)
+            out["epsilon_sensitive"] = self.sensitive_epsilon
         return out
 
 

@@ -255,7 +255,8 @@ def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
     cols = []
     for c in recipe.columns:
         d = c.domain
-        if d is not None and d.source == "data" and not d.known:
+        if d is not None and d.source == "data" and not d.known and c.name in frame.columns:
+            # (a column missing from the table is reported by validation)
             s = frame[c.name]
             if d.kind == "numeric":
                 try:

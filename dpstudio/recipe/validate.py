@@ -176,6 +176,10 @@ def _domain_problems(col, where: str) -> list[Problem]:
             )
         if not d.known:
             return p
+    if d.source == "data" and not d.known:
+        # an acknowledged copy still to be made: the release (and the wizard's plan) fill it in
+        # from the loaded table (recipe.build.fill_domains_from_data) before compiling
+        return p
     # bounds copied from the data are its minimum and maximum: private, never quoted
     got = "" if d.source == "data" else f", got [{d.low!r}, {d.high!r}]"
     if d.kind == "numeric":
@@ -291,7 +295,7 @@ def limit_problems(recipe: Recipe, rows: int | None = None) -> list[Problem]:
     """Parameters outside the range where dpstudio's exact samplers are exact, fast and bounded.
 
     Budgets, weights, deltas, bounds and DP-estimate costs (each unit's share of epsilon and each
-    Gaussian unit's noise are the plan's: :func:`dpstudio.plan.problems.plan_problems`).
+    Gaussian unit's noise are the plan's: :func:`dpstudio.plan.compile.plan_problems`).
     ``rows`` (n, when the data is known) also bounds the discovery delta below 1/n."""
     p: list[Problem] = []
     b = recipe.budget

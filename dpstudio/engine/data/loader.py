@@ -929,7 +929,7 @@ def _read_sas(fmt: Literal["sas7bdat", "xport"]) -> _Reader:
 
 def _strings_to_str(frame: pd.DataFrame) -> pd.DataFrame:
     """Object columns holding only strings become pandas' ``str`` dtype (one per column)."""
-    for name in frame.select_dtypes(include="object").columns:
+    for name in [n for n, dt in frame.dtypes.items() if pd.api.types.is_object_dtype(dt)]:
         col = frame[name]
         if pd.api.types.infer_dtype(col, skipna=True) == "string":
             frame[name] = col.astype("str")
