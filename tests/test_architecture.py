@@ -17,8 +17,10 @@ QT_FREE_MODULES = [
     "dpstudio.risk",
     "dpstudio.targets",
     "dpstudio.resources",
+    "dpstudio.report",
     "dpstudio.report.html",
     "dpstudio.report.model",
+    "dpstudio.report.text",
 ]
 
 
@@ -60,3 +62,74 @@ def test_cli_help_runs_without_qt():
         "assert 'PySide6' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# The only ways from a Qt-free module to Qt (pyproject.toml's import-linter Qt contract ignores
+# exactly these edges): each one an import inside the function that needs Qt.
+LAZY_QT_EDGES = {
+    ("dpstudio.report.model", "dpstudio.report.pdf.charts"),  # the error-vs-floor chart image
+    ("dpstudio.report", "dpstudio.report.pdf.charts"),  # render(): does Qt load (HTML chart)?
+    ("dpstudio.report", "dpstudio.report.pdf"),  # render(): a PDF report
+    ("dpstudio.cli", "dpstudio.gui.app"),  # `dpstudio gui`
+}
+
+
+def _qt_contract() -> dict:
+    import tomllib
+
+    config = tomllib.loads((Path(dpstudio.__file__).parents[1] / "pyproject.toml").read_text("utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    return next(
+        c for c in contracts if "PySide6" in c.get("forbidden_modules", ()) and "dpstudio.cli" in c["source_modules"]
+    )
+
+
+def test_qt_contract_counts_indirect_imports_and_ignores_only_the_lazy_edges():
+    contract = _qt_contract()
+    assert not contract.get("allow_indirect_imports", False)
+    ignored = {tuple(x.strip() for x in edge.split("->")) for edge in contract.get("ignore_imports", ())}
+    assert ignored == LAZY_QT_EDGES
+    # every module of the Qt-free test is a source of the contract (a package covers its modules)
+    sources = contract["source_modules"]
+    for name in _qt_free_modules():
+        if name != "dpstudio.report":  # the package itself: its modules but report.pdf are listed
+            assert any(name == s or name.startswith(s + ".") for s in sources), name
+
+
+def _module_level_imports(path: Path, package: str) -> set[str]:
+    """Modules imported by ``path`` outside any function (module body, class bodies, ``if``...)."""
+    import ast
+
+    found: set[str] = set()
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.Import):
+                found.update(a.name for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:  # relative: resolved against the module's package
+                    parts = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in child.names)
+            visit(child)
+
+    visit(ast.parse(path.read_text("utf-8")))
+    return found
+
+
+def test_the_edges_to_qt_stay_lazy():
+    root = Path(dpstudio.__file__).parent
+    for importer, imported in LAZY_QT_EDGES:
+        rel = Path(*importer.split(".")[1:])
+        path = root / rel / "__init__.py" if (root / rel).is_dir() else (root / rel).with_suffix(".py")
+        package = importer if path.name == "__init__.py" else importer.rpartition(".")[0]
+        text = path.read_text("utf-8")
+        assert imported in text, f"{importer} no longer imports {imported}: drop the edge from the contract"
+        top = _module_level_imports(path, package)
+        assert not any(m == imported or m.startswith(imported + ".") for m in top), (
+            f"{importer} imports {imported} at module level: Qt would load with it"
+        )

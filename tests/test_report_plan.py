@@ -238,6 +238,22 @@ def test_chart_curves_at_the_chosen_epsilon_are_the_table(record_release):
         assert np.all(np.diff(errs) <= 1e-12)  # more epsilon, less error
 
 
+def test_chart_budgets_stay_where_a_recipe_may_spend(label_release):
+    """``at_budget`` does not validate: the chart must not plot budgets ``compile_plan`` refuses."""
+    from dpstudio.plan import compile_plan
+    from dpstudio.recipe.validate import MAX_EPSILON, MIN_UNIT_EPSILON
+
+    res, _frame = label_release
+    for eps in (20.0, MAX_EPSILON):
+        recipe = replace(res.recipe, budget=replace(res.recipe.budget, epsilon=eps))
+        plan = compile_plan(recipe)
+        grid = error_floor_curves(plan, [plan.unit_of_column("grp").name])["epsilon"]
+        assert eps in grid and grid == sorted(grid)
+        assert grid[-1] == MAX_EPSILON and grid[0] >= MIN_UNIT_EPSILON
+        for at in (grid[0], grid[-1]):  # the recipe compiles (and validates) at every budget plotted
+            compile_plan(replace(recipe, budget=replace(recipe.budget, epsilon=at)))
+
+
 def test_chart_is_skipped_when_the_plan_cannot_be_recompiled(record_release, monkeypatch):
     from dpstudio.report.pdf.charts import qt_available
 
@@ -471,6 +487,32 @@ def test_external_withholds_every_parameter_fixed_by_a_copied_domain(tmp_path):
         assert f"{label} = withheld" in ext["grp"][4]
     assert not any(b.kind == "table" for b in _section(external, "Accuracy").blocks)
     assert "error_floor.png" not in external.images
+
+
+def test_external_accounting_does_not_depend_on_a_copied_category_count(tmp_path):
+    """Randomized response's RDP curve depends on its number of categories: an accounting method
+    that was not used (RDP, under basic composition) would print a different ε for 3 and for 12
+    copied categories.  The external variant shows only the method used."""
+    models = {}
+    for k in (3, 12):
+        rng = np.random.default_rng(11)
+        frame = pd.DataFrame({"x": rng.uniform(0, 1, N), "city": rng.choice([f"c{i}" for i in range(k)], N)})
+        data = tmp_path / f"cities{k}.csv"
+        frame.to_csv(data, index=False)
+        rp = tmp_path / f"cities{k}.recipe.json"
+        args = ["--epsilon", "1", "--delta", "1e-6", "--role", "x=sensitive", "--role", "city=sensitive"]
+        args += ["--bounds", "x=0:1", "--categories", "city=data"]
+        assert main(["recipe", "init", str(data), "-o", str(rp), "--confirm-inferred", *args]) == 0
+        res = execute_release(load_recipe(rp), output_path=tmp_path / f"cities{k}.out.csv", ledger=None)
+        assert res.plan.unit_of_column("city").noise.categories == k
+        assert res.plan.composition.method == "basic" and "rdp" in res.plan.composition.alternatives
+        models[k] = {v: build_model(res, v, frame, charts=False) for v in ("internal", "external")}
+    ext = [_section(models[k]["external"], "Privacy accounting") for k in (3, 12)]
+    assert ext[0] == ext[1]
+    assert not any(b.kind == "table" and b.content["head"][0] == "Method not used" for b in ext[0].blocks)
+    # the internal variant shows the methods not used, and there the count does show
+    internal = [_rows(models[k]["internal"], "Privacy accounting", "Method not used") for k in (3, 12)]
+    assert set(internal[0]) == {"rdp"} and internal[0] != internal[1]
 
 
 def test_provisional_category_unit_gives_no_parameters_as_final(tmp_path):

@@ -385,18 +385,22 @@ def _relative(unit, value: float | None) -> float:
 def error_floor_curves(plan, names, *, points: int = 20) -> dict:
     """The error-vs-floor chart's data, every point compiled by the plan.
 
-    For ``points`` log-spaced budgets around the recipe's epsilon, and that epsilon itself,
-    ``plan.at_budget(eps)`` is compiled and each named unit's ``expected_error`` and ``floor``
+    For ``points`` log-spaced budgets around the recipe's epsilon (never above ``MAX_EPSILON``,
+    where ``compile_plan`` refuses a recipe: ``at_budget`` does not validate), and that epsilon
+    itself, ``plan.at_budget(eps)`` is compiled and each named unit's ``expected_error`` and ``floor``
     read off it (divided by the domain's width for numeric units).  Returns ``{"epsilon": [...],
     "chosen": eps, "units": [{"name", "mechanism", "error": [...], "floor": [...]}]}``; the
     point at ``chosen`` is the plan's own (the Accuracy table's) numbers.  Raises when the plan
     cannot be compiled at another budget (no recipe)."""
     import numpy as np
 
+    from dpstudio.recipe.validate import MAX_EPSILON, MIN_UNIT_EPSILON
+
     if plan.recipe is None:
         raise ValueError("this plan was not compiled from a recipe")
     chosen = float(plan.recipe.budget.epsilon)
-    lo, hi = min(0.05, chosen / 4), max(20.0, chosen * 4)
+    lo = max(MIN_UNIT_EPSILON, min(0.05, chosen / 4))
+    hi = min(MAX_EPSILON, max(20.0, chosen * 4))
     grid = sorted({float(x) for x in np.geomspace(lo, hi, points)} | {chosen})
     curves = [{"name": n, "mechanism": plan.unit(n).mechanism_name, "error": [], "floor": []} for n in names]
     for eps in grid:
@@ -410,17 +414,21 @@ def error_floor_curves(plan, names, *, points: int = 20) -> dict:
 
 def label_guarantee_rows(label) -> list[tuple[str, str]]:
     """The label's formal guarantee as the plan states it (``ReleasePlan.label``)."""
+    delta = getattr(label, "delta", 0.0) or 0.0
     what = (
-        f"\u03b5 = {_eps(label.epsilon)} for the label \u201c{label.column}\u201d, relative to what the "
-        "public columns already say"
+        f"\u03b5 = {_eps(label.epsilon)}"
+        + (f", \u03b4 = {fmt(delta)}" if delta > 0 else "")
+        + f" for the label \u201c{label.column}\u201d, relative to what the public columns already say"
     )
     rows = [("Label guarantee", what)]
-    if label.release_type == "semi-sensitive":
+    if label.sensitive_epsilon > 0:
+        rest = "the perturbed sensitive columns" if label.release_type == "semi-sensitive" else ""
+        rest += (" and " if rest else "") + "the DP estimates of domains, where any"
         rows.append(
             (
                 "Made of",
-                f"randomized response on the label, \u03b5 = {_eps(label.label_unit_epsilon)}, plus "
-                f"the perturbed sensitive columns, \u03b5 = {_eps(label.sensitive_epsilon)}",
+                f"randomized response on the label, \u03b5 = {_eps(label.label_unit_epsilon)}, with {rest}: "
+                "the release's whole total, since each part may carry information about the label",
             )
         )
     rows.append(("Basis", label.note))
@@ -704,13 +712,20 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             ),
         ],
     )
-    alts = getattr(comp, "alternatives", None) or {}
-    if len(alts) > 1:
+    # The totals the accountant's other methods would give: internal only.  They are not the
+    # guarantee, and some depend on figures the external variant withholds (randomized
+    # response's RDP curve depends on its number of categories, which may be copied from the data).
+    unused = {k: v for k, v in (getattr(comp, "alternatives", None) or {}).items() if k != comp.method}
+    if unused and not external:
+        s.add(
+            "note",
+            f"Other accounting methods, not used (the total above is the {comp.method} method's); internal only:",
+        )
         s.add(
             "table",
             {
-                "head": ["Method", "ε", "δ"],
-                "rows": [[Cell(k), Cell(_eps(v[0])), Cell(fmt(float(v[1])))] for k, v in alts.items()],
+                "head": ["Method not used", "ε", "δ"],
+                "rows": [[Cell(k), Cell(_eps(v[0])), Cell(fmt(float(v[1])))] for k, v in unused.items()],
             },
         )
     estimates = [u for u in plan.units if u.kind == "domain"]

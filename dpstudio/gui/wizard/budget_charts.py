@@ -684,26 +684,45 @@ class PreviewPanel(QWidget):
 
 def synth_budget_plan(recipe, rows: int) -> list[dict] | None:
     """The synthesizer's own split of the recipe's budget (``Synthesizer.budget_plan``: public
-    quantities only, the same numbers the fit then spends).  None without a valid budget."""
-    method = recipe.release.options.get("method", "pearl")
+    quantities only, the same numbers the fit then spends).  None without a valid budget.
+
+    Read as the release runs it (``dpstudio.plan.synthetic``): the synthesizer built from the
+    recipe's options, and the number of label classes of the public table spec the fit is given
+    (``table_spec(recipe).n_classes``), never counted here."""
     b = recipe.budget
     if not rows or not (b.epsilon > 0 and b.delta > 0):
         return None
+    spec = release_table_spec(recipe)
+    if spec is None:
+        return None
     try:
         from dpstudio.engine.synth import SYNTHESIZERS
+        from dpstudio.plan.synthetic import method_of
 
         opts = {k: v for k, v in recipe.release.options.to_dict().items() if k != "method"}
-        synth = SYNTHESIZERS[method](**opts)
-    except Exception:  # noqa: BLE001 - unknown options: the release page reports them
+        synth = SYNTHESIZERS[method_of(recipe)](**opts)
+    except Exception:  # noqa: BLE001 - unknown method or options: the release page reports them
         return None
-    labels = [c for c in recipe.columns if c.role == "label"]
-    classes = 1
-    d = labels[0].domain if labels else None
-    if d is not None and d.categories:
-        classes = len(d.categories) + (1 if d.other is not None and d.other not in d.categories else 0)
     try:
-        return synth.budget_plan(b.epsilon, b.delta, rows, classes)
+        return synth.budget_plan(b.epsilon, b.delta, rows, spec.n_classes)
     except ValueError:
+        return None
+
+
+def release_table_spec(recipe):
+    """The public table spec the synthetic release fits on (``dpstudio.plan.synthetic.table_spec``),
+    or None while it cannot be built (the label's categories unknown, no kept column).
+
+    A feature column whose domain is still to be estimated with DP (its bounds are known only
+    once the release runs) is left out: the budget split depends on the spec's label alone."""
+    from dpstudio.plan.synthetic import table_spec
+
+    known = tuple(c for c in recipe.columns if c.role == "label" or (c.domain is not None and c.domain.known))
+    if any(c.role == "label" and (c.domain is None or not c.domain.known) for c in known):
+        return None
+    try:
+        return table_spec(replace(recipe, columns=known))
+    except Exception:  # noqa: BLE001 - no kept column yet: the release page reports it
         return None
 
 
