@@ -366,6 +366,62 @@ def _random_central_recipe(draw):
     )
 
 
+def _shows(text: str, value: float) -> bool:
+    """Whether a cell ("≤ 1,234.5", "33.9 %", "b = 22.5", "2.6e+06") prints ``value`` to the
+    digits it shows (within half a unit of its last digit)."""
+    import re
+
+    m = re.search(r"(-?[0-9][0-9,]*)(?:\.([0-9]+))?(?:e([-+]?[0-9]+))?", text.replace("\u2212", "-"))
+    assert m, text
+    whole, decimals, exp = m.group(1).replace(",", ""), m.group(2) or "", int(m.group(3) or 0)
+    scale = (0.01 if "%" in text else 1.0) * 10.0**exp
+    shown = float(f"{whole}.{decimals}" if decimals else whole) * scale
+    return abs(shown - value) <= 0.5 * 10.0 ** -len(decimals) * scale * (1 + 1e-9) + 1e-12
+
+
+def _report_and_wizard_print_the_plan(recipe, plan) -> None:
+    """The report's Accuracy and Mechanisms tables and the wizard's budget table print the plan's
+    units' own figures: a row per unit, each cell the unit's field as formatted (and parsing
+    back to it)."""
+    from dpstudio.gui.charts import preview
+    from dpstudio.pipeline import ReleaseResult
+    from dpstudio.plan import ReleaseOutcome
+    from dpstudio.report.model import build_model
+
+    result = ReleaseResult(
+        recipe=recipe,
+        plan=plan,
+        outcome=ReleaseOutcome(),
+        schema=None,
+        dataset_name="x.csv",
+        input_sha256="0" * 64,
+        release_id="property",
+        started_at="2026-01-01T00:00:00+00:00",
+        randomness="test",
+        output_path="out.csv",
+    )
+    model = build_model(result, "internal", charts=False)
+    tables = {s.title: [b.content for b in s.blocks if b.kind == "table"] for s in model.sections if s.blocks}
+    accuracy = {r[0].text: r for t in tables.get("Accuracy", []) for r in t["rows"]}
+    mechanisms = {r[0].text: r for t in tables.get("Mechanisms and parameters", []) for r in t["rows"]}
+    for u in plan.units:
+        if u.kind == "domain":
+            continue
+        assert u.name in mechanisms, u.name
+        assert _shows(mechanisms[u.name][2].text, u.epsilon), u.name
+        if u.kind == "perturbation" and u.expected_error is not None and u.floor is not None:
+            row = accuracy[u.name]
+            assert _shows(row[3].text, u.expected_error) and _shows(row[4].text, u.floor), u.name
+    for u in plan.perturbation_units:  # the wizard's budget table
+        if u.expected_error is not None:
+            assert _shows(preview.error_text(u), u.expected_error), u.name
+        if u.noise.scale is not None:
+            assert _shows(preview.noise_text(u), u.noise.scale), u.name
+        elif u.noise.sigma is not None:
+            assert _shows(preview.noise_text(u), u.noise.sigma), u.name
+        assert _shows(preview.fmt_epsilon(u.epsilon), u.epsilon), u.name
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_random_recipe(), _random_central_recipe()))
 def test_recipe_check_prints_the_plans_numbers(recipe):
@@ -400,6 +456,7 @@ def test_recipe_check_prints_the_plans_numbers(recipe):
     # the total never exceeds the budget plus the stated costs of the DP domain estimates
     domain_eps = sum(u.epsilon for u in plan.units if u.kind == "domain")
     assert plan.total.epsilon <= (recipe.budget.epsilon + domain_eps) * (1 + 1e-9)
+    _report_and_wizard_print_the_plan(recipe, plan)
     if plan.label is not None:
         lab = plan.unit_of_column("y")
         assert plan.label.label_unit_epsilon == lab.epsilon
