@@ -192,7 +192,11 @@ class Session(QObject):
             # as the release checks them: 'copied from data' domains filled in from the loaded
             # table, the compiler's own refusals, and the declared types held against the table
             recipe = self._preview_of(self.recipe)
-            _plan, problems = compile_checked(recipe, self.schema)
+            plan, problems = compile_checked(recipe, self.schema)
+            if plan is not None:
+                # the same compile serves the budget table and charts (it runs on the GUI thread
+                # at every slider step: once, not twice)
+                self._cache.setdefault("plan", (plan, None))
             if self.frame is not None:
                 problems += declared_type_problems(recipe, self.frame)
             self._cache["problems"] = problems
@@ -211,6 +215,9 @@ class Session(QObject):
         if self.recipe is None:
             return None, "no data loaded"
         if "plan" not in self._cache:
+            self.problems()  # compiles, and keeps the plan when there is one
+        if "plan" not in self._cache:
+            # problems with the recipe's fit to the table do not stop its own figures being shown
             from dpstudio.pipeline import compile_recipe
 
             try:

@@ -20,7 +20,7 @@ from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import NUMERIC_TYPES
 
 if TYPE_CHECKING:
-    from dpstudio.engine.synth.base import FittedSynth
+    from dpstudio.engine.synth.base import FittedSynth, Synthesizer
     from dpstudio.engine.synth.encoding import ColumnSpec, TableSpec
 
 DEFAULT_METHOD = "pearl"
@@ -121,6 +121,17 @@ class SynthesizerRelease:
             label=f"{self.method} synthesizer (its Gaussian releases composed exactly to this total)",
         )
 
+    def _synthesizer(self) -> Synthesizer:
+        from dpstudio.engine.synth import SYNTHESIZERS
+
+        return SYNTHESIZERS[self.method](**dict(self.options))
+
+    def budget_plan(self, rows: int, n_classes: int) -> list[dict[str, Any]]:
+        """How the fit will split this budget over its noisy releases, from public quantities only
+        (the synthesizer's own ``budget_plan``: what the wizard shows before the release)."""
+        plan: list[dict[str, Any]] = self._synthesizer().budget_plan(self.epsilon, self.delta, rows, n_classes)
+        return plan
+
     def release(
         self,
         data: pd.DataFrame,
@@ -131,9 +142,7 @@ class SynthesizerRelease:
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> FittedSynth:
         """The fitted generator (its own ``privacy_loss()`` is checked against this one's)."""
-        from dpstudio.engine.synth import SYNTHESIZERS
-
-        synth = SYNTHESIZERS[self.method](**dict(self.options))
+        synth = self._synthesizer()
         return synth.fit(data, spec, epsilon=self.epsilon, delta=self.delta, rng=rng, progress=progress, cancel=cancel)
 
 

@@ -686,25 +686,25 @@ def synth_budget_plan(recipe, rows: int) -> list[dict] | None:
     """The synthesizer's own split of the recipe's budget (``Synthesizer.budget_plan``: public
     quantities only, the same numbers the fit then spends).  None without a valid budget.
 
-    Read as the release runs it (``dpstudio.plan.synthetic``): the synthesizer built from the
-    recipe's options, and the number of label classes of the public table spec the fit is given
-    (``table_spec(recipe).n_classes``), never counted here."""
+    Read off the compiled plan's synthesizer unit (the object the release fits) and the number of
+    label classes of the public table spec the fit is given (``table_spec(recipe).n_classes``),
+    never counted here."""
     b = recipe.budget
     if not rows or not (b.epsilon > 0 and b.delta > 0):
         return None
     spec = release_table_spec(recipe)
     if spec is None:
         return None
-    try:
-        from dpstudio.engine.synth import SYNTHESIZERS
-        from dpstudio.plan.synthetic import method_of
+    from dpstudio.plan import synthetic
 
-        opts = {k: v for k, v in recipe.release.options.to_dict().items() if k != "method"}
-        synth = SYNTHESIZERS[method_of(recipe)](**opts)
+    try:  # the compiled plan's synthesizer unit: the object the release will fit
+        unit = next(u for u in synthetic.compile(recipe).units if u.kind == "synthesizer")
     except Exception:  # noqa: BLE001 - unknown method or options: the release page reports them
         return None
+    if not isinstance(unit.mechanism, synthetic.SynthesizerRelease):
+        return None
     try:
-        return synth.budget_plan(b.epsilon, b.delta, rows, spec.n_classes)
+        return unit.mechanism.budget_plan(rows, spec.n_classes)
     except ValueError:
         return None
 
