@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -291,8 +290,10 @@ def test_empty_frame():
     assert s.rows == 0 and s.column("a").suggested_role == "ignore"
 
 
-# --------------------------------------------------------------------------- speed
-def test_speed_one_million_rows():
+# --------------------------------------------------------------------------- scale
+def test_one_million_rows_with_a_string_identifier():
+    """1M x 20 with an arrow-backed identifier column: inferred correctly (its speed is
+    benchmarks/bench_load.py's, not a test's: a loaded machine must not fail this)."""
     n = 1_000_000
     rng = np.random.default_rng(4)
     data = {}
@@ -308,14 +309,9 @@ def test_speed_one_million_rows():
     pid = pa.Array.from_buffers(pa.large_string(), n, [None, offsets, pa.py_buffer(digits.tobytes())])
     data["pid"] = pid.to_pandas()
     df = pd.DataFrame(data)
-    infer_schema(df.head(1000))  # warm up imports
-    t0 = time.perf_counter()
     s = infer_schema(df)
-    elapsed = time.perf_counter() - t0
-    print(f"infer_schema 1M x 20: {elapsed:.3f} s")
+    assert s.rows == n and len(s.columns) == len(data)
     assert s.column("pid").suggested_role == "identifier"
-    # generous bound for a shared 2-core CI box; the benchmark tracks the real number
-    assert elapsed < 1.5, elapsed
 
 
 def test_label_skips_identifiers_and_constants():

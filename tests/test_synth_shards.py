@@ -81,8 +81,17 @@ def test_a_worker_that_dies_is_reported():
     assert not multiprocessing.active_children()
 
 
-def test_cancel_mid_training_stops_the_workers_within_half_a_second():
+def test_cancel_mid_training_stops_at_the_next_poll_and_leaves_no_worker():
+    """Cancel is honoured at the parent's next poll (at most the one progress report already under
+    way follows it), the run raises Cancelled and no worker process is left.  How fast that is
+    in seconds is a benchmark matter, not a test's: a loaded machine must not fail it."""
     tok, seen, state = CancelToken(), [], {}
+    started = threading.Event()
+
+    def progress(fraction: float, message: str = "") -> None:
+        seen.append(fraction)
+        if fraction * 100_000 >= 50:  # the workers are past 50 steps
+            started.set()
 
     def run():
         try:
@@ -93,22 +102,20 @@ def test_cancel_mid_training_stops_the_workers_within_half_a_second():
                 100_000,
                 processes=True,
                 slot_len=8,
-                progress=lambda f, m="": seen.append(f),
+                progress=progress,
                 cancel=tok,
             )
         except Cancelled:
-            state["t"] = time.perf_counter()
+            state["cancelled"] = True
 
     th = threading.Thread(target=run)
     th.start()
-    deadline = time.perf_counter() + 30
-    while (not seen or seen[-1] * 100_000 < 50) and time.perf_counter() < deadline:
-        time.sleep(0.01)  # the workers are past 50 steps
-    assert seen and seen[-1] * 100_000 >= 50
-    t0 = time.perf_counter()
+    assert started.wait(300), "training never started"
+    reports_at_cancel = len(seen)
     tok.cancel()
-    th.join(5)
-    assert state["t"] - t0 < 0.5
+    th.join(300)  # a guard against a hang, not a speed claim
+    assert not th.is_alive() and state.get("cancelled")
+    assert len(seen) - reports_at_cancel <= 1
     assert not multiprocessing.active_children()
 
 
@@ -223,7 +230,7 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
     finally:
         proc.kill()
         proc.wait()
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 120  # a guard against a hang: the claim is that they stop, not how fast
     alive = pids
     while alive and time.monotonic() < deadline:
         time.sleep(0.1)

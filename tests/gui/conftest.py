@@ -71,7 +71,7 @@ def window(qtbot):
     win.runner.wait(5000)
 
 
-def load(qtbot, win, path, timeout=30000):
+def load(qtbot, win, path, timeout=120000):
     win.data_page.load(str(path))
     qtbot.waitUntil(lambda: win.session.has_data and not win.data_page.loading, timeout=timeout)
 
@@ -88,7 +88,7 @@ def loaded_demo(qtbot, window, tmp_path):
     return window
 
 
-def wait_for(pred, timeout=10.0):
+def wait_for(pred, timeout=120.0):  # a hang guard, not a speed claim
     from PySide6.QtWidgets import QApplication
 
     t0 = time.monotonic()

@@ -15,7 +15,7 @@ def test_budget_table_labels_dp_bounds_as_worst_case(qtbot, loaded_demo):
 
     prev = win.budget_page.preview
     err = COL["error"]
-    qtbot.waitUntil(lambda: prev.table.rowCount() > 0 and prev.table.item(0, err).text() != "", timeout=10000)
+    qtbot.waitUntil(lambda: prev.table.rowCount() > 0 and prev.table.item(0, err).text() != "", timeout=120000)
     rows = {
         prev.table.item(i, COL["unit"]).text(): prev.table.item(i, err).text() for i in range(prev.table.rowCount())
     }

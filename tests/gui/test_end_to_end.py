@@ -29,23 +29,23 @@ def test_wizard_end_to_end_on_demo(qtbot, window, demo_copy):
             ed.categories.setText(", ".join(values))  # public knowledge: yes/no, 0/1
             ed.categories.editingFinished.emit()
     assert cols.isComplete(), win.session.problems()
-    qtbot.waitUntil(win.next_button.isEnabled, timeout=2000)  # navigation updates once per event-loop turn
-    qtbot.waitUntil(win.next_button.isEnabled, timeout=2000)
+    qtbot.waitUntil(win.next_button.isEnabled, timeout=120000)  # navigation updates once per event-loop turn
+    qtbot.waitUntil(win.next_button.isEnabled, timeout=120000)
     win.next_button.click()
     # 3. release: record-level perturbation (the default)
     assert win.current_index == 2 and win.release_page.isComplete()
-    qtbot.waitUntil(win.next_button.isEnabled, timeout=2000)
+    qtbot.waitUntil(win.next_button.isEnabled, timeout=120000)
     win.next_button.click()
     # 4. budget
     win.budget_page.spin.setValue(2.0)
     assert win.session.recipe.budget.epsilon == 2.0
-    qtbot.waitUntil(win.next_button.isEnabled, timeout=2000)
+    qtbot.waitUntil(win.next_button.isEnabled, timeout=120000)
     win.next_button.click()
     # 5. review: total computed from the recipe
     plan, _ = win.session.plan()
     assert plan.total.epsilon == pytest.approx(2.0)
     assert win.review_page.isComplete()
-    qtbot.waitUntil(win.next_button.isEnabled, timeout=2000)
+    qtbot.waitUntil(win.next_button.isEnabled, timeout=120000)
     win.next_button.click()
     # 6. export
     assert win.current_index == 5

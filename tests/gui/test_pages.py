@@ -13,7 +13,7 @@ def test_data_page_loads_on_worker_and_summarises(qtbot, window, demo_copy):
     assert not page.isComplete()
     w = page.load(str(demo_copy))
     assert w is not None and page.loading  # returns at once: the worker does the reading
-    qtbot.waitUntil(lambda: window.session.has_data, timeout=30000)
+    qtbot.waitUntil(lambda: window.session.has_data, timeout=120000)
     assert page.model.rowCount() == 4000
     assert page.schema_table.rowCount() == 12
     assert "4,000 rows" in page.summary.text()
@@ -27,7 +27,7 @@ def test_data_page_bad_file_shows_error_dialog(qtbot, window, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_bytes(b"\x00\x01\x02" * 100)
     window.data_page.load(str(bad))
-    qtbot.waitUntil(lambda: not window.data_page.loading, timeout=10000)
+    qtbot.waitUntil(lambda: not window.data_page.loading, timeout=120000)
     assert window.data_page.last_error is not None
     boxes = [w for w in window.findChildren(type(window).__mro__[0].__base__.__base__) if w.objectName() == "errorBox"]
     from PySide6.QtWidgets import QMessageBox
@@ -44,7 +44,7 @@ def test_data_page_drag_and_drop(qtbot, window, demo_copy):
         QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
     )
     window.data_page.dropEvent(ev)
-    qtbot.waitUntil(lambda: window.session.has_data, timeout=30000)
+    qtbot.waitUntil(lambda: window.session.has_data, timeout=120000)
 
 
 def test_columns_page_roles_and_dropped_identifier(qtbot, window, demo_copy):
@@ -133,7 +133,7 @@ def test_budget_page_slider_drives_recipe_and_charts(qtbot, loaded_demo):
     assert win.session.recipe.budget.epsilon == pytest.approx(slider_to_eps(eps_to_slider(0.5)))
     assert page.spin.value() == pytest.approx(win.session.recipe.budget.epsilon)
     prev = page.preview
-    qtbot.waitUntil(lambda: prev.error_chart.showing_plot and prev.hist_chart.showing_plot, timeout=10000)
+    qtbot.waitUntil(lambda: prev.error_chart.showing_plot and prev.hist_chart.showing_plot, timeout=120000)
     from dpstudio.gui.wizard.budget_charts import COL
 
     e_small = prev.table.item(0, COL["error"]).text()
@@ -160,7 +160,7 @@ def test_budget_page_attack_chart_for_label_release(qtbot, loaded_demo):
     if not leakage_available():
         assert "not available yet" in chart.message.text()
         return
-    qtbot.waitUntil(lambda: chart.showing_plot, timeout=60000)
+    qtbot.waitUntil(lambda: chart.showing_plot, timeout=120000)
     vals = chart.current
     assert vals is not None and all(0 <= v <= 1 for v in vals)
 

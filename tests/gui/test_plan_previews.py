@@ -82,7 +82,7 @@ def _check_marker(session, panel, qtbot) -> None:
 
     if not panel._units:
         return
-    qtbot.waitUntil(lambda: panel.error_chart.showing_plot, timeout=60000)
+    qtbot.waitUntil(lambda: panel.error_chart.showing_plot, timeout=120000)
     plan, _ = session.plan()
     unit = panel._units[max(panel.column_combo.currentIndex(), 0)]
     x, y = panel.error_chart.marker.getOriginalDataset()
@@ -177,7 +177,7 @@ def test_curves_are_cached_and_moving_epsilon_only_moves_the_marker(qtbot, loade
     assert win.go_to(3)
     page = win.budget_page
     prev = page.preview
-    qtbot.waitUntil(lambda: prev.error_chart.showing_plot and prev._curve_worker is None, timeout=60000)
+    qtbot.waitUntil(lambda: prev.error_chart.showing_plot and prev._curve_worker is None, timeout=120000)
     curve = prev.error_chart.curve.getOriginalDataset()
     assert len(curve[0]) >= 20  # the plan at a few dozen budgets
     cached = dict(prev._curves)
@@ -190,7 +190,7 @@ def test_curves_are_cached_and_moving_epsilon_only_moves_the_marker(qtbot, loade
 
     win.session.update(lambda r: set_mechanism(r, "income", weight=5.0))
     assert prev._curve_worker is not None and not prev.error_chart.showing_plot
-    qtbot.waitUntil(lambda: prev.error_chart.showing_plot, timeout=60000)
+    qtbot.waitUntil(lambda: prev.error_chart.showing_plot, timeout=120000)
 
 
 def test_attacker_is_read_at_the_label_epsilon_on_the_chart_and_on_review(qtbot, loaded_demo):
@@ -207,7 +207,7 @@ def test_attacker_is_read_at_the_label_epsilon_on_the_chart_and_on_review(qtbot,
     assert win.go_to(3), s.problems()
     win.budget_page.set_epsilon(2.0)
     chart = win.budget_page.preview.attack_chart
-    qtbot.waitUntil(lambda: chart.showing_plot and chart.current is not None, timeout=60000)
+    qtbot.waitUntil(lambda: chart.showing_plot and chart.current is not None, timeout=120000)
     plan, _ = s.plan()
     eps_label = plan.label.label_unit_epsilon
     assert eps_label < 0.5 * plan.total.epsilon

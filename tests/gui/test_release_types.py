@@ -175,7 +175,7 @@ def test_model_and_density_release_pages_and_json_export(qtbot, window, tmp_path
     ep.confirm_release = lambda text: True
     s.set_targets(report_path="")
     assert ep.start_release() is not None
-    qtbot.waitUntil(lambda: ep.worker is None, timeout=60000)
+    qtbot.waitUntil(lambda: ep.worker is None, timeout=120000)
     assert ep.result is not None, ep.last_error
     doc = json.loads(open(s.output_path, encoding="utf-8").read())
     assert isinstance(doc, dict) and doc

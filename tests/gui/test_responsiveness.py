@@ -58,7 +58,7 @@ def test_worker_runs_while_the_gui_thread_keeps_serving_events(qtbot):
     done = []
     timer.start()
     runner.start(job_needing_the_gui_thread, 50, on_finished=done.append, on_progress=lambda f, m: progress.append(f))
-    qtbot.waitUntil(lambda: bool(done), timeout=60000)
+    qtbot.waitUntil(lambda: bool(done), timeout=120000)
     timer.stop()
     status, thread = done[0]
     assert status == "done"
@@ -81,7 +81,7 @@ def test_cancel_stops_the_job_and_leaves_no_file(qtbot, tmp_path):
     assert STARTED.wait(60)
     assert w.running
     w.cancel()
-    qtbot.waitUntil(lambda: bool(outcome), timeout=60000)
+    qtbot.waitUntil(lambda: bool(outcome), timeout=120000)
     assert outcome == ["cancelled"]
     assert not target.exists()
     assert list(tmp_path.iterdir()) == []  # not even the temporary file
@@ -118,7 +118,7 @@ def test_cancelling_a_release_from_the_export_page(qtbot, loaded_demo, monkeypat
     page.start_release()
     qtbot.waitUntil(held.is_set, timeout=120000)
     page.cancel()
-    qtbot.waitUntil(lambda: page.worker is None, timeout=60000)
+    qtbot.waitUntil(lambda: page.worker is None, timeout=120000)
     assert page.result is None and "Cancelled" in page.progress_text.text()
     assert not out.exists()
     assert not list(out.parent.glob("*.dpstmp"))

@@ -17,7 +17,7 @@ def _session(qtbot, demo_copy):
 def test_update_emits_and_undoes(qtbot, demo_copy):
     s = _session(qtbot, demo_copy)
     before = s.recipe
-    with qtbot.waitSignal(s.recipeChanged, timeout=1000):
+    with qtbot.waitSignal(s.recipeChanged, timeout=120000):
         assert s.update(lambda r: replace(r, budget=replace(r.budget, epsilon=2.5)))
     assert s.recipe.budget.epsilon == 2.5
     assert not s.update(lambda r: r)  # no change, no signal, no undo step

@@ -57,12 +57,12 @@ def test_trial_fit_runs_shows_marginals_and_can_be_cancelled(qtbot, loaded_demo,
     w = panel.start_trial()
     assert w is not None and panel.trial_cancel.isEnabled() and not panel.trial_button.isEnabled()
     panel.cancel_trial()
-    qtbot.waitUntil(lambda: panel.trial_worker is None, timeout=30000)
+    qtbot.waitUntil(lambda: panel.trial_worker is None, timeout=120000)
     assert "cancelled" in panel.trial_result.text().lower()
     assert panel.trial is None and panel.trial_button.isEnabled() and not panel.trial_cancel.isEnabled()
     # a full (short) trial
     panel.start_trial()
-    qtbot.waitUntil(lambda: panel.trial_worker is None, timeout=60000)
+    qtbot.waitUntil(lambda: panel.trial_worker is None, timeout=120000)
     assert panel.trial is not None, panel.trial_result.text()
     assert "Trial" in panel.trial_result.text()
     marg = panel.trial["marginals"]
