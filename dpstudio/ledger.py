@@ -76,6 +76,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpstudio.errors import BudgetError, UserError
+from dpstudio.prefs import app_data_dir
 
 SCHEMA_VERSION = 2
 TOLERANCE = 1e-12
@@ -161,16 +162,6 @@ def default_ledger_path() -> Path:
     if env:
         return Path(env).expanduser()
     return app_data_dir() / "ledger.sqlite"
-
-
-def app_data_dir() -> Path:
-    if sys.platform == "win32":
-        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
-        return Path(base) / "dpstudio"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "dpstudio"
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "dpstudio"
 
 
 # ---- processes ---------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 def _isolated_ledger(tmp_path, monkeypatch):
     """No test writes to the user's real ledger."""
     monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite"))
+    # nor to the user's preferences or Documents folder
+    monkeypatch.setenv("DPSTUDIO_PREFS", str(tmp_path / "preferences.json"))
+    monkeypatch.setenv("DPSTUDIO_OUTPUT_DIR", str(tmp_path / "outputs"))
 
 
 def shared_dataset(*parts) -> Path:
