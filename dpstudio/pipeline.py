@@ -97,6 +97,7 @@ class ReleaseResult:
     artifact_path: str | None = None  # the density side file, when written
     report_path: str | None = None  # the report, when written
     report_error: str | None = None  # why the report failed after the commit
+    operator: str | None = None  # who ran the release (printed in the report; None: not given)
 
     def written_text(self) -> str:
         """What the commit did: where the data went and what the ledger recorded."""
@@ -164,6 +165,13 @@ def _quiet(progress):
     return report
 
 
+def _operator(name: str | None) -> str | None:
+    """The operator to print: ``name`` as given, else the one remembered in the preferences."""
+    from dpstudio import prefs
+
+    return prefs.clean_operator(name) if name is not None else prefs.operator()
+
+
 def load_input(recipe: Recipe, input_path=None, *, progress=no_progress, cancel=NEVER_CANCELLED):
     """Load the recipe's input (or ``input_path``) and check it is the file the recipe was made for."""
     from dpstudio.engine.data.loader import load_table
@@ -193,6 +201,7 @@ def execute_release(
     record: bool = True,
     recipe_path=None,
     on_commit=None,
+    operator: str | None = None,
 ) -> ReleaseResult:
     """Run a whole release: load, validate, account, reserve budget, perturb, write, record.
 
@@ -205,7 +214,8 @@ def execute_release(
 
     ``new_dataset``: the user declares the input a new dataset even if the ledger recognises its
     rows (recorded).  ``record=False`` (``--no-ledger``): the ledger, if given, is only consulted
-    - the release is refused as it would be, but nothing is recorded."""
+    - the release is refused as it would be, but nothing is recorded.  ``operator``: who runs the
+    release, printed in the report (default: the name remembered in the preferences)."""
     from dpstudio.engine.data.schema import infer_schema
     from dpstudio.engine.rng import make_random_source
     from dpstudio.export import write_table, write_text
@@ -332,6 +342,7 @@ def execute_release(
         output_sha256=output_sha,
         ledger_before=ledger_before,
         warnings=list(plan.notes),
+        operator=_operator(operator),
     )
     result.committed, result.recorded_total = True, reserved_total
     pending = getattr(ledger, "completion_pending", None) if ledger is not None else None

@@ -367,11 +367,15 @@ def _random_central_recipe(draw):
 
 
 def _shows(text: str, value: float) -> bool:
-    """Whether a cell ("≤ 1,234.5", "33.9 %", "b = 22.5", "2.6e+06") prints ``value`` to the
+    """Whether a cell ("≤ 1,234.5", "33.9 %", "b = 22.5", "2.6e+06", "1.5 × 10⁻⁶") prints ``value`` to the
     digits it shows (within half a unit of its last digit)."""
     import re
 
-    m = re.search(r"(-?[0-9][0-9,]*)(?:\.([0-9]+))?(?:e([-+]?[0-9]+))?", text.replace("\u2212", "-"))
+    # the report's small numbers read "1.5 × 10⁻⁶" (dpstudio.report.model.fmt): as "1.5e-6"
+    sup = str.maketrans("\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079", "-0123456789")
+    power = r" \u00d7 10([\u207b\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)"
+    plain = re.sub(power, lambda e: "e" + e[1].translate(sup), text)
+    m = re.search(r"(-?[0-9][0-9,]*)(?:\.([0-9]+))?(?:e([-+]?[0-9]+))?", plain.replace("\u2212", "-"))
     assert m, text
     whole, decimals, exp = m.group(1).replace(",", ""), m.group(2) or "", int(m.group(3) or 0)
     scale = (0.01 if "%" in text else 1.0) * 10.0**exp

@@ -19,7 +19,7 @@ from dpstudio.pipeline import execute_release
 from dpstudio.plan import NoiseParameters, ReleasePlan
 from dpstudio.recipe.model import load_recipe
 from dpstudio.report import build_model, render
-from dpstudio.report.model import accuracy_units, error_floor_curves, fmt
+from dpstudio.report.model import accuracy_units, error_floor_curves, external_text, fmt, public_text
 
 N = 300
 
@@ -186,7 +186,9 @@ def test_record_parameters_with_labels_a_reader_understands(record_release):
         else:
             assert f"P(value kept) = {fmt(n.keep_probability)}" in params
         assert rows[u.name][2] == fmt(u.epsilon) and rows[u.name][3] == fmt(u.delta)
-        assert rows[u.name][5] == fmt(u.expected_error)
+        # a category unit's error is a probability, printed as the wizard prints it (a percentage)
+        want = f"{100 * u.expected_error:.1f} %" if u.mechanism_name == "rr" else fmt(u.expected_error)
+        assert rows[u.name][5] == want
         assert "worst case" not in params  # the finalised plan: the scale that ran
 
 
@@ -199,7 +201,10 @@ def test_accuracy_table_is_the_plan_units(record_release):
     assert set(rows) == {u.name for u in res.plan.perturbation_units}
     for u in res.plan.perturbation_units:
         _name, _mech, eps, err, floor, ratio = rows[u.name]
-        assert (eps, err, floor) == (fmt(u.epsilon), fmt(u.expected_error), fmt(u.floor))
+        if u.mechanism_name == "rr":  # a probability of a wrong category: a percentage, as in the wizard
+            assert (eps, err, floor) == (fmt(u.epsilon), f"{100 * u.expected_error:.1f} %", f"{100 * u.floor:.1f} %")
+        else:
+            assert (eps, err, floor) == (fmt(u.epsilon), fmt(u.expected_error), fmt(u.floor))
         assert ratio == f"{u.expected_error / u.floor:.2f} \u00d7"
 
 
@@ -379,7 +384,13 @@ def test_label_guarantee_is_the_plans(label_release):
     model = build_model(res, "external", frame, charts=False)
     kv = dict(kv for b in _section(model, "Summary").blocks if b.kind == "kv" for kv in b.content)
     assert kv["Label guarantee"].startswith(f"\u03b5 = {fmt(lab.epsilon)} for the label \u201cgrp\u201d")
-    assert kv["Basis"] == lab.note
+    # the plan's note as it is, less its pointer to the internal version's leakage estimate
+    # (the external version has no such section: issue 18)
+    assert kv["Basis"] == external_text(lab.note) and "internal" not in kv["Basis"]
+    internal = build_model(res, "internal", frame, charts=False)
+    assert dict(kv for b in _section(internal, "Summary").blocks if b.kind == "kv" for kv in b.content)[
+        "Basis"
+    ] == public_text(lab.note)
     odd = replace(res, plan=replace(res.plan, label=replace(lab, epsilon=0.777)))
     kv = dict(
         kv

@@ -253,6 +253,14 @@ def execute(
         for c in fitted.components
     ]
     public: dict[str, Any] = {"synthesizer": method, "rows": int(rows), "synthesizer_transcript": transcript}
+    # structured parts for the report's accounting table (the transcript strings are rounded)
+    public["synthesizer_components"] = [
+        {"label": c.label, "epsilon": float(c.epsilon), "delta": float(c.delta), "gdp_mu": c.gdp_mu}
+        for c in fitted.components
+    ]
+    fidelity = fitted.marginal_fidelity(out)
+    if fidelity is not None:
+        public["synthesizer_fidelity"] = fidelity
     proven = proven_figure(loss)
     if proven is not None:
         if not (

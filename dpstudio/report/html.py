@@ -74,6 +74,8 @@ def render_html(model: ReportModel) -> str:
                 out.append(_kv(b.content))
             elif b.kind == "table":
                 assert isinstance(b.content, dict), "a table block holds a dict"
+                if b.caption:
+                    out.append(f'<p class="caption"><b>{e(b.caption)}</b></p>')
                 out.append(_table(b.content))
             elif b.kind == "pre":
                 if b.caption:

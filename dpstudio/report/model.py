@@ -13,8 +13,13 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 from dpstudio.report import text as T
 
@@ -53,9 +58,18 @@ class ReportModel:
     header: list[tuple[str, str]]
     sections: list[Section]
     images: dict[str, bytes] = field(default_factory=dict)
+    #: who ran the release (the PDF's Author metadata); None when not recorded
+    operator: str | None = None
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
 
 
 def fmt(x, digits: int = 4) -> str:
+    """A number as the report prints it, the one formatter for every figure: thousands
+    separators, at most ``digits`` significant digits below 1,000 (whole numbers from 1,000 on
+    are printed in full), no trailing zeros, and never Python's exponent notation: a number
+    below 0.001 (or from 10^15 on) reads "1.5 × 10⁻⁶"."""
     if x is None:
         return "\u2014"
     if isinstance(x, bool):
@@ -63,26 +77,36 @@ def fmt(x, digits: int = 4) -> str:
     if isinstance(x, int):
         return f"{x:,}"
     if isinstance(x, float):
+        if math.isnan(x):
+            return "\u2014"
+        if math.isinf(x):
+            return "\u221e" if x > 0 else "\u2212\u221e"
         if x == 0:
             return "0"
-        if math.isfinite(x) and x == round(x) and abs(x) < 1e15:
-            return f"{int(round(x)):,}"
-        if math.isfinite(x) and 1000 <= abs(x) < 1e15:
+        digits = max(1, int(digits))
+        mantissa, exp_text = f"{x:.{digits - 1}e}".split("e")
+        exp = int(exp_text)  # after rounding to ``digits`` significant digits
+        if exp >= 15 or exp < -3:
+            m = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+            return f"{m} \u00d7 10{str(exp).translate(_SUPERSCRIPT)}"
+        if exp >= digits - 1 or x == round(x):
             return f"{x:,.0f}"
-        if math.isfinite(x) and 1e-3 <= abs(x) < 1000:
-            return f"{x:.{digits}g}"
-        return f"{x:.{digits - 1}e}".replace("e-0", "e-").replace("e+0", "e+")
+        text = f"{x:,.{digits - 1 - exp}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
     return str(x)
 
 
 def _pct(x) -> str:
-    return "\u2014" if x is None else f"{100 * float(x):.1f} %"
+    if x is None:
+        return "\u2014"
+    v = 100 * float(x)
+    return f"{fmt(v, 2)} %" if 0 < abs(v) < 0.05 else f"{v:.1f} %"
 
 
 def _pct_half(h: float) -> str:
     """Half-width of an interval in percent: one decimal, or two significant digits below 0.1 %."""
     v = 100 * float(h)
-    return f"{v:.1f} %" if v >= 0.1 else f"{v:.2g} %"
+    return f"{v:.1f} %" if v >= 0.1 else f"{fmt(v, 2)} %"
 
 
 def _rate(p, se=None, ci=None) -> str:
@@ -309,7 +333,7 @@ def _fact_text(v) -> str:
     if isinstance(v, (list, tuple)):
         return ", ".join(str(x) if isinstance(x, str) else fmt(x) for x in v)
     if isinstance(v, dict):
-        return json.dumps(v, ensure_ascii=False, default=str)
+        return "; ".join(f"{k}: {_fact_text(x)}" for k, x in v.items())
     return fmt(v)
 
 
@@ -355,7 +379,15 @@ def _error_text(unit, hide: bool = False) -> str:
         return T.WITHHELD
     if unit.provisional:
         return f"\u2264 {fmt(err)} (worst case)" if unit.search_range is not None else "\u2014"
-    return fmt(err)
+    return _unit_value(unit, err)
+
+
+def _unit_value(unit, value: float) -> str:
+    """An error figure in the unit's own terms: a category unit's is a probability, printed as a
+    percentage as the wizard prints it; a numeric unit's is in the column's units."""
+    if unit.mechanism_name == "rr":
+        return f"{100 * value:.1f} %" if 100 * value >= 0.1 else f"{fmt(100 * value)} %"
+    return fmt(value)
 
 
 def accuracy_units(plan, copied: set[str], external: bool) -> tuple[list, list[str]]:
@@ -492,7 +524,8 @@ def _synth_proven_text(result) -> str | None:
     if not isinstance(proven, dict) or proven.get("epsilon") is None:
         return None
     text = (
-        f"Synthesizer ({ps.get('synthesizer', '?')}): proven for the noise as sampled: "
+        f"Synthesizer ({_SYNTH_NAME.get(str(ps.get('synthesizer')), ps.get('synthesizer', '?'))}): "
+        "proven for the noise as sampled: "
         f"{_loss_text(proven['epsilon'], proven.get('delta'))}"
     )
     if proven.get("gdp_epsilon_continuous") is not None:
@@ -506,6 +539,647 @@ def _synth_proven_text(result) -> str | None:
     return text + (f". Basis: {proven['basis']}." if proven.get("basis") else ".")
 
 
+# ---- synthetic releases ----------------------------------------------------------------------
+
+#: a line of the synthesizer's transcript (dpstudio.plan.synthetic.execute)
+_TRANSCRIPT_LINE = re.compile(
+    r"^(?P<label>.*): epsilon=(?P<epsilon>[^,]+), delta=(?P<delta>[^,]+)(?:, mu=(?P<mu>[^,]+))?\s*$"
+)
+
+
+def _number(text) -> float | None:
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def synthesizer_components(public_stats: dict) -> list[dict]:
+    """The synthesizer's own record of its noisy releases, one dict per release with ``label``,
+    ``epsilon``, ``delta`` and ``mu`` (Gaussian releases' GDP parameter, else None): read from
+    ``public_stats["synthesizer_components"]`` when the release recorded them as such, else from
+    its accounting transcript (the lines :mod:`dpstudio.plan.synthetic` writes).  Nothing is
+    recomputed: these are the synthesizer's figures."""
+    comps = public_stats.get("synthesizer_components")
+    if isinstance(comps, list) and comps and all(isinstance(c, dict) for c in comps):
+        return [
+            {
+                "label": str(c.get("label", "")),
+                "epsilon": _number(c.get("epsilon")),
+                "delta": _number(c.get("delta")),
+                "mu": _number(c.get("mu", c.get("gdp_mu"))),
+            }
+            for c in comps
+        ]
+    out = []
+    for line in public_stats.get("synthesizer_transcript") or ():
+        m = _TRANSCRIPT_LINE.match(str(line))
+        if m:
+            out.append(
+                {
+                    "label": m["label"],
+                    "epsilon": _number(m["epsilon"]),
+                    "delta": _number(m["delta"]),
+                    "mu": _number(m["mu"]),
+                }
+            )
+    return out
+
+
+_SYNTH_NAME = {"mst": "MST", "pearl": "PEARL", "merf": "DP-MERF"}
+_ONE_WAY = re.compile(r"^1-way (?P<a>.+)$")
+_TWO_WAY = re.compile(r"^2-way (?P<a>.+) x (?P<b>.+)$")
+_EDGE = re.compile(r"^tree edge \d+ \(exponential mechanism\)$")
+
+
+def _part_kind(label: str) -> tuple[str, str | None]:
+    """(group title, item) of one release's label ("MST: 1-way Age" -> ("one-way marginals", "Age"))."""
+    tail = label.split(": ", 1)[1] if ": " in label else label
+    m = _ONE_WAY.match(tail)
+    if m:
+        return "one-way marginals", m["a"]
+    m = _TWO_WAY.match(tail)
+    if m:
+        return "two-way marginals along the tree", f"{m['a']} \u00d7 {m['b']}"
+    if _EDGE.match(tail):
+        return "tree edges chosen", None
+    return tail, None
+
+
+def _listing(items: list[str], limit: int = 8) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", \u2026 ({len(items)} in all)" if len(items) > limit else "")
+
+
+def synthesizer_groups(components: list[dict]) -> list[dict]:
+    """The releases grouped by what they measured, in the order they ran: ``title``, ``count``,
+    ``items`` (marginals' columns), ``mechanism``, and the per-release ``mu`` / ``epsilon`` (a
+    tuple of the distinct values recorded)."""
+    groups: dict[str, dict] = {}
+    for c in components:
+        title, item = _part_kind(c["label"])
+        g = groups.setdefault(title, {"title": title, "count": 0, "items": [], "mu": [], "epsilon": [], "delta": []})
+        g["count"] += 1
+        if item:
+            g["items"].append(item)
+        g["mu"].append(c["mu"])
+        g["epsilon"].append(c["epsilon"])
+        g["delta"].append(c["delta"])
+    out = []
+    for g in groups.values():
+        gaussian = all(m is not None for m in g["mu"])
+        exponential = "exponential" in g["title"] or g["title"] == "tree edges chosen"
+        g["mechanism"] = "Gaussian noise" if gaussian else ("exponential mechanism" if exponential else "\u2014")
+        g["gaussian"] = gaussian
+        out.append(g)
+    return out
+
+
+def _each(values: list) -> str:
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return "\u2014"
+    lo, hi = min(vals), max(vals)
+    return fmt(lo) if math.isclose(lo, hi, rel_tol=1e-3) else f"{fmt(lo)} to {fmt(hi)}"
+
+
+def synthesizer_accounting(result) -> list[Block]:
+    """The synthesizer's accounting as what it is: its releases grouped (what each group measured,
+    with which noise), how they compose (zCDP for MST, Gaussian DP for PEARL / DP-MERF), and the
+    conversion to the (epsilon, delta) total."""
+    ps = getattr(result.outcome, "public_stats", None) or {}
+    comps = synthesizer_components(ps)
+    if not comps:
+        return []
+    method = str(ps.get("synthesizer") or "")
+    groups = synthesizer_groups(comps)
+    zcdp = method == "mst"
+    rows, rhos, mus = [], [], []
+    for g in groups:
+        what = g["title"][:1].upper() + g["title"][1:]
+        if g["items"]:
+            what += ": " + _listing(g["items"])
+        if g["gaussian"]:
+            noise = f"Gaussian, \u03bc = {_each(g['mu'])} each"
+            if zcdp:
+                rho = [m * m / 2 for m in g["mu"]]
+                noise += f" (zCDP \u03c1 = \u03bc\u00b2/2 = {_each(rho)})"
+                rhos += rho
+            mus += [m for m in g["mu"] if m is not None]
+        elif g["mechanism"] == "exponential mechanism":
+            noise = f"exponential mechanism, \u03b5 = {_each(g['epsilon'])} each"
+            if zcdp:
+                rho = [e * e / 8 for e in g["epsilon"] if e is not None]
+                noise += f" (zCDP \u03c1 = \u03b5\u00b2/8 = {_each(rho)}, bounded range)"
+                rhos += rho
+        else:
+            noise = f"\u03b5 = {_each(g['epsilon'])}, \u03b4 = {_each(g['delta'])} each"
+        rows.append([Cell(what), Cell(fmt(g["count"])), Cell(noise)])
+    total = next((u for u in result.plan.units if u.kind == "synthesizer"), None)
+    found = ps.get("synthesizer_proven")
+    proven: dict = found if isinstance(found, dict) else {}
+    eps = proven.get("epsilon", total.epsilon if total is not None else None)
+    delta = proven.get("delta", total.delta if total is not None else None)
+    if zcdp and len(rhos) == len(comps):
+        how = (
+            f"zero-concentrated DP: the {len(comps)} releases' \u03c1 add up to \u03c1 \u2248 {fmt(sum(rhos))}, "
+            f"converted to \u03b5 = {_eps(eps)} at \u03b4 = {fmt(delta)} (Canonne, Kamath & Steinke 2020)"
+        )
+    elif mus and len(mus) == len(comps):
+        how = (
+            f"Gaussian differential privacy: the {len(comps)} releases compose to "
+            f"\u03bc \u2248 {fmt(math.sqrt(sum(m * m for m in mus)))} (\u03bc\u00b2's add), converted to "
+            f"\u03b5 = {_eps(eps)} at \u03b4 = {fmt(delta)} (Dong, Roth & Su 2019)"
+        )
+    else:
+        how = f"composed to \u03b5 = {_eps(eps)}, \u03b4 = {fmt(delta)}"
+    rows.append([Cell("Together"), Cell(fmt(len(comps))), Cell(how)])
+    blocks = [
+        Block(
+            "p",
+            f"What the {_SYNTH_NAME.get(method, method)} synthesizer measured on the data, with "
+            "the noise each measurement got. Everything else it did (fitting its model, drawing the "
+            "rows) used only these noisy measurements, so it costs no privacy.",
+        ),
+        Block(
+            "table",
+            {"head": ["Measured", "Releases", "Noise and privacy of each"], "rows": rows, "widths": [46, 10, 44]},
+            caption="Synthesizer accounting",
+        ),
+        Block(
+            "note",
+            "\u03bc: the Gaussian noise's privacy parameter (smaller is more private: the noise's standard "
+            "deviation is the measurement's sensitivity divided by \u03bc); \u03c1: the same in "
+            "zero-concentrated DP. The releases' parameters compose as stated in the last row, not by "
+            "adding their separate \u03b5's, which would overstate the loss many times.",
+        ),
+    ]
+    return blocks
+
+
+def _tvd(a: pd.Series, b: pd.Series) -> float:
+    """Total variation distance between two distributions given as share series."""
+    idx = a.index.union(b.index)
+    return float(0.5 * (a.reindex(idx, fill_value=0.0) - b.reindex(idx, fill_value=0.0)).abs().sum())
+
+
+def _category_keys(values: pd.Series) -> pd.Series:
+    """Category values as comparable text: "025", "25" and 25 are one category (a code column
+    read as numbers on one side and as text on the other)."""
+    text = values.dropna().astype(str).str.strip()
+    num = pd.to_numeric(text, errors="coerce")
+    integral = num.notna() & (num == num.round()) & (num.abs() < 1e15)
+    return text.where(~integral, num.where(integral, 0).round().astype("int64").astype(str))
+
+
+def _shares(values: pd.Series, col) -> pd.Series:
+    """A column's distribution: category shares, or shares of 10 equal bins of its public bounds."""
+    d = col.domain
+    if d is not None and d.kind == "numeric" and d.low is not None and d.high is not None and d.high > d.low:
+        x = pd.to_numeric(values, errors="coerce").dropna().clip(d.low, d.high)
+        edges = np.linspace(float(d.low), float(d.high), 11)
+        counts = pd.Series(np.histogram(x, bins=edges)[0], dtype=float)
+    else:
+        counts = _category_keys(values).value_counts().astype(float)
+    total = counts.sum()
+    return counts / total if total > 0 else counts
+
+
+def synthetic_utility(result, frame, external: bool) -> list[Section]:
+    """The utility section of a synthetic release (figures of the synthetic table only: a
+    post-processing of DP outputs) and, internally, its fidelity against the raw data."""
+    data = getattr(result.outcome, "data", None)
+    if data is None:
+        return []
+    recipe = result.recipe
+    cols = [c for c in recipe.columns if c.name in data.columns]
+    s = Section("Utility of the released data")
+    s.add(
+        "p",
+        f"The synthetic table has {fmt(len(data))} rows and {fmt(len(cols))} columns. The figures below "
+        "are computed from the synthetic table alone (a post-processing of the differentially private "
+        "measurements), so they are as publishable as the table itself.",
+    )
+    rows = []
+    for c in cols:
+        v = data[c.name]
+        d = c.domain
+        if d is not None and d.kind == "numeric":
+            x = pd.to_numeric(v, errors="coerce").dropna()
+            if len(x):
+                q = x.quantile([0.05, 0.5, 0.95])
+                lo, mid, hi = (fmt(float(q[k])) for k in (0.05, 0.5, 0.95))
+                text = f"median {mid}; 90 % of values between {lo} and {hi}"
+            else:
+                text = "no values"
+        else:
+            counts = _category_keys(v).value_counts()
+            # a list copied from the data is withheld externally, its length with it
+            hidden = external and d is not None and d.source == "data"
+            declared = len(d.categories) if d is not None and d.categories and not hidden else None
+            top = counts.index[0] if len(counts) else None
+            text = (
+                f"{fmt(len(counts))}"
+                + (f" of {fmt(declared)}" if declared else "")
+                + " categories occur"
+                + (
+                    f"; most common \u201c{top}\u201d ({_pct(counts.iloc[0] / counts.sum())})"
+                    if top is not None
+                    else ""
+                )
+            )
+        rows.append([Cell(c.name), Cell(text)])
+    fidelity = (getattr(result.outcome, "public_stats", None) or {}).get("synthesizer_fidelity")
+    if isinstance(fidelity, dict) and fidelity:
+        # both sides are DP outputs: the synthesizer's own noisy one-way measurements and the table
+        for r in rows:
+            tvd = fidelity.get(r[0].text)
+            r.append(Cell(f"{_pct(tvd)} ({_fidelity_words(tvd, 'measured')})" if tvd is not None else "—"))
+        s.add(
+            "table",
+            {
+                "head": ["Column", "In the synthetic table", "Distance to the noisy marginal"],
+                "rows": rows,
+                "widths": [20, 50, 30],
+            },
+        )
+        s.add(
+            "note",
+            "Distance: the share of rows that would have to change for the synthetic column to "
+            "match the one-way distribution the synthesizer measured with noise (total variation). Both "
+            "are differentially private outputs, so this figure may be published; it shows how well "
+            "the model fits its own measurements, not how close they are to the real data.",
+        )
+    else:
+        s.add("table", {"head": ["Column", "In the synthetic table"], "rows": rows, "widths": [25, 75]})
+    sections = [s]
+    if external:
+        return sections
+    s.add(
+        "note",
+        "The internal version adds, in the next section, how closely each column of the synthetic "
+        "table follows the real data: a figure computed on the raw data.",
+    )
+    f = Section("Fidelity against the raw data", internal_only=True)
+    f.add("warn", T.RISK_LABEL)
+    if frame is None:
+        f.add("p", "Not computed: the raw data was not available when the report was written.")
+        return sections + [f]
+    rows = []
+    for c in cols:
+        if c.name not in frame.columns:
+            continue
+        tvd = _tvd(_shares(frame[c.name], c), _shares(data[c.name], c))
+        rows.append([Cell(c.name), Cell(_pct(tvd)), Cell(_fidelity_words(tvd))])
+    f.add(
+        "p",
+        "For each column, the share of rows that would have to change for the synthetic column's "
+        "distribution to match the real one (total variation distance; numbers compared in ten "
+        "equal bins of their public bounds). 0 % is a perfect match.",
+    )
+    f.add("table", {"head": ["Column", "Distance", "Reading"], "rows": rows, "widths": [30, 20, 50]})
+    return sections + [f]
+
+
+def _fidelity_words(tvd: float, against: str = "real") -> str:
+    what = f"the {against} distribution"
+    if tvd < 0.05:
+        return f"close to {what}"
+    if tvd < 0.15:
+        return f"roughly follows {what}"
+    if tvd < 0.3:
+        return f"departs noticeably from {what}"
+    return f"far from {what}" + (": do not rely on this column" if against == "real" else "")
+
+
+# ---- residual risk -------------------------------------------------------------------------
+
+
+def risk_tables(risk: dict) -> list[Block]:
+    """The residual-risk estimates as tables a person reads: attack, figure, what it means."""
+    if not isinstance(risk, dict):
+        return []
+    blocks: list[Block] = []
+    rows: list[list[Cell]] = []
+    link = risk.get("linkage")
+    if isinstance(link, dict):
+        if "reid_rate" in link:
+
+            def linked(key):
+                return _rate(link.get(key), link.get(key + "_se"), link.get(key + "_ci95"))
+
+            rows += [
+                [
+                    Cell("Linkage: match each released record back to the real one"),
+                    Cell(linked("reid_rate")),
+                    Cell("share of the records the attacker tried that it re-identified in a simulated release"),
+                ],
+                [
+                    Cell("The same, had the data been released without noise"),
+                    Cell(linked("reid_rate_unperturbed")),
+                    Cell("how identifying the released columns are on their own"),
+                ],
+                [
+                    Cell("The same, by pure chance"),
+                    Cell(_pct(link.get("chance_rate"))),
+                    Cell("what guessing achieves: the rate above should be close to this"),
+                ],
+            ]
+        elif link.get("note"):
+            rows.append([Cell("Linkage"), Cell("not available"), Cell(str(link["note"]))])
+    for name, view in (risk.get("label_views") or {}).items():
+        at = view.get("at_epsilon") or {}
+        acc = at.get("accuracy") or {}
+        errs = at.get("standard_errors") or {}
+        acc_se = errs.get("accuracy") or {}
+        if acc:
+            rows += [
+                [
+                    Cell(f"Guess \u201c{name}\u201d from the public columns only"),
+                    Cell(_rate(acc.get("uninformed"), acc_se.get("uninformed"))),
+                    Cell("share guessed right without the release: the baseline"),
+                ],
+                [
+                    Cell(f"Take the released \u201c{name}\u201d as true"),
+                    Cell(_rate(acc.get("naive"), acc_se.get("naive"))),
+                    Cell(f"share right when trusting the noisy label (\u03b5 = {_eps(at.get('epsilon'))})"),
+                ],
+                [
+                    Cell("Combine both"),
+                    Cell(_rate(acc.get("informed"), acc_se.get("informed"))),
+                    Cell("the best of these attackers: how far above the baseline the release lets it go"),
+                ],
+            ]
+        iue = at.get("iue_adv_bound") or {}
+        if "share_above" in iue:
+            rows.append(
+                [
+                    Cell(f"Records whose \u201c{name}\u201d is unusually exposed"),
+                    Cell(
+                        f"{_rate(iue.get('share_above'), errs.get('iue_share_above'))} "
+                        f"({fmt(iue.get('count_above'))} records)"
+                    ),
+                    Cell(
+                        f"individual unexpected leakage above {fmt(iue.get('threshold'))}: the release "
+                        "tells more about these people than the public columns already do (Sekiguchi 2024)"
+                    ),
+                ]
+            )
+        eff = view.get("effective_label_epsilon")
+        if isinstance(eff, dict) and eff.get("effective_label_epsilon") is not None:
+            rows.append(
+                [
+                    Cell(f"Effective \u03b5 for \u201c{name}\u201d"),
+                    Cell(_eps(eff["effective_label_epsilon"])),
+                    Cell("counting what the public columns reveal: an estimate, not a bound"),
+                ]
+            )
+    syn = risk.get("synthetic")
+    if isinstance(syn, dict):
+        dcr = syn.get("dcr") or {}
+        mia = syn.get("membership_inference") or {}
+        if "median_ratio" in dcr:
+            rows += [
+                [
+                    Cell("Distance from a synthetic row to the closest real row"),
+                    Cell(f"{fmt(dcr['median_ratio'], 3)} \u00d7 the holdout's"),
+                    Cell("median ratio; below 1 would suggest the synthesizer copies its training rows"),
+                ],
+                [
+                    Cell("Synthetic rows identical to a training row"),
+                    Cell(_rate(dcr.get("share_synthetic_exact_copies"), dcr.get("share_synthetic_exact_copies_se"))),
+                    Cell("exact copies (common values can coincide by chance)"),
+                ],
+            ]
+        if "advantage" in mia:
+            pm = (
+                f" \u00b1 {fmt(1.96 * float(mia['advantage_se']), 2)}"
+                if mia.get("advantage_se") and mia.get("advantage") is not None
+                else ""
+            )
+            rows.append(
+                [
+                    Cell("Membership inference: tell training rows from others by distance"),
+                    Cell(f"advantage {fmt(mia.get('advantage'))}{pm}"),
+                    Cell("0 = no better than guessing, 1 = always right"),
+                ]
+            )
+        if syn.get("available") is False and syn.get("note"):
+            rows.append([Cell("Synthetic-data attacks"), Cell("not available"), Cell(str(syn["note"]))])
+    for unit, view in (risk.get("embedding") or {}).items():
+        at = view.get("at_epsilon") if isinstance(view, dict) else None
+        if at:
+            rows += [
+                [
+                    Cell(f"Re-identify the embeddings \u201c{unit}\u201d by nearest neighbour"),
+                    Cell(_rate(at.get("reid_rate"), at.get("reid_rate_se"))),
+                    Cell("share of replaced vectors traced back to their owner"),
+                ],
+                [
+                    Cell("Mean angular distortion"),
+                    Cell(fmt(at.get("mean_angular_distortion"))),
+                    Cell("how far a replaced vector is from the original (0 = same direction, 1 = opposite)"),
+                ],
+            ]
+    if rows:
+        blocks.append(
+            Block("table", {"head": ["Attack", "Figure", "What it means"], "rows": rows, "widths": [36, 24, 40]})
+        )
+    if risk.get("available") is False and risk.get("note"):
+        blocks.append(Block("p", str(risk["note"])))
+    return blocks
+
+
+def _simulation_sentence(risk: dict) -> str:
+    return (
+        "Where an attack needs a released file, it ran on a simulated release: the same recipe "
+        "executed again with independent randomness, never the noise of the file that was released."
+    )
+
+
+# ---- useless columns -------------------------------------------------------------------------
+
+
+def useless_columns(plan, copied: set[str], external: bool, steward: dict | None, n_rows: int | None) -> list[str]:
+    """Columns whose release carries next to no information, with advice: a numeric column whose
+    expected error exceeds the width of its public bounds, a category column whose randomized
+    response is close to a uniform guess, and (internal only: a raw-data count) a column with
+    many values clipped to its bounds."""
+    out = []
+    for u in plan.perturbation_units:
+        if u.expected_error is None or u.provisional or _hidden(u, copied, external):
+            continue
+        if u.mechanism_name in ("laplace", "gaussian") and u.domain is not None:
+            width = float(u.domain[1]) - float(u.domain[0])
+            if width > 0 and u.expected_error > width:
+                out.append(
+                    f"{u.name}: the expected error, {fmt(u.expected_error)}, is {fmt(u.expected_error / width, 2)} "
+                    f"times its whole range [{fmt(float(u.domain[0]))}, {fmt(float(u.domain[1]))}]: released values "
+                    "carry almost no information about the real ones. Give this column a larger share of "
+                    "the budget (or more \u03b5), narrow its public bounds, or release synthetic data instead."
+                )
+        elif u.mechanism_name == "rr" and u.noise.categories:
+            m = int(u.noise.categories)
+            chance = (m - 1) / m
+            if m > 1 and u.expected_error >= 0.9 * chance:
+                out.append(
+                    f"{u.name}: a released category is wrong with probability {_pct(u.expected_error)}, "
+                    f"close to a blind guess among its {m} categories ({_pct(chance)}). Give it a larger share "
+                    "of the budget, merge categories into fewer, or release synthetic data instead."
+                )
+    if not external and isinstance(steward, dict) and n_rows:
+        for name, v in (steward.get("columns") or {}).items():
+            clipped = v.get("clipped") if isinstance(v, dict) else None
+            if isinstance(clipped, (int, float)) and clipped / n_rows >= 0.05:
+                out.append(
+                    f"{name}: {fmt(int(clipped))} values ({_pct(clipped / n_rows)} of rows) lay outside its "
+                    "bounds and were clipped to them (a raw-data count: internal only). Widen the bounds "
+                    "if they are not the real range."
+                )
+    return out
+
+
+# ---- the recipe appendix -------------------------------------------------------------------
+
+#: category lists longer than this are shortened in the appendix (the recipe file has them all)
+APPENDIX_CATEGORIES = 12
+
+
+def _relative_path(path: str, base: Path) -> str:
+    p = Path(path)
+    try:
+        return p.relative_to(base).as_posix() if p.is_absolute() else p.as_posix()
+    except ValueError:
+        return p.name
+
+
+def _shorten_lists(node, limit: int):
+    if isinstance(node, dict):
+        return {k: _shorten_lists(v, limit) for k, v in node.items()}
+    if isinstance(node, list):
+        if len(node) > limit and all(not isinstance(x, (dict, list)) for x in node):
+            return [*node[:limit], f"\u2026 ({len(node)} in all)"]
+        return [_shorten_lists(x, limit) for x in node]
+    return node
+
+
+def _json_plain(node, indent: int = 0) -> str:
+    """JSON text with numbers in plain decimals (0.000001, never 1e-06)."""
+    pad, inner = "  " * indent, "  " * (indent + 1)
+    if isinstance(node, dict):
+        if not node:
+            return "{}"
+        items = [
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_json_plain(v, indent + 1)}" for k, v in node.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(node, list):
+        if not node:
+            return "[]"
+        return "[\n" + ",\n".join(inner + _json_plain(v, indent + 1) for v in node) + "\n" + pad + "]"
+    if isinstance(node, float) and math.isfinite(node):
+        if node == round(node) and abs(node) < 1e15:
+            return str(int(node))
+        text = format(Decimal(repr(node)), "f")
+        return text
+    return json.dumps(node, ensure_ascii=False)
+
+
+def recipe_appendix(recipe, external: bool) -> str:
+    """The recipe for the appendix: paths relative to the dataset's folder (the input as its
+    file name), long category lists shortened, numbers in plain decimals; externally, values
+    copied from the data withheld (:func:`redacted_recipe_json`)."""
+    data = redacted_recipe_json(recipe, external)
+    base = Path(str(recipe.input.path)).parent
+    if "input" in data and "path" in data["input"]:
+        data["input"]["path"] = Path(str(data["input"]["path"])).name
+    for c in data.get("columns", []):
+        params = (c.get("mechanism") or {}).get("params") or {}
+        for key, value in list(params.items()):
+            if isinstance(value, str) and ("/" in value or "\\" in value or key in ("pool", "path")):
+                params[key] = _relative_path(value, base)
+    return _json_plain(_shorten_lists(data, APPENDIX_CATEGORIES))
+
+
+#: a citation of the team's own documents ("docs/mechanisms.md §Exact samplers"): meaningless to
+#: a report's reader, who gets the published papers the report names instead
+_DOC_REFERENCE = re.compile(r'\bdocs/[\w.-]+\.md(?:\s*§[^;,.()"\n]+|,\s*"[^"]*"|,\s*E\d+\b)?')
+_INTERNAL_ID = re.compile(r"\bseeds?[ _]?0\d\d\b", re.IGNORECASE)
+
+
+def public_text(text: str) -> str:
+    """A report text without internal references: citations of the team's own documents and of
+    the specification's source ids (``_DOC_REFERENCE``, ``_INTERNAL_ID``) are dropped; the papers
+    cited beside them stay."""
+    out = _DOC_REFERENCE.sub("", text)
+    for bare, cited in T.BARE_CITATIONS.items():
+        out = out.replace(bare, cited)
+    out = _INTERNAL_ID.sub("", out)
+    out = re.sub(r"\(\s*[;,]?\s*\)", "", out)
+    out = re.sub(r"\(\s*[;,]\s*", "(", out)
+    out = re.sub(r"\s*[;,]\s*\)", ")", out)
+    if out == text:
+        return text
+    return re.sub(r"  +", " ", out).replace(" .", ".").replace(" ,", ",").strip()
+
+
+#: a pointer to the risk estimates, which only the internal version has
+_SEE_ESTIMATE = re.compile(r"\s*\((?:see|as in) [^()]*\b(?:leakage|risk) estimates?\b[^()]*\)")
+_INTERNAL_CLAUSE = re.compile(r"[;,]\s*[^;,.]*\binternal\b[^;.]*")
+_INTERNAL_SENTENCE = re.compile(r"(?:^|(?<=\. ))[^.]*\binternal\b[^.]*\.\s*")
+
+
+def external_text(text: str) -> str:
+    """A text of the external version without pointers to what only the internal version has
+    (the risk estimates, "the internal leakage estimate quantifies this")."""
+    out = _SEE_ESTIMATE.sub("", text)
+    out = _INTERNAL_CLAUSE.sub("", out)
+    out = _INTERNAL_SENTENCE.sub("", out)
+    return out.strip() if out != text else text
+
+
+def _scrub(node, external: bool = False):
+    if isinstance(node, str):
+        return external_text(public_text(node)) if external else public_text(node)
+    if isinstance(node, Cell):
+        return Cell(_scrub(node.text, external), node.flag)
+    if isinstance(node, list):
+        return [_scrub(x, external) for x in node]
+    if isinstance(node, tuple):
+        return tuple(_scrub(x, external) for x in node)
+    if isinstance(node, dict):
+        return {k: _scrub(v, external) for k, v in node.items()}
+    return node
+
+
+def _operator_text(result) -> str:
+    op = getattr(result, "operator", None)
+    return op if op else "not recorded \u2014 give it in Settings or with --operator"
+
+
+def _accounting_rows(plan) -> list[list[Cell]]:
+    """The plan's units and their composed total, as a table (the accountant's figures)."""
+    rows = [
+        [
+            Cell(u.name),
+            Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
+            Cell(_eps(u.epsilon)),
+            Cell(fmt(u.delta)),
+        ]
+        for u in plan.units
+    ]
+    rows.append(
+        [
+            Cell("Total"),
+            Cell(f"{plan.composition.method} composition"),
+            Cell(_eps(plan.total.epsilon)),
+            Cell(fmt(plan.total.delta)),
+        ]
+    )
+    return rows
+
+
 def build_model(result, variant: str = "internal", frame=None, *, charts: bool = True) -> ReportModel:
     if variant not in VARIANTS:
         from dpstudio.errors import UserError
@@ -517,10 +1191,13 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     comp = plan.composition
     copied = _copied_columns(recipe)
     guarantee = plan.guarantee
+    rtype = recipe.release.type
+    synthetic = rtype == "synthetic"
     g_name = T.GUARANTEE_NAME.get(guarantee, guarantee)
     data = getattr(result.outcome, "data", None)
     n_rows = len(frame) if frame is not None else None
     n_out = len(data) if data is not None else None
+    steward = getattr(result.outcome, "steward_stats", None) or {}
 
     banner = (
         "EXTERNAL VERSION \u2014 for publication: contains only the differentially private "
@@ -534,14 +1211,15 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         # a hash of the raw file can be brute-forced by someone who knows all but one value
         (
             "Input fingerprint (SHA-256)",
-            "withheld in the external version (a hash of the raw data; the internal report and the ledger have it)"
+            "withheld in the external version (a hash of the raw data; the ledger has it)"
             if external
             else result.input_sha256,
         ),
         ("Release id", result.release_id),
         ("Date (UTC)", result.started_at.replace("T", " ").replace("+00:00", "")),
+        ("Operator", _operator_text(result)),
         ("dpstudio version", result.version),
-        ("Release type", recipe.release.type),
+        ("Release type", rtype),
         ("Output file", Path(result.output_path).name if result.output_path else "\u2014"),
         ("Output SHA-256", result.output_sha256 or "\u2014"),
     ]
@@ -549,21 +1227,21 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
 
     # 1. summary
     s = Section("Summary")
-    kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore")]
     dropped = [c for c in recipe.columns if c.role in ("identifier", "ignore")]
+    kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore")]
     if data is not None:
         what = (
-            f"A table of {fmt(n_out)} rows and {len(data.columns)} columns derived from "
+            f"A table of {fmt(n_out)} rows and {fmt(len(data.columns))} columns derived from "
             f"\u201c{result.dataset_name}\u201d" + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "") + "."
         )
-        if recipe.release.type == "synthetic":
+        if synthetic:
             what += (
-                " The rows are synthetic: generated by a model trained with differential privacy, not "
-                "real people's records."
+                " The rows are synthetic: drawn from a model fitted to noisy summaries of the data. "
+                "No row is a real person's record."
             )
     else:
         what = (
-            f"A {recipe.release.type} computed from \u201c{result.dataset_name}\u201d"
+            f"A {rtype} computed from \u201c{result.dataset_name}\u201d"
             + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "")
             + " with differential privacy."
         )
@@ -588,13 +1266,18 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             delta_part=T.DELTA_PLAIN.format(delta=fmt(total.delta)) if total.delta else "",
         ),
     )
-    s.add("p", "What the guarantee means: " + T.GUARANTEE_MEANS.get(guarantee, T.GUARANTEE_MEANS["record-level"]))
+    means = T.SYNTHETIC_MEANS if synthetic else T.GUARANTEE_MEANS.get(guarantee, T.GUARANTEE_MEANS["record-level"])
+    s.add("p", "What the guarantee means: " + means)
     if plan.label is not None:
         s.add("kv", label_guarantee_rows(plan.label))
     if comp.metric_epsilon:
         s.add("p", T.METRIC_PLAIN.format(eps=_eps(comp.metric_epsilon)))
     s.add("p", "What it does not mean:")
-    s.add("list", list(T.GUARANTEE_DOES_NOT_MEAN))
+    s.add("list", T.does_not_mean(rtype))
+    useless = useless_columns(plan, copied, external, steward, n_rows)
+    if useless:
+        s.add("warn", "Columns released with too little accuracy to be useful:")
+        s.add("list", useless)
     if copied:
         s.add(
             "warn",
@@ -657,6 +1340,12 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         "take. It must be public knowledge or estimated with differential privacy; values "
         "copied from the data (in red) can identify people.",
     )
+    if synthetic:
+        s.add(
+            "note",
+            "Every kept column went into the synthesizer: no column was released as it is, and no "
+            "released row is a real record.",
+        )
     unchanged = [c.name for c in kept if plan.unit_of_column(c.name) is None]
     if unchanged:
         s.add("warn", "Released without noise (not protected by the guarantee): " + ", ".join(unchanged) + ".")
@@ -694,8 +1383,30 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                 "one's ε and δ above is its own guarantee alone; together they spend the ε and δ "
                 "of the accounting below, less than their ε's added up.",
             )
+        if synthetic:
+            s.add(
+                "note",
+                "The synthesizer's measurements and their noise are listed under \u201cPrivacy accounting\u201d.",
+            )
     else:
-        s.add("p", "No per-column mechanism: see the accounting transcript.")
+        s.add("p", "No per-column mechanism: the privacy accounting below lists what was released.")
+    # what was done to the values besides the noise: the plan's own post-processing steps
+    post = [(u.name, u.post_processing) for u in released if u.post_processing]
+    if post:
+        s.add(
+            "table",
+            {
+                "head": ["Unit", "Before and after the noise (public rules only, no privacy cost)"],
+                "rows": [[Cell(name), Cell("\n".join(f"\u2022 {step}" for step in steps))] for name, steps in post],
+                "widths": [15, 85],
+            },
+        )
+        s.add(
+            "note",
+            "Steps that use only public choices (the bounds, the category list, the column's type) "
+            "change no privacy figure: anything computed from a differentially private output, "
+            "without the data, keeps its guarantee.",
+        )
     sections.append(s)
 
     # 4. accounting
@@ -751,7 +1462,13 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                 "widths": [30, 46, 12, 12],
             },
         )
-    s.add("pre", "\n".join(comp.transcript), caption="Accounting transcript")
+    s.add(
+        "table",
+        {"head": ["Part", "Mechanism", "ε", "δ"], "rows": _accounting_rows(plan), "widths": [30, 46, 12, 12]},
+        caption="Accounting",
+    )
+    if synthetic:
+        s.blocks += synthesizer_accounting(result)
     proven = _synth_proven_text(result)
     if proven:
         s.add("p", proven)
@@ -773,7 +1490,11 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                 "warn",
                 f"This ledger was re-initialised on {str(r.get('time') or '?').replace('T', ' ')} after it "
                 f"lost recorded history"
-                + (f" (it had {lost.get('seq')} chained events, head {str(lost.get('hash'))[:16]})" if lost else "")
+                + (
+                    f" (it had {fmt(lost.get('seq'))} chained events, head {str(lost.get('hash'))[:16]})"
+                    if lost
+                    else ""
+                )
                 + ": spend recorded before that may be missing from the figures below.",
             )
 
@@ -825,15 +1546,15 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                     Cell(T.MECHANISM_SHORT[u.mechanism_name]),
                     Cell(_eps(u.epsilon)),
                     Cell(_error_text(u)),
-                    Cell(fmt(u.floor) if final else "\u2014"),
-                    Cell(f"{ratio:.2f} \u00d7" if ratio else "\u2014"),
+                    Cell(_unit_value(u, u.floor) if final else "\u2014"),
+                    Cell((f"{ratio:.2f}" if ratio < 1000 else fmt(ratio)) + " \u00d7" if ratio else "\u2014"),
                 ]
             )
         s.add(
             "p",
             "Expected error of each column against its floor: the smallest worst-case error any "
-            "mechanism with the same \u03b5 and \u03b4 can achieve (a theoretical lower bound: "
-            "Jazbec 2018, Thm 5.3 for numbers, Thm 5.5 for categories). Numbers: average absolute difference "
+            "mechanism with the same \u03b5 and \u03b4 can achieve (a theoretical lower bound from "
+            "Jazbec 2018, for numbers and for categories). Numbers: average absolute difference "
             "between released and true value, in the column's units. Categories: probability that "
             "the released category is wrong.",
         )
@@ -863,28 +1584,28 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                 "dotted line marks the chosen \u03b5, where the dots are the table's figures.",
             )
             images = {"error_floor.png": png}
+    elif synthetic:
+        s.add(
+            "p",
+            "A synthetic table has no per-column error against the real values: no row corresponds to "
+            "a real record. What the table holds is summarised under \u201cUtility of the released data\u201d.",
+        )
     else:
         s.add("p", "No per-column accuracy figures for this release type.")
     if skipped:
         s.add("note", "Not shown: " + ", ".join(skipped) + ".")
     sections.append(s)
 
-    # 7. utility (DP outputs only)
+    # 7. utility (DP outputs only; internally, a synthetic table's fidelity to the raw data)
     ps = getattr(result.outcome, "public_stats", None) or {}
-    if ps:
+    if synthetic:
+        sections += synthetic_utility(result, frame, external)
+    elif ps:
         s = Section("Utility of the released data")
         s.add("note", "Computed from the differentially private output only.")
-        flat = _flatten(
-            {
-                k: v
-                for k, v in ps.items()
-                if k not in ("synthesizer_transcript", "synthesizer_training", "synthesizer_proven")
-            }
-        )
+        flat = _flatten({k: v for k, v in ps.items() if not k.startswith("synthesizer")})
         if flat:
             s.add("kv", flat[:60])
-        if ps.get("synthesizer_transcript"):
-            s.add("pre", "\n".join(map(str, ps["synthesizer_transcript"])), caption="Synthesizer accounting")
         sections.append(s)
 
     # 8. risk and steward statistics (internal only)
@@ -903,18 +1624,27 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                     f"randomized response ran at \u03b5 = {_eps(lab.label_unit_epsilon)}: it does not "
                     f"describe this release.",
                 )
-            lines = risk_summary(result.risk)
-            if lines:
-                s.add("list", lines)
-            s.add("kv", _flatten(result.risk)[:80], caption="All estimates")
+            head = _sample_sentence(result.risk) if isinstance(result.risk, dict) else None
+            if head:
+                s.add("p", head)
+            s.add("p", _simulation_sentence(result.risk))
+            s.blocks += risk_tables(result.risk)
+            link = result.risk.get("linkage") if isinstance(result.risk, dict) else None
+            if isinstance(link, dict) and link.get("sample_note"):
+                note = str(link["sample_note"])
+                s.add("note", note[:1].upper() + note[1:] + ".")
         else:
-            s.add("p", "No risk estimate was run for this release (dpstudio risk RECIPE computes one).")
+            s.add(
+                "p",
+                "No risk estimate was run for this release"
+                + (
+                    " (synthetic data needs a second fit: run \u201cdpstudio risk\u201d on the recipe)."
+                    if synthetic
+                    else "."
+                ),
+            )
         sections.append(s)
-        stats = {
-            k: v
-            for k, v in (getattr(result.outcome, "steward_stats", None) or {}).items()
-            if not (isinstance(k, str) and k.startswith("dp_domain:"))
-        }
+        stats = {k: v for k, v in steward.items() if not (isinstance(k, str) and k.startswith("dp_domain:"))}
         s = Section("Data steward statistics", internal_only=True)
         s.add("warn", T.STEWARD_LABEL)
         cols_stat = stats.get("columns")
@@ -972,22 +1702,46 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     if ps.get("synthesizer_training"):
         # how the generator was trained decides the last digits of a seeded re-run
         s.add("kv", [("Synthesizer training", str(ps["synthesizer_training"]))])
-    rj = redacted_recipe_json(recipe, external)
     if not external:  # the recipe's hash covers the input's hash: internal only
         s.add("kv", [("Recipe SHA-256", recipe.sha256())])
     s.add(
         "p",
         "Running this recipe again with dpstudio gives a release with the same guarantee and "
-        "cost (new noise unless a fixed seed was used), and spends budget again.",
+        "cost (new noise unless a fixed seed was used), and spends budget again. The recipe is "
+        "printed in the appendix.",
     )
-    s.add("pre", json.dumps(rj, indent=2, ensure_ascii=False), caption="Recipe (JSON)")
     sections.append(s)
 
     # 11. sign-off
     s = Section("Sign-off")
-    s.add("p", T.SIGN_OFF_TEXT)
+    s.add("p", T.SIGN_OFF_TEXT_EXTERNAL if external else T.SIGN_OFF_TEXT)
     s.add("signoff", ["Data steward", "Compliance officer"])
     sections.append(s)
 
+    # appendix: the recipe (last)
+    s = Section("Appendix: the recipe")
+    s.add(
+        "p",
+        "The recipe this release ran, with paths relative to the dataset's folder and category lists "
+        f"longer than {APPENDIX_CATEGORIES} shortened; the recipe file itself is the complete record"
+        + (" (its SHA-256 is under \u201cRandomness and reproduction\u201d)." if not external else ".")
+        + (" Values copied from the data are withheld." if external and copied else ""),
+    )
+    s.add("pre", recipe_appendix(recipe, external), caption="Recipe (JSON)")
+    sections.append(s)
+
+    for sec in sections:  # the recipe ("pre") is printed as it is
+        sec.blocks = [
+            b if b.kind in ("pre", "image") else Block(b.kind, _scrub(b.content, external), b.caption)
+            for b in sec.blocks
+        ]
     title = "Differential privacy release report"
-    return ReportModel(title=title, variant=variant, banner=banner, header=header, sections=sections, images=images)
+    return ReportModel(
+        title=title,
+        variant=variant,
+        banner=banner,
+        header=header,
+        sections=sections,
+        images=images,
+        operator=getattr(result, "operator", None) or None,
+    )

@@ -33,25 +33,74 @@ GUARANTEE_MEANS = {
         "very different are protected less."
     ),
     "central": (
-        "Only aggregate results (statistics or a model fitted to all records) were released, with "
-        "random noise added. The result would have been almost as likely if any single person's "
-        "record had been different."
+        "Only aggregate results (a model fitted to all records, or a density estimate) were "
+        "released, with random noise added; no record was released. The result would have been "
+        "almost as likely if any single person's record had been different."
     ),
 }
 
-GUARANTEE_DOES_NOT_MEAN = [
-    "It does not mean the released data are anonymous in the legal sense on their own: the "
-    "guarantee is a bound on how much one person's data can change what is released, and its "
-    "strength depends on the value of \u03b5.",
+# What a synthetic-data release is (its guarantee is central DP, but nothing "aggregate" is
+# released: a table of rows drawn from a model).
+SYNTHETIC_MEANS = (
+    "A table of synthetic rows was released. A synthesizer measured a few summaries of the data "
+    "(listed under \u201cPrivacy accounting\u201d) with random noise added, fitted a model to those "
+    "noisy summaries only, and drew new rows from the model. No row is a real person's record, "
+    "and the released table would have been almost as likely if any single person's record had "
+    "been different."
+)
+
+_GROUPS = (
     "It does not hide facts that hold for whole groups: conclusions drawn from the data about a "
     "group (for example, that smokers in the data have a higher risk) can still apply to a person "
-    "in that group, whether or not that person is in the data.",
-    "It does not protect anything released without noise: columns released unchanged, domain "
-    "values copied from the data (flagged below) and any other release of the same data outside "
-    "this ledger.",
-    "It is not a guarantee that each released value is accurate: values were changed on purpose "
-    "(see \u201cAccuracy\u201d).",
-]
+    "in that group, whether or not that person is in the data."
+)
+_LEGAL = (
+    "It does not mean the released data are anonymous in the legal sense on their own: the "
+    "guarantee is a bound on how much one person's data can change what is released, and its "
+    "strength depends on the value of \u03b5."
+)
+
+#: "What it does not mean", by release type (``GUARANTEE_DOES_NOT_MEAN`` is the record-level one)
+DOES_NOT_MEAN = {
+    "record": [
+        _LEGAL,
+        _GROUPS,
+        "It does not protect anything released without noise: columns released unchanged, domain "
+        "values copied from the data (flagged below) and any other release of the same data outside "
+        "this ledger.",
+        "It is not a guarantee that each released value is accurate: values were changed on purpose "
+        "(see \u201cAccuracy\u201d).",
+    ],
+    "synthetic": [
+        _LEGAL,
+        _GROUPS,
+        "It does not protect domain values copied from the data (flagged below), which shape the "
+        "released table, nor any other release of the same data outside this ledger.",
+        "It does not mean the synthetic table reproduces the data: its statistics follow the real "
+        "ones only as far as the noisy summaries allow, and relations the synthesizer did not "
+        "measure are not kept.",
+        "A synthetic row that resembles a real person is a coincidence of the model, not that "
+        "person's record; it can still be mistaken for one, so do not present rows as real.",
+    ],
+    "central": [
+        _LEGAL,
+        _GROUPS,
+        "It does not protect domain values copied from the data (flagged below), nor any other "
+        "release of the same data outside this ledger.",
+        "It is not a guarantee that the released figures are accurate: noise was added on purpose.",
+    ],
+}
+GUARANTEE_DOES_NOT_MEAN = DOES_NOT_MEAN["record"]
+
+
+def does_not_mean(release_type: str) -> list[str]:
+    """The "What it does not mean" list of a release type."""
+    if release_type == "synthetic":
+        return list(DOES_NOT_MEAN["synthetic"])
+    if release_type in ("model", "density"):
+        return list(DOES_NOT_MEAN["central"])
+    return list(DOES_NOT_MEAN["record"])
+
 
 EPSILON_PLAIN = (
     "\u03b5 (epsilon) measures the privacy loss: smaller is more private. With \u03b5 = {eps}, anyone "
@@ -116,7 +165,7 @@ NOISE_LABELS = {
 FACT_LABELS = {
     "features": "features",
     "label": "label",
-    "a_max": "a_max (largest privacy-loss parameter a of the Gibbs posterior; docs/models.md)",
+    "a_max": "a_max (largest privacy-loss parameter a of the Gibbs posterior; Minami 2015)",
     "gamma": "\u03b3 (sampler's total-variation budget)",
     "delta_gibbs": "\u03b4 of the Gibbs posterior",
     "delta_sampler": "\u03b4 spent on the sampler, (e^\u03b5 + 1)\u00b7\u03b3",
@@ -163,8 +212,19 @@ SIGN_OFF_TEXT = (
     "I have reviewed this release: the columns and their roles, the privacy guarantee and its "
     "limits, the budget spent and the residual risks described in this report."
 )
+#: the external version has no residual-risk section to have reviewed
+SIGN_OFF_TEXT_EXTERNAL = (
+    "I have reviewed this release: the columns and their roles, the privacy guarantee and its "
+    "limits, and the budget spent, as described in this report."
+)
 
 
 def ack_text(code: str) -> str:
     key = code.split(":", 1)[0].strip()
     return ACKNOWLEDGEMENTS.get(key, code)
+
+
+#: theorems the plan's notes cite without their paper, with it (a report names the paper)
+BARE_CITATIONS = {
+    "(Thm 12 adds": "(Minami 2015, Thm 12, adds",
+}

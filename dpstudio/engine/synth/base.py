@@ -27,6 +27,12 @@ class FittedSynth(ABC):
     def privacy_loss(self) -> PrivacyLoss:
         """Total guarantee of the fit (composition of ``components``)."""
 
+    def marginal_fidelity(self, synthetic: pd.DataFrame) -> dict[str, float] | None:
+        """Per column, the total variation distance between ``synthetic``'s one-way distribution
+        and the fit's own *noisy* one-way marginal -- a figure computed from DP outputs only, so
+        it may be published.  None for synthesizers that measure no one-way marginals."""
+        return None
+
 
 class Synthesizer(ABC):
     name = "base"

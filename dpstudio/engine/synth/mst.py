@@ -256,9 +256,33 @@ class FittedMST(FittedSynth):
         self.marg, self.tables, self.order = marg, tables, order
         self.components, self._total, self.info = components, total, info
         self.decompress = decompress  # per column: (compressed cells, original cells) probabilities
+        self.noisy_one_way: list[FloatArray] | None = None  # set by fit: the 1-way releases
 
     def privacy_loss(self) -> PrivacyLoss:
         return self._total
+
+    def marginal_fidelity(self, synthetic: pd.DataFrame) -> dict[str, float] | None:
+        """Total variation between each column of ``synthetic`` and the noisy one-way marginal
+        MST measured (clipped at zero, normalised; the hidden unknown cell left out).  Both sides
+        are DP outputs (the measurement and a sample of the fitted model), so the figure is a
+        post-processing and costs no budget."""
+        noisy = self.noisy_one_way
+        if noisy is None:
+            return None
+        codes, sizes = _column_codes(synthetic, self.spec, self.enc, self.col_bins)
+        names = [c.name for c in self.spec.columns] + ([self.spec.label.name] if self.spec.label is not None else [])
+        n_numeric_or_cat = len(self.spec.columns)
+        out: dict[str, float] = {}
+        for j, name in enumerate(names):
+            m = int(sizes[j])
+            # categorical (and label) columns end with the hidden "unknown" cell: not a value
+            keep = m - 1 if (j >= n_numeric_or_cat or self.spec.columns[j].kind != "numeric") else m
+            p_noisy = np.clip(np.asarray(noisy[j], dtype=np.float64)[:keep], 0.0, None)
+            p_syn = np.bincount(codes[:, j], minlength=m)[:keep].astype(np.float64)
+            if p_noisy.sum() <= 0 or p_syn.sum() <= 0:
+                continue
+            out[name] = float(0.5 * np.abs(p_syn / p_syn.sum() - p_noisy / p_noisy.sum()).sum())
+        return out
 
     def sample(self, n_rows: int, rng: RandomSource) -> pd.DataFrame:
         gen = rng.numpy_generator()
@@ -547,7 +571,9 @@ class MSTSynthesizer(Synthesizer):
         }
         info["compressed_sizes"] = {self._name(spec, j): int(csizes[j]) for j in range(d)}
         info["bins"] = {c.name: b.kind for c, b in zip(spec.numeric, col_bins, strict=False)}
-        return FittedMST(spec, enc, sizes, col_bins, marg, tables, order, comps, total, info, decompress)
+        model = FittedMST(spec, enc, sizes, col_bins, marg, tables, order, comps, total, info, decompress)
+        model.noisy_one_way = one  # the 1-way releases themselves (DP outputs), for fidelity figures
+        return model
 
     @staticmethod
     def _name(spec: TableSpec, j: int) -> str:
