@@ -496,7 +496,7 @@ def _read_csv(
     ncols = len(first[0]) if first else 0
     frame = _read_csv_arrow(
         p,
-        resolved,
+        {**resolved, "text_columns": _leading_zero_columns(text, delimiter, quotechar, header, complete)},
         ncols,
         int(max_field_mb * 2**20),
         quoted_newlines=_has_quoted_newlines(text, delimiter, quotechar),
@@ -504,6 +504,33 @@ def _read_csv(
     )
     progress(0.9, "parsed")
     return frame, resolved
+
+
+_LEADING_ZERO = re.compile(r"^0[0-9]+$")
+_DIGITS = re.compile(r"^[0-9]+$")
+
+
+def _leading_zero_columns(
+    text: str, delimiter: str, quotechar: str | Literal[False], header: bool, complete: bool
+) -> list[str]:
+    """Columns of digit codes with a leading zero in the sample ("025", zip "02134"): read as
+    text, since parsing them as integers loses the zeros (025 and 25 are different codes).
+
+    Like the other detections it looks at the sample only: a code column whose first
+    zero-padded value comes later is read as integers."""
+    rows = _rows(text, delimiter, quotechar or '"', limit=2000)
+    if not complete and len(rows) > 1:
+        rows = rows[:-1]  # the last record may be cut by the sample boundary
+    if not rows:
+        return []
+    names = [str(c) for c in rows[0]] if header else [f"column_{i + 1}" for i in range(len(rows[0]))]
+    body = rows[1:] if header else rows
+    out = []
+    for i, name in enumerate(names):
+        cells = [r[i].strip() for r in body if i < len(r) and r[i].strip()]
+        if any(_LEADING_ZERO.match(c) for c in cells) and all(_DIGITS.match(c) for c in cells):
+            out.append(name)
+    return out
 
 
 def _arrow_encoding(encoding: str) -> str:
@@ -553,7 +580,9 @@ def _read_csv_arrow(
         # strings_can_be_null=True would make missing strings match pandas directly but costs
         # more parse CPU than fixing the string columns afterwards (_null_strings), which
         # skips ID-like columns entirely
-        convert_opts = pacsv.ConvertOptions(strings_can_be_null=False)
+        convert_opts = pacsv.ConvertOptions(
+            strings_can_be_null=False, column_types={n: pa.string() for n in o.get("text_columns", ())}
+        )
         try:
             table = pacsv.read_csv(
                 str(p),
@@ -683,6 +712,7 @@ def _read_csv_pandas(p: Path, o: dict[str, Any], names: list[str] | None, arrow_
             encoding=o["encoding"],
             header=0 if o["header"] else None,
             names=names,
+            dtype={n: str for n in o.get("text_columns", ())} or None,
             engine="c",
             low_memory=False,
         )

@@ -29,7 +29,9 @@ Type rules (documented choices):
 * datetime -- datetime dtype, or strings whose sample all parse as ISO-8601 dates.
 * vector -- cells holding numeric lists/arrays (object column or pyarrow list type).
 * categorical -- category dtype, or strings with at most ``max(50, 5% of rows)`` distinct
-  values; otherwise text.  (Timedeltas, rare in practice, are reported as float.)
+  values, or digit codes with leading zeros ("02134"; at most 65,536 of them; the loader reads
+  such CSV columns as text so the zeros survive); otherwise text.  (Timedeltas, rare in
+  practice, are reported as float.)
 
 Role rules, first match wins:
 
@@ -393,7 +395,27 @@ def _string_facts(name: str, col: pd.Series, rows: int) -> _Facts:
             if pd.to_datetime(pd.Series(texts), format="ISO8601", errors="coerce").notna().all():
                 return _Facts(name, "datetime", missing, distinct)
     limit = max(50, int(0.05 * rows))
+    if distinct > limit and distinct <= _MAX_CODES and _zero_padded_codes(arr, missing):
+        # zip codes, ICD/treatment codes: many values, but a code list, not free text
+        return _Facts(name, "categorical", missing, distinct, "digit codes with leading zeros")
     return _Facts(name, "categorical" if distinct <= limit else "text", missing, distinct)
+
+
+#: most distinct digit codes taken as categories (randomized response's limit on a category list)
+_MAX_CODES = 65536
+
+
+def _zero_padded_codes(arr: pa.ChunkedArray | pa.Array, missing: int) -> bool:
+    """Every value a string of digits and some with a leading zero ("02134"): codes whose zeros
+    matter, which the loader kept as text.  A sample decides cheaply before the full check."""
+    valid = arr.drop_null() if missing else arr
+    sample = valid.slice(0, _SAMPLE)
+    if not pc.all(pc.match_substring_regex(sample, r"^[0-9]+$")).as_py():
+        return False
+    return bool(
+        pc.all(pc.match_substring_regex(valid, r"^[0-9]+$")).as_py()
+        and pc.any(pc.match_substring_regex(valid, r"^0[0-9]+$")).as_py()
+    )
 
 
 #: key of ``DataFrame.attrs`` the loader sets when the file format stores every number as a

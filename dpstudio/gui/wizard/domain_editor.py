@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
+    QPushButton,
     QRadioButton,
     QVBoxLayout,
     QWidget,
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from dpstudio.gui.texts import domain_source_text
 from dpstudio.gui.wizard.base import blocked
-from dpstudio.gui.wizard.edits import domain_kind
+from dpstudio.gui.wizard.edits import domain_kind, suggested_discovery_delta
 from dpstudio.recipe.model import Cost, Domain
 
 
@@ -57,14 +58,30 @@ def domain_summary(col) -> str:
     return ("⚠ " if d.source == "data" else "") + body
 
 
+_OWN = object()  # show_column: the column's own domain
+
+
+def _delta_text(x: float) -> str:
+    """1e-07 -> "0.0000001" (plain decimals up to ten places, then scientific)."""
+    text = f"{x:.10f}".rstrip("0").rstrip(".")
+    return text if x >= 1e-10 and text not in ("0", "") else f"{x:g}"
+
+
 class DomainEditor(QGroupBox):
-    """Emits ``domainEdited(column, Domain | None, acknowledged)``; it never touches the recipe."""
+    """Emits ``domainEdited(column, Domain | None, acknowledged)`` for one column, and
+    ``domainsEdited(columns, Domain, acknowledged)`` for one choice given to several selected
+    columns (of one kind); it never touches the recipe."""
 
     domainEdited = Signal(str, object, bool)
+    domainsEdited = Signal(list, object, bool)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.column = None
+        self.names: list[str] = []  # the columns an edit applies to (several: a bulk edit)
+        self.rows: int | None = None  # rows of the loaded table (the default δ follows them)
+        self.offer: Domain | None = None  # the obvious public domain of a yes/no column
+        self._shown: tuple[list, Domain | None] = ([], None)
         self.confirm_copy = self._ask_copy  # replaced in tests
         self.sources = QButtonGroup(self)
         self.radio = {}
@@ -81,6 +98,15 @@ class DomainEditor(QGroupBox):
         self.explain.setWordWrap(True)
         self.explain.setObjectName("note")
         box.addWidget(self.explain)
+        self.offer_button = QPushButton()
+        self.offer_button.clicked.connect(self._take_offer)
+        self.offer_button.setVisible(False)
+        box.addWidget(self.offer_button)
+        self.offer_note = QLabel()
+        self.offer_note.setWordWrap(True)
+        self.offer_note.setObjectName("note")
+        self.offer_note.setVisible(False)
+        box.addWidget(self.offer_note)
 
         val = QDoubleValidator()
         val.setNotation(QDoubleValidator.Notation.ScientificNotation)
@@ -106,8 +132,24 @@ class DomainEditor(QGroupBox):
         self.cost.setValue(0.1)
         self.cost.setToolTip(self.tr("The ε spent on estimating this domain; it adds to the release's total."))
         self.cost.editingFinished.connect(self._emit)
+        dval = QDoubleValidator(0.0, 1e-3, 15)
+        dval.setNotation(QDoubleValidator.Notation.ScientificNotation)
+        self.delta = QLineEdit()
+        self.delta.setValidator(dval)
+        self.delta.editingFinished.connect(self._emit)
+        self.delta.setToolTip(
+            self.tr(
+                "Without a list of possible categories, the categories are found in the data with noise. "
+                "A category held by one person could then be published: this is the small chance that it is."
+            )
+        )
+        self.delta_note = QLabel()
+        self.delta_note.setWordWrap(True)
+        self.delta_note.setObjectName("note")
 
         self.form = QFormLayout()
+        # a narrow panel (1024-pixel windows) puts a field under its label instead of clipping it
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.form.addRow(self.tr("Lowest possible value"), self.low)
         self.form.addRow(self.tr("Highest possible value"), self.high)
         self.form.addRow(self.tr("Categories"), self.categories)
@@ -116,6 +158,8 @@ class DomainEditor(QGroupBox):
         self.form.addRow(self.tr("Search to"), self.search_high)
         self.form.addRow(self.tr("Candidate categories"), self.candidates)
         self.form.addRow(self.tr("Privacy cost (ε)"), self.cost)
+        self.form.addRow(self.tr("Rare-category risk (δ)"), self.delta)
+        self.form.addRow(self.delta_note)
         box.addLayout(self.form)
         self.warning = QLabel()
         self.warning.setObjectName("danger")
@@ -135,11 +179,68 @@ class DomainEditor(QGroupBox):
             self.search_high,
             self.candidates,
             self.cost,
+            self.delta,
+            self.delta_note,
         ):
             self.form.setRowVisible(w, w in visible)
 
-    def show_column(self, col) -> None:
+    def show_columns(self, cols, offer: Domain | None = None) -> None:
+        """Show the domain of one column, or the one choice for several selected columns (of
+        one kind: numbers, or categories); ``offer``: the obvious domain of a yes/no column."""
+        cols = list(cols)
+        self._shown = (cols, offer)
+        if len(cols) <= 1:
+            self.show_column(cols[0] if cols else None, offer)
+            return
+        kinds = {domain_kind(c.type) for c in cols}
+        released = all(c.role not in ("identifier", "ignore", "embedding") for c in cols)
+        if len(kinds) != 1 or None in kinds or not released:
+            self.show_column(None)
+            self.names = []
+            self.setTitle(self.tr("Domain of {0} columns").format(len(cols)))
+            self.explain.setText(
+                self.tr(
+                    "The selected columns are of different kinds ({0}). One domain fits only columns of "
+                    "one kind: select only number columns (they share a range) or only category columns "
+                    "(they share a category list)."
+                ).format(", ".join(sorted({self._kind_word(c) for c in cols})))
+            )
+            return
+        domains = {c.domain for c in cols}
+        common = domains.pop() if len(domains) == 1 else None
+        self.show_column(cols[0], None, common)
+        self.names = [c.name for c in cols]
+        self.setTitle(self.tr("Domain of {0} columns").format(len(cols)))
+        shown = ", ".join(self.names[:6]) + (" …" if len(self.names) > 6 else "")
+        each = (
+            self.tr(" Each column's estimate costs the ε below, counted in the total.")
+            if self.radio["dp"].isChecked()
+            else ""
+        )
+        self.explain.setText(
+            self.tr("Your choice here is given to all {0} selected columns: {1}.").format(len(cols), shown)
+            + (
+                ""
+                if common is not None or all(c.domain is None for c in cols)
+                else self.tr(" They have different domains now; a choice replaces them all.")
+            )
+            + each
+        )
+
+    def _kind_word(self, col) -> str:
+        if col.role in ("identifier", "ignore"):
+            return self.tr("dropped")
+        if col.role == "embedding":
+            return self.tr("embedding")
+        kind = domain_kind(col.type)
+        return {"numeric": self.tr("numbers"), "categorical": self.tr("categories")}.get(kind or "", col.type)
+
+    def show_column(self, col, offer: Domain | None = None, domain: object = _OWN) -> None:
+        """Show ``col`` (its own domain, or ``domain``: the common one of a bulk selection)."""
         self.column = col
+        self.names = [] if col is None else [col.name]
+        self.offer = offer
+        self._show_offer()
         kind = None if col is None else domain_kind(col.type)
         if col is None or kind is None or col.role in ("identifier", "ignore", "embedding"):
             self.setTitle(self.tr("Domain"))
@@ -159,7 +260,8 @@ class DomainEditor(QGroupBox):
                 )
             return
         self.setTitle(self.tr("Domain of “{0}”").format(col.name))
-        d = col.domain
+        d = col.domain if domain is _OWN else domain
+        assert d is None or isinstance(d, Domain)
         src = d.source if d is not None else "public"
         ws = list(self.radio.values()) + [
             self.low,
@@ -170,6 +272,7 @@ class DomainEditor(QGroupBox):
             self.search_high,
             self.candidates,
             self.cost,
+            self.delta,
         ]
         with blocked(*ws):
             for rb in self.radio.values():
@@ -177,24 +280,52 @@ class DomainEditor(QGroupBox):
             self.radio[src].setChecked(True)
             self.low.setText(_fmt(d.low) if d is not None and src == "public" else "")
             self.high.setText(_fmt(d.high) if d is not None and src == "public" else "")
-            public_categories = d is not None and d.categories and src == "public"
-            self.categories.setText(", ".join(d.categories) if public_categories else "")
+            public_categories = d.categories if d is not None and d.categories and src == "public" else ()
+            self.categories.setText(", ".join(public_categories or ()))
             self.other.setText(d.other or "" if d is not None else "")
             self.search_low.setText(_fmt(d.search_low) if d is not None else "")
             self.search_high.setText(_fmt(d.search_high) if d is not None else "")
             self.candidates.setText(", ".join(d.candidates) if d is not None and d.candidates else "")
             if d is not None and d.cost is not None:
                 self.cost.setValue(d.cost.epsilon)
+            default_delta = suggested_discovery_delta(self.rows)
+            delta = d.cost.delta if d is not None and d.cost is not None and d.cost.delta > 0 else default_delta
+            self.delta.setText(_delta_text(delta))
+            self.delta.setPlaceholderText(_delta_text(default_delta))
         self._layout_for(src, kind)
 
     def _layout_for(self, src: str, kind: str) -> None:
         numeric = kind == "numeric"
+        discovery = {self.delta, self.delta_note} if not _list(self.candidates.text()) else set()
         rows: dict[str, set[QWidget]] = {
             "public": {self.low, self.high} if numeric else {self.categories, self.other},
-            "dp": {self.search_low, self.search_high, self.cost} if numeric else {self.candidates, self.cost},
+            "dp": (
+                {self.search_low, self.search_high, self.cost} if numeric else {self.candidates, self.cost} | discovery
+            ),
             "data": set() if numeric else {self.other},
         }
         self._rows(rows[src])
+        if self.rows:
+            self.delta_note.setText(
+                self.tr(
+                    "Without a list of possible categories, they are found in the data itself, with noise. "
+                    "δ is the small chance that a category held by a single person is published anyway. "
+                    "The suggested {0} (one chance in {1:,.0f}) keeps it far below one in {2:,}, one person "
+                    "of this table."
+                ).format(
+                    _delta_text(suggested_discovery_delta(self.rows)),
+                    1 / suggested_discovery_delta(self.rows),
+                    self.rows,
+                )
+            )
+        else:
+            self.delta_note.setText(
+                self.tr(
+                    "Without a list of possible categories, they are found in the data itself, with noise. "
+                    "δ is the small chance that a category held by a single person is published anyway; "
+                    "keep it far below one in the number of rows."
+                )
+            )
         self.explain.setText(domain_source_text(src)[1])
         if src == "data":
             self.warning.setText(
@@ -216,12 +347,13 @@ class DomainEditor(QGroupBox):
         kind = None if col is None else domain_kind(col.type)
         if col is None or kind is None:  # no domain to choose (show_column hides the choice)
             return
-        if src == "data" and not (col.domain is not None and col.domain.source == "data"):
-            if not self.confirm_copy(col.name):
-                self.show_column(col)  # revert the radio button
+        already = len(self.names) <= 1 and col.domain is not None and col.domain.source == "data"
+        if src == "data" and not already:
+            if not self.confirm_copy(", ".join(self.names) if len(self.names) > 1 else col.name):
+                self._redisplay()  # revert the radio button
                 return
             self._layout_for(src, kind)
-            self.domainEdited.emit(col.name, Domain(kind=kind, source="data"), True)
+            self._send(Domain(kind=kind, source="data"), True)
             return
         self._layout_for(src, kind)
         self._emit()
@@ -275,7 +407,14 @@ class DomainEditor(QGroupBox):
                     search_low=_num(self.search_low.text()),
                     search_high=_num(self.search_high.text()),
                 )
-            return Domain(kind="categorical", source="dp", cost=cost, candidates=_list(self.candidates.text()))
+            candidates = _list(self.candidates.text())
+            if candidates is None:
+                # partition selection without a public list is (ε, δ)-DP: δ from its field
+                delta = _num(self.delta.text())
+                if delta is None or not delta > 0:
+                    delta = suggested_discovery_delta(self.rows)
+                cost = Cost(epsilon=cost.epsilon, delta=delta)
+            return Domain(kind="categorical", source="dp", cost=cost, candidates=candidates)
         d = col.domain
         return Domain(
             kind=kind,
@@ -287,4 +426,36 @@ class DomainEditor(QGroupBox):
 
     def _emit(self) -> None:
         if self.column is not None:
-            self.domainEdited.emit(self.column.name, self.current_domain(), False)
+            self._send(self.current_domain(), False)
+
+    def _send(self, domain: Domain | None, acknowledged: bool) -> None:
+        if len(self.names) > 1:
+            if domain is not None:  # a bulk edit never clears the columns' domains
+                self.domainsEdited.emit(list(self.names), domain, acknowledged)
+        elif self.column is not None:
+            self.domainEdited.emit(self.column.name, domain, acknowledged)
+
+    def _redisplay(self) -> None:
+        self.show_columns(*self._shown)
+
+    def _show_offer(self) -> None:
+        d = self.offer
+        self.offer_button.setVisible(d is not None)
+        self.offer_note.setVisible(d is not None)
+        if d is None:
+            return
+        if d.kind == "numeric":
+            values = self.tr("range {0} to {1}").format(_fmt(d.low), _fmt(d.high))
+        else:
+            values = self.tr("categories {0}").format(" and ".join(d.categories or ()))
+        self.offer_button.setText(self.tr("Use the {0} (public)").format(values))
+        self.offer_note.setText(
+            self.tr(
+                "Suggested because this is a yes/no column: its only possible values are known without "
+                "looking at anybody's data. It is a public choice and costs no privacy."
+            )
+        )
+
+    def _take_offer(self) -> None:
+        if self.offer is not None and self.column is not None:
+            self.domainEdited.emit(self.column.name, self.offer, False)

@@ -222,3 +222,68 @@ def pool_file_problem(path: str, columns: list[str]) -> str | None:
                 f"{' …' if len(missing) > 5 else ''}: the pool needs the same columns as the data"
             )
     return None
+
+
+# ---- domains: several columns at once, domain files, the obvious domain of a yes/no column --------
+
+
+def set_domains(recipe: Recipe, names, domain: Domain | None, *, acknowledge: bool = False) -> Recipe:
+    """One domain choice for several columns (of one kind): one edit, one undo step."""
+    for name in names:
+        recipe = set_domain(recipe, name, domain, acknowledge=acknowledge)
+    return recipe
+
+
+def apply_domain_file(recipe: Recipe, domains: dict[str, Domain], *, acknowledge: bool = False):
+    """``(recipe, report)``: the domains of a file or pasted table applied to the matching
+    columns (:func:`dpstudio.recipe.domainfile.apply_domains`); unknown and mismatched names are
+    in the report, never dropped silently."""
+    from dpstudio.recipe.domainfile import apply_domains
+
+    out, report = apply_domains(recipe, domains, acknowledge_data=acknowledge)
+    return _sync_ack(out), report
+
+
+def suggested_discovery_delta(rows: int | None) -> float:
+    """δ of a DP category discovery without a candidate list: the recipe default (1e-7), kept
+    a hundred times below 1/n, the chance of one person's category being published."""
+    from dpstudio.recipe.build import DEFAULT_DISCOVERY_DELTA
+
+    if not rows:
+        return DEFAULT_DISCOVERY_DELTA
+    return min(DEFAULT_DISCOVERY_DELTA, 0.01 / rows)
+
+
+def binary_domain_offer(col, inferred_type: str | None, series=None) -> Domain | None:
+    """The obvious domain of a yes/no column, *offered* (never applied) as a public choice.
+
+    Why this is acceptable: a column of 0/1 values (or True/False) can only take those two
+    values - the set is the domain of the type, a bit, not something learnt about the people
+    in the data, so it is public knowledge like "age is between 0 and 120".  The only thing
+    read from the data is what the schema already read to call the column boolean (its values
+    are among 0/1, true/false, yes/no...).  For yes/no words the two spellings found are
+    offered: visible on the button, and applied only when the user clicks it (a confirmation).
+    ``inferred_type`` is the schema's type; ``series`` the loaded column (its dtype, and for
+    words its at most two values)."""
+    import pandas as pd
+
+    if col.domain is not None or col.role in DROPPED_ROLES or series is None:
+        return None
+    kind = domain_kind(col.type)
+    if kind is None or (inferred_type != "boolean" and col.type != "boolean"):
+        return None
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        cats: tuple[str, ...] = ("False", "True")
+    elif pd.api.types.is_numeric_dtype(dtype):
+        cats = ("0", "1")  # the schema calls a numeric column boolean only if its values are 0/1
+    else:
+        values = sorted(str(v) for v in pd.unique(series.dropna()))
+        if len(values) != 2:
+            return None
+        cats = (values[0], values[1])
+    if kind == "numeric":
+        if cats != ("0", "1") and cats != ("False", "True"):
+            return None
+        return Domain(kind="numeric", source="public", low=0.0, high=1.0)
+    return Domain(kind="categorical", source="public", categories=cats)
