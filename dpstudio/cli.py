@@ -1,6 +1,7 @@
 """Headless command line: every GUI action has an equivalent here, driven by the same recipe.
 
-Exit codes: 0 success, 2 user error (one line on stderr, no traceback), 1 internal error.
+Exit codes: 0 success, 2 user error (one line on stderr, no traceback), 1 internal error,
+3 ``recipe init`` wrote a recipe that still has problems to fix (listed on stderr).
 This module never imports Qt; ``dpstudio gui`` imports the GUI lazily.
 """
 
@@ -16,9 +17,11 @@ from pathlib import Path
 from typing import Literal
 
 from dpstudio import __version__
-from dpstudio.errors import RecipeError, UserError
+from dpstudio.errors import BudgetError, RecipeError, UserError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USER = 0, 1, 2
+#: ``recipe init`` wrote the recipe, but it is not ready: problems to fix (``recipe check`` lists them)
+EXIT_NOT_READY = 3
 
 
 class _UsageError(UserError):
@@ -135,6 +138,12 @@ def cmd_recipe_init(args) -> int:
         if not k or not _:
             raise UserError(f"--option: expected KEY=VALUE, got {item!r}")
         options[k] = _option_value(k, v)
+    if args.no_clamp:
+        from dpstudio.plan.record import CLAMP_OPTION
+
+        if args.release not in ("record", "label", "semi-sensitive"):
+            raise UserError(f"--no-clamp: only record, label and semi-sensitive releases clamp, not {args.release!r}")
+        options[CLAMP_OPTION] = False
     recipe = recipe_from_schema(
         loaded,
         schema,
@@ -154,6 +163,8 @@ def cmd_recipe_init(args) -> int:
     )
     if args.confirm_inferred:
         recipe = confirm_inferred_facts(recipe)  # recorded per column as "confirmed"
+    if args.domains:
+        recipe = _apply_domain_file(recipe, args)
     recipe = fill_domains_from_data(recipe, loaded.frame)  # only for domains the user asked to copy
     if recipe.release.type == "synthetic" and "method" not in recipe.release.options:
         from dataclasses import replace
@@ -189,6 +200,44 @@ def cmd_recipe_init(args) -> int:
             f"(listed by 'dpstudio recipe check'); confirm with --type/--role or --confirm-inferred",
             file=sys.stderr,
         )
+    # the exit code says whether the recipe can be released as written (the file is written either way)
+    return EXIT_NOT_READY if problems else EXIT_OK
+
+
+def _apply_domain_file(recipe, args):
+    """``recipe init --domains FILE``: the file's domains for the columns that --bounds and
+    --categories leave without one; names it cannot serve are listed, never dropped silently."""
+    from dpstudio.recipe.domainfile import apply_domains, load_domains
+
+    given = set(_assigned_columns(args.bounds)) | set(_assigned_columns(args.categories))
+    domains = {k: v for k, v in load_domains(args.domains).items() if k not in given}
+    # a copy from the data is applied because the file asks for it (recorded and flagged, as --bounds COL=data)
+    recipe, report = apply_domains(recipe, domains, acknowledge_data=True)
+    print(f"--domains {args.domains}: " + "; ".join(report.lines()), file=sys.stderr)
+    return recipe
+
+
+def _assigned_columns(items) -> list[str]:
+    return [item.split("=", 1)[0] for item in items or () if "=" in item]
+
+
+def cmd_recipe_domains(args) -> int:
+    """``recipe domains RECIPE -o FILE``: the recipe's domains as a domain file (JSON or CSV)."""
+    from dpstudio.ledger import default_ledger_path
+    from dpstudio.recipe.domainfile import save_domains
+    from dpstudio.recipe.model import load_recipe
+    from dpstudio.targets import refuse_overwrite
+
+    recipe = load_recipe(args.recipe)
+    refuse_overwrite(
+        "domain file",
+        args.output,
+        input_path=recipe.input.path,
+        recipe_path=args.recipe,
+        ledger_path=default_ledger_path(),
+    )
+    n = save_domains(recipe, args.output)
+    print(f"wrote {n} domain(s) to {args.output}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -281,8 +330,19 @@ def cmd_release(args) -> int:
             record=not args.no_ledger,
             recipe_path=args.recipe,
             on_commit=on_commit,
+            operator=_remember_operator(args.operator),
         )
         return _print_release(result)
+
+
+def _remember_operator(name: str | None) -> str | None:
+    """``release --operator NAME``: remembered for later releases (CLI and GUI) and printed in
+    this release's report; without it, the remembered name (None: the report says it is missing)."""
+    from dpstudio import prefs
+
+    if name is None:
+        return prefs.operator()
+    return prefs.set_operator(name)
 
 
 def _print_release(result) -> int:
@@ -542,7 +602,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("recipe", help="create or check a release recipe")
     rsub = p.add_subparsers(dest="recipe_command", metavar="SUBCOMMAND", parser_class=_Parser)
     p.set_defaults(func=_show_help(p))
-    pi = rsub.add_parser("init", help="a recipe from the inferred schema plus overrides")
+    pi = rsub.add_parser(
+        "init",
+        help="a recipe from the inferred schema plus overrides",
+        epilog=f"Exit code: {EXIT_OK} the recipe is ready to release; {EXIT_NOT_READY} it was written but "
+        f"has problems to fix (listed; 'dpstudio recipe check' shows them again); {EXIT_USER} nothing "
+        "was written (a wrong option or column name: every wrong name is listed with the closest column).",
+    )
     pi.add_argument("file")
     pi.add_argument("-o", "--output", required=True, help="recipe JSON to write")
     pi.add_argument("--release", default="record", choices=RELEASE_TYPES)
@@ -569,14 +635,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--bounds",
         action="append",
         metavar="COL=LOW:HIGH",
-        help="public bounds; or dp:LOW:HIGH[:EPS] to estimate within a public range with DP; "
-        "or 'data' to copy from the data (flagged as a privacy risk)",
+        help="public bounds of a numeric column; or dp:LOW:HIGH[:EPS] to estimate within a public range "
+        "with DP; or 'data' to copy from the data (flagged as a privacy risk)",
     )
     pi.add_argument(
         "--categories",
         action="append",
         metavar="COL=A,B,C",
-        help="public category list; or dp[:EPS[:CANDIDATES]]; or 'data' (flagged)",
+        help="public category list of a categorical column (an integer column given one becomes "
+        "categorical); or dp[:EPS[:CANDIDATES]]; or 'data' (flagged)",
     )
     pi.add_argument(
         "--mechanism",
@@ -608,8 +675,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--synth", choices=("pearl", "merf", "mst"), default=None, help="synthetic data method (release type synthetic)"
     )
     pi.add_argument("--option", action="append", metavar="KEY=VALUE", help="release option (JSON value)")
+    pi.add_argument(
+        "--no-clamp",
+        action="store_true",
+        help="record/label/semi-sensitive releases: keep noisy numbers outside the public bounds (by "
+        "default they are set to the nearest bound, which costs no privacy)",
+    )
+    pi.add_argument(
+        "--domains",
+        metavar="FILE",
+        help="a domain file (JSON or CSV, e.g. from 'recipe domains'): public bounds and category lists "
+        "for the columns of the same names; --bounds/--categories win for a column they name",
+    )
     _add_load_options(pi)
     pi.set_defaults(func=cmd_recipe_init)
+    pdom = rsub.add_parser(
+        "domains", help="save a recipe's domains to a file (JSON or CSV) for 'recipe init --domains'"
+    )
+    pdom.add_argument("recipe")
+    pdom.add_argument("-o", "--output", required=True, help="domain file to write (.json, .csv or .tsv)")
+    pdom.set_defaults(func=cmd_recipe_domains)
     pc = rsub.add_parser("check", help="validate a recipe and print its total privacy loss")
     pc.add_argument("recipe")
     pc.add_argument("--input", help="also check the recipe against this data file")
@@ -621,6 +706,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, help="output data file (.csv, .parquet, .xlsx; .json for model/density)")
     p.add_argument("--report", help="report file (.html or .pdf)")
     p.add_argument("--report-variant", choices=("internal", "external"), default="internal")
+    p.add_argument(
+        "--operator",
+        metavar="NAME",
+        help="who runs the release: printed in the report (and the PDF's author); remembered for later releases",
+    )
     p.add_argument("--input", help="the input file, if it moved since the recipe was made")
     p.add_argument("--progress", action="store_true", help="print progress to stderr")
     p.add_argument(
@@ -664,7 +754,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ledger_option(pl)
     pl.set_defaults(func=cmd_ledger_list)
     ps = lsub.add_parser("show", help="every release of one dataset")
-    ps.add_argument("dataset", help="SHA-256 (or a unique prefix) or file path of the dataset")
+    ps.add_argument(
+        "dataset",
+        help="a name 'ledger list' prints (dataset name or file name), a file path, or the SHA-256 "
+        "(or a unique prefix of at least 6 hex digits)",
+    )
     _add_ledger_option(ps)
     ps.set_defaults(func=cmd_ledger_show)
     pcap = lsub.add_parser("set-cap", help="set the dataset's total budget")
@@ -712,6 +806,9 @@ def main(argv=None) -> int:
         for problem in exc.problems:
             print(f"dpstudio: {problem}", file=sys.stderr)
         return EXIT_USER
+    except BudgetError as exc:
+        print(f"dpstudio: {exc}. {_over_cap_advice(exc, args)}", file=sys.stderr)  # one line
+        return EXIT_USER
     except UserError as exc:
         print(f"dpstudio: {exc}", file=sys.stderr)
         return EXIT_USER
@@ -727,6 +824,23 @@ def main(argv=None) -> int:
             return EXIT_USER
         _report_internal_error(exc)
         return EXIT_INTERNAL
+
+
+def _over_cap_advice(exc: BudgetError, args) -> str:
+    """How to go on after a release the dataset's cap refused (the ledger's message says why)."""
+    name = exc.dataset[:12] if exc.dataset else "DATASET"
+    ledger = f" --ledger {_path_text(args.ledger)}" if getattr(args, "ledger", None) else ""
+    advice = (
+        "To go on: lower the recipe's epsilon (budget.epsilon; or make it again with recipe init "
+        f"--epsilon) to at most what is left; or, if your policy allows more, raise the cap: dpstudio "
+        f"ledger set-cap {name} EPSILON [DELTA]{ledger} (give DELTA again to keep a δ cap; 'dpstudio "
+        f"ledger show {name}{ledger}' lists its releases)"
+    )
+    # --new-dataset only helps a file matched by its rows (an exact file or a dataset name cannot
+    # be declared new), and the ledger's message already offers it then
+    if exc.matched_by == "rows":
+        advice += "; or, only if this file truly is a different dataset, declare it new as said above"
+    return advice
 
 
 # OSErrors about a path the user chose (output, report, ledger) rather than a defect in dpstudio

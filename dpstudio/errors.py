@@ -14,7 +14,13 @@ class UserError(Exception):
 
 
 class BudgetError(UserError):
-    """A release would exceed the privacy budget set for this dataset."""
+    """A release would exceed the privacy budget set for this dataset.
+
+    ``dataset``: the ledger key of that dataset; ``matched_by``: how the input was matched to it
+    ("file", "name", "rows"; set by the ledger, read by the CLI's advice on how to go on)."""
+
+    dataset: str | None = None
+    matched_by: str | None = None
 
 
 class RecipeError(UserError):

@@ -1381,6 +1381,9 @@ class Ledger:
                 row = con.execute("SELECT sha256 FROM datasets WHERE label=?", (dataset,)).fetchone()
                 if row:
                     return row[0]
+                by_name = self._by_file_name(con, dataset)
+                if by_name is not None:
+                    return by_name
                 if _HEX.match(dataset) and len(dataset) == 64:
                     sha, name = dataset.lower(), None
                 elif _HEX.match(dataset):
@@ -1399,7 +1402,8 @@ class Ledger:
                     return keys.pop()
                 else:
                     raise UserError(
-                        f"{dataset!r} is neither a file, a dataset name in the ledger nor a dataset SHA-256 (prefix)"
+                        f"{dataset!r} is neither a file, a dataset or file name in the ledger nor a dataset "
+                        f"SHA-256 (prefix); 'dpstudio ledger list' shows the names"
                     )
             key = self._dataset_of(con, sha)
             known = con.execute("SELECT 1 FROM datasets WHERE sha256=?", (key,)).fetchone()
@@ -1416,6 +1420,27 @@ class Ledger:
                 self._new_dataset(tx, sha, name=name, label=None)
                 self._new_file(tx, sha, sha, name=name, how=_CAP_FIRST, fp=fp)
         return sha
+
+    @staticmethod
+    def _by_file_name(con, name: str) -> str | None:
+        """The dataset whose file is called ``name`` (the ``name`` that ``ledger list`` prints, or
+        a later version's name that ``ledger show`` lists); None when no file has that name;
+        UserError listing the candidates when files of several datasets do."""
+        keys = sorted(
+            {r[0] for r in con.execute("SELECT sha256 FROM datasets WHERE name=?", (name,))}
+            | {r[0] for r in con.execute("SELECT dataset FROM files WHERE name=?", (name,))}
+        )
+        if len(keys) <= 1:
+            return keys[0] if keys else None
+        rows = [con.execute("SELECT * FROM datasets WHERE sha256=?", (k,)).fetchone() for k in keys]
+        shown = "; ".join(
+            f"{_desc(r)} created {r['created']}" if r is not None else f"{k[:12]}..."
+            for k, r in zip(keys, rows, strict=True)
+        )
+        raise UserError(
+            f"{name!r} is the file name of {len(keys)} datasets in the ledger: {shown}; give the start of "
+            f"the SHA-256 you mean (at least 6 hex digits) or its dataset name"
+        )
 
     def _file_rows(self, path) -> Fingerprint | None:
         """The row sketch of a data file (so later edited copies are recognised), if it loads."""
@@ -1520,7 +1545,9 @@ class Ledger:
             msg += f" (the recipe names dataset {_desc(ds)})"
         else:
             msg += f" (dataset {_desc(ds)})"
-        raise BudgetError(msg)
+        err = BudgetError(msg)
+        err.dataset, err.matched_by = ds["sha256"], how
+        raise err
 
     @staticmethod
     def _check_sha(sha) -> str:

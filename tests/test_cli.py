@@ -114,7 +114,8 @@ def test_inspect_real_sas_file():
 def test_recipe_init_and_check_report_problems_then_total(tmp_path):
     recipe = tmp_path / "r.json"
     code, _, err = run_cli("recipe", "init", DEMO, "-o", recipe)
-    assert code == 0 and recipe.exists()
+    # written, but not ready: exit 3 says there are problems to fix (listed on stderr)
+    assert code == 3 and recipe.exists() and "problem(s) to fix" in err
     # no domains were given: check lists every column that needs one, exit 2
     code, out, _ = run_cli("recipe", "check", recipe)
     result = json.loads(out)

@@ -38,7 +38,8 @@ def _files(tmp_path):
     return ints, floats
 
 
-def _init(tmp_path, data, name, *extra):
+def _init(tmp_path, data, name, *extra, code=0):
+    """``recipe init`` (exit 0: the recipe is ready; 3: written with problems to fix)."""
     out = tmp_path / f"{name}.json"
     assert (
         main(
@@ -57,7 +58,7 @@ def _init(tmp_path, data, name, *extra):
                 *extra,
             ]
         )
-        == 0
+        == code
     )
     return out
 
@@ -77,7 +78,8 @@ def test_declared_float_gives_the_same_grid_whatever_the_file_holds(tmp_path):
     ints, floats = _files(tmp_path)
     results = {}
     for data in (ints, floats):
-        rp = _init(tmp_path, data, data.stem, "--type", "x=float")
+        # --no-clamp: clamping (on by default) puts many outputs on the whole-number bounds 0 and 10
+        rp = _init(tmp_path, data, data.stem, "--type", "x=float", "--no-clamp")
         assert load_recipe(rp).column("x").type == "float"
         results[data.stem] = _release(tmp_path, rp, data.stem + "_released")
     steps = {k: _grid_step(r, "x") for k, r in results.items()}
@@ -101,7 +103,7 @@ def test_inferred_type_follows_the_file_one_record_decides(tmp_path):
 
 def test_integer_declared_column_with_non_integers_is_refused_without_values(tmp_path, capsys):
     _, floats = _files(tmp_path)
-    rp = _init(tmp_path, floats, "f", "--type", "x=integer")
+    rp = _init(tmp_path, floats, "f", "--type", "x=integer", code=3)  # written, not ready
     with pytest.raises(UserError) as e:
         _release(tmp_path, rp, "out")
     msg = str(e.value)
@@ -115,7 +117,7 @@ def test_integer_declared_column_with_non_integers_is_refused_without_values(tmp
 
 def test_recipe_check_with_data_reports_a_broken_integer_declaration(tmp_path, capsys):
     _, floats = _files(tmp_path)
-    rp = _init(tmp_path, floats, "f", "--type", "x=integer")
+    rp = _init(tmp_path, floats, "f", "--type", "x=integer", code=3)  # written, not ready
     capsys.readouterr()
     assert main(["recipe", "check", str(rp), "--with-data"]) == 2
     out = json.loads(capsys.readouterr().out)

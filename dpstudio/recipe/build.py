@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from dpstudio.errors import UserError
+from dpstudio.errors import RecipeError, UserError
 from dpstudio.recipe.model import (
     RELEASE_TYPES,
     ROLES,
@@ -30,7 +30,15 @@ from dpstudio.recipe.model import (
     Recipe,
     ReleaseSpec,
 )
-from dpstudio.recipe.validate import ACK_DOMAIN_FROM_DATA, NUMERIC_TYPES, default_mechanism, perturbed_roles
+from dpstudio.recipe.validate import (
+    ACK_DOMAIN_FROM_DATA,
+    DISCRETE_TYPES,
+    NUMERIC_TYPES,
+    closest_column,
+    column_list,
+    default_mechanism,
+    perturbed_roles,
+)
 
 # share of the budget spent on each DP domain estimate when the user asks for one without a cost
 DEFAULT_DP_DOMAIN_EPSILON = 0.1
@@ -144,24 +152,25 @@ def recipe_from_schema(
     mechanisms = dict(mechanisms or {})
     weights = dict(weights or {})
     types = dict(types or {})
-    known = {c.name for c in schema.columns}
-    for flag, mapping in (
-        ("--role", roles),
-        ("--type", types),
-        ("--bounds", bounds),
-        ("--categories", categories),
-        ("--mechanism", mechanisms),
-        ("--weight", weights),
-    ):
-        for col in mapping:
-            if col not in known:
-                raise UserError(f"{flag}: no column {col!r} in {loaded.path}")
+    unknown_columns(
+        schema,
+        loaded.path,
+        (
+            ("--role", roles),
+            ("--type", types),
+            ("--bounds", bounds),
+            ("--categories", categories),
+            ("--mechanism", mechanisms),
+            ("--weight", weights),
+        ),
+    )
     for col, role in roles.items():
         if role not in ROLES:
             raise UserError(f"--role {col}={role!r}: choose one of {', '.join(ROLES)}")
     for col, ctype in types.items():
         if ctype not in DECLARABLE_TYPES:
             raise UserError(f"--type {col}={ctype!r}: choose one of {', '.join(DECLARABLE_TYPES)}")
+    domain_kind_mismatches(schema, types, bounds, categories)
 
     acks: list[str] = []
     perturbed = perturbed_roles(release)
@@ -224,6 +233,57 @@ def recipe_from_schema(
         outputs=Outputs(format=out_format, rows=rows),
         acknowledgements=tuple(acks),
     )
+
+
+def unknown_columns(schema, path, flags) -> None:
+    """Refuse every column name that is not in the table, all at once and in one line: each
+    with the closest column, then the table's columns.  ``flags``: (flag, {column: value})."""
+    known = [c.name for c in schema.columns]
+    present = set(known)
+    wrong = [
+        f"{flag}: no column {col!r}" + (f" (did you mean {close!r}?)" if close is not None else "")
+        for flag, mapping in flags
+        for col in mapping
+        if col not in present
+        for close in (closest_column(col, known),)
+    ]
+    if wrong:
+        raise UserError(f"{'; '.join(wrong)} in {path}; its columns are: {column_list(known)}")
+
+
+def domain_kind_mismatches(schema, types, bounds, categories) -> None:
+    """Refuse bounds for a categorical column and a category list for a numeric one (all at once).
+
+    The type is the declared one (``--type``), else the one read from the data; an integer column
+    read from the data that is given a category list becomes categorical (integer codes), but one
+    declared numeric with ``--type`` does not, and a float column never does by itself."""
+    inferred = {c.name: c.type for c in schema.columns}
+    problems: list[str] = []
+    for col, spec in bounds.items():
+        if col in categories:
+            problems.append(f"--bounds and --categories both name column {col!r}: give one domain")
+            continue
+        if col not in types and spec == "data":
+            continue  # copying bounds from a column read as text says which rows hold text
+        ctype = types.get(col, inferred.get(col))
+        if ctype in DISCRETE_TYPES:
+            read = "" if col in types else " (as read from the data)"
+            problems.append(
+                f"--bounds {col}=...: {col!r} is a {ctype} column{read}, and categorical columns take "
+                f"--categories {col}=A,B,...; or declare it numeric with --type {col}=integer (or float)"
+            )
+    for col in categories:
+        if col in bounds:
+            continue
+        declared = types.get(col)
+        if declared in NUMERIC_TYPES or (declared is None and inferred.get(col) == "float"):
+            how = f"declared {declared} with --type" if declared else "a float column"
+            problems.append(
+                f"--categories {col}=...: {col!r} is {how}, and numeric columns take --bounds "
+                f"{col}=LOW:HIGH; or declare it categorical with --type {col}=categorical"
+            )
+    if problems:
+        raise RecipeError(problems)
 
 
 def _source(confirmed: bool) -> str:

@@ -52,6 +52,36 @@ def _col(name: str) -> str:
     return f"column:{name}"
 
 
+def closest_column(name: str, columns) -> str | None:
+    """The column ``name`` was probably meant to be: the same name in another case ('AGE' ->
+    'Age'), else the most similar one (difflib), else None."""
+    import difflib
+
+    columns = [str(c) for c in columns]
+    folded = name.casefold()
+    for c in columns:
+        if c.casefold() == folded:
+            return c
+    by_folded: dict[str, str] = {}
+    for c in columns:
+        by_folded.setdefault(c.casefold(), c)
+    match = difflib.get_close_matches(folded, list(by_folded), n=1, cutoff=0.6)
+    return by_folded[match[0]] if match else None
+
+
+def column_list(columns, limit: int = 30) -> str:
+    """The columns of a table for a message: the first ``limit`` names, then how many more."""
+    names = [str(c) for c in columns]
+    more = len(names) - limit
+    return ", ".join(repr(n) for n in names[:limit]) + (f", ... ({more} more)" if more > 0 else "")
+
+
+def did_you_mean(name: str, columns) -> str:
+    """'; did you mean 'Age'?' (or nothing when no column is close)."""
+    close = closest_column(name, columns)
+    return f"; did you mean {close!r}?" if close is not None else ""
+
+
 def perturbed_roles(release_type: str) -> tuple[str, ...]:
     """Roles whose columns a release type perturbs (the others pass through or are dropped)."""
     return {
@@ -606,10 +636,13 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
         data_cols = {c.name: c for c in schema.columns}
         for c in recipe.columns:
             if c.name not in data_cols:
+                # every wrong name is its own problem (all reported at once), each with the
+                # closest column of the data and the list of its columns
                 p.append(
                     Problem(
                         f"column {c.name!r}: not found in the data (columns: "
-                        f"{', '.join(list(data_cols)[:12])}{', ...' if len(data_cols) > 12 else ''})",
+                        f"{', '.join(list(data_cols)[:12])}{', ...' if len(data_cols) > 12 else ''})"
+                        f"{did_you_mean(c.name, data_cols)}",
                         field=_col(c.name),
                         page="columns",
                     )

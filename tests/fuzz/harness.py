@@ -104,7 +104,8 @@ def _cli(args: list[str]) -> tuple[int, str, str]:
 
 def _verdict(code: int, err: str, out: str = "") -> list[str]:
     problems = []
-    if code not in (0, 2):
+    # exit 3: 'recipe init' wrote a recipe with problems to fix (and lists them)
+    if code not in (0, 2) and not (code == 3 and "problem(s) to fix" in err):
         problems.append(f"exit {code}")
     if "Traceback" in err:
         problems.append("traceback")
