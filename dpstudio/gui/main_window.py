@@ -90,6 +90,11 @@ class MainWindow(QMainWindow):
         self.blocker = QLabel()
         self.blocker.setObjectName("blocker")
         self.blocker.setWordWrap(True)
+        # why the window took the user to another step (a later choice needs an earlier step)
+        self.notice = QLabel()
+        self.notice.setObjectName("blocker")
+        self.notice.setWordWrap(True)
+        self.notice.setVisible(False)
         nav = QHBoxLayout()
         nav.addWidget(self.blocker, 1)
         nav.addWidget(self.back_button)
@@ -97,6 +102,7 @@ class MainWindow(QMainWindow):
         right = QVBoxLayout()
         right.addWidget(self.heading)
         right.addWidget(self.subheading)
+        right.addWidget(self.notice)
         right.addWidget(self.stack, 1)
         right.addLayout(nav)
         central = QWidget()
@@ -113,6 +119,7 @@ class MainWindow(QMainWindow):
         self.session.dataChanged.connect(self._data_loaded)
         self.session.recipeChanged.connect(self._schedule_nav)
         self._nav_pending = False
+        self.visited: set[int] = {0}  # steps shown since the table was loaded
         self.go_to(0)
         self.resize(QSize(1280, 820))
         geo = QSettings().value("window/geometry")
@@ -161,6 +168,15 @@ class MainWindow(QMainWindow):
         e = mb.addMenu(self.tr("&Edit"))
         self.undo_action = self._action(e, self.tr("&Undo"), self.session.undo, QKeySequence.StandardKey.Undo)
         self.redo_action = self._action(e, self.tr("&Redo"), self.session.redo, QKeySequence.StandardKey.Redo)
+        st = mb.addMenu(self.tr("&Settings"))
+        self.preferences_action = self._action(
+            st,
+            self.tr("&Preferences…"),
+            self.edit_preferences,
+            QKeySequence.StandardKey.Preferences,
+            self.tr("The operator's name printed in release reports"),
+        )
+        self.preferences_action.setMenuRole(QAction.MenuRole.PreferencesRole)
         v = mb.addMenu(self.tr("&View"))
         theme = v.addMenu(self.tr("Appearance"))
         group = QActionGroup(self)
@@ -216,12 +232,57 @@ class MainWindow(QMainWindow):
 
     def reachable(self, index: int) -> bool:
         """A step is reachable when every step before it is complete."""
-        return all(p.isComplete() for p in self.pages[:index] if p is not self.export_page)
+        return self.first_blocking(index) is None
+
+    def first_blocking(self, index: int) -> int | None:
+        """The first step before ``index`` that is not complete (None: all are)."""
+        for k, p in enumerate(self.pages[:index]):
+            if p is not self.export_page and not p.isComplete():
+                return k
+        return None
+
+    def step_done(self, index: int) -> bool:
+        """A step is done when it was shown since the table was loaded, it and every step before
+        it are complete (no problem routed to them), and - the last step - the release ran with
+        the current settings."""
+        if not self.session.has_data or index not in self.visited:
+            return False
+        return self.pages[index].isComplete() and self.reachable(index)
 
     def go_to(self, index: int) -> bool:
-        if not 0 <= index < len(self.pages) or not self.reachable(index):
+        if not 0 <= index < len(self.pages):
             self._update_nav()
             return False
+        blocking = self.first_blocking(index)
+        if blocking is not None:
+            if blocking < self.current_index and self.session.has_data:
+                # a choice on a later step needs an earlier one (e.g. synthetic data needs the
+                # public columns' domains): say so and take the user there, never a silent Next
+                self._route_to(blocking)
+            self._update_nav()
+            return False
+        self._show(index)
+        return True
+
+    def _route_to(self, index: int) -> None:
+        page = self.pages[index]
+        problems = page.problems()
+        first = problems[0] if problems else self.tr("it is not complete")
+        text = self.tr("Brought back to step {0} (“{1}”): a later choice needs it. {2}").format(
+            index + 1, page.title(), first[:1].upper() + first[1:]
+        )
+        if len(problems) > 1:
+            text += " " + self.tr("(and {0} more)").format(len(problems) - 1)
+        self._show(index)
+        self.notice.setText(text)
+        self.notice.setVisible(True)
+        self.statusBar().showMessage(self.tr("Taken to step {0} to fix it.").format(index + 1), 8000)
+
+    def _show(self, index: int) -> None:
+        self.notice.setVisible(False)
+        self.notice.setText("")
+        if self.session.has_data:
+            self.visited.add(index)
         self.stack.setCurrentIndex(index)
         page = self.pages[index]
         self.heading.setText(page.title())
@@ -230,7 +291,6 @@ class MainWindow(QMainWindow):
         self.steps.setCurrentRow(index)
         self.steps.blockSignals(False)
         self._update_nav()
-        return True
 
     def _step_clicked(self, row: int):
         if not self.go_to(row):
@@ -257,17 +317,30 @@ class MainWindow(QMainWindow):
         complete = [p.isComplete() for p in self.pages]
         for j, p in enumerate(self.pages):
             item = self.steps.item(j)
-            ok = complete[j]
+            ok = self.step_done(j)
             item.setText(f"{'✓' if ok and j != i else j + 1}{'' if ok and j != i else '.'} {p.title()}")
             reach = all(complete[k] for k in range(j) if self.pages[k] is not self.export_page)
             flags = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled if reach else Qt.ItemFlag.NoItemFlags
             item.setFlags(flags)
+            item.setToolTip(self.tr("Done") if ok else self.tr("Needs attention") if reach and not complete[j] else "")
         self.back_button.setEnabled(i > 0)
         last = i == len(self.pages) - 1
         self.next_button.setVisible(not last)
         self.next_button.setEnabled(complete[i])
         problems = page.problems() if hasattr(page, "problems") else []
-        if last or complete[i]:
+        earlier = self.first_blocking(i)
+        if not self.notice.isHidden() and complete[i]:
+            self.notice.setVisible(False)  # fixed: the reason to be here is gone
+        self.blocker.setToolTip("")
+        if earlier is not None and self.session.has_data and complete[i] and not last:
+            # this step is fine, but a choice made here needs an earlier step: Next goes there
+            first = self.pages[earlier].problems()
+            text = self.tr("Step {0} (“{1}”) needs attention because of a choice here").format(
+                earlier + 1, self.pages[earlier].title()
+            )
+            self.blocker.setText(text + (": " + first[0] if first else "") + " — " + self.tr("Next takes you there."))
+            self.blocker.setToolTip("\n".join(first))
+        elif last or complete[i]:
             self.blocker.setText("")
         elif not self.session.has_data:
             self.blocker.setText(self.tr("Open a table to begin."))
@@ -281,6 +354,7 @@ class MainWindow(QMainWindow):
         self.redo_action.setEnabled(self.session.can_redo())
 
     def _data_loaded(self):
+        self.visited = {0, self.current_index}
         if self.session.loaded is not None:
             self.statusBar().showMessage(self.tr("Loaded {0}").format(Path(self.session.loaded.path).name), 5000)
         self._update_nav()
@@ -327,6 +401,23 @@ class MainWindow(QMainWindow):
         box.setTextFormat(Qt.TextFormat.RichText)
         box.open()
         self._help_box = box
+
+    def edit_preferences(self):
+        """Settings ▸ Preferences: the operator's name printed in release reports."""
+        from dpstudio import prefs
+
+        ok, name = self.ask_preferences(prefs.operator())
+        if ok:
+            shown = prefs.set_operator(name)
+            self.statusBar().showMessage(
+                self.tr("Operator: {0}").format(shown) if shown else self.tr("Operator: not recorded"), 5000
+            )
+        return ok
+
+    def ask_preferences(self, current):  # replaced in tests (a modal dialog)
+        from dpstudio.gui.dialogs import ask_operator
+
+        return ask_operator(self, current)
 
     def show_about(self):
         from dpstudio import __version__

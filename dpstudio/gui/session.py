@@ -78,6 +78,29 @@ def load_recipe_and_data(recipe_path, *, progress, cancel):
     return loaded, schema, recipe, str(recipe_path)
 
 
+def default_targets(loaded, fmt: str) -> tuple[str, str]:
+    """The default output and report paths of a freshly loaded table: in the user's own folder
+    for this dataset (``prefs.output_dir``: Documents/dpstudio/<stem>/), never beside the input,
+    which may be read-only, shared or inside the application.  The folder is made by the release,
+    not here."""
+    from dpstudio import prefs
+
+    p = Path(loaded.path)
+    folder = prefs.output_dir(p.name)
+    return str(folder / f"{p.stem}_dp{OUTPUT_EXT[fmt]}"), str(folder / f"{p.stem}_dp_report.html")
+
+
+def report_beside(output_path: str, report_path: str) -> str:
+    """The report path that follows ``output_path``: same folder, ``<stem>_report``, the report's
+    current format (HTML unless it is a PDF)."""
+    suffix = ".pdf" if report_path.lower().endswith(".pdf") else ".html"
+    out = Path(output_path)
+    return str(out.with_name(f"{out.stem}_report{suffix}"))
+
+
+OUTPUT_EXT = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx", "json": ".json"}
+
+
 class Session(QObject):
     recipeChanged = Signal()
     dataChanged = Signal()
@@ -91,6 +114,13 @@ class Session(QObject):
         self.recipe_source: str | None = None  # file the recipe came from, if any
         self.output_path: str = ""
         self.report_path: str = ""
+        #: the user chose the report path: it no longer follows the output path
+        self.report_explicit = False
+        #: counts every change of the recipe, the data and the targets: a page that acted on one
+        #: state (the export page after a release) compares it to know whether anything changed
+        self.generation = 0
+        #: counts loads: a key for caches of the loaded table (``id(loaded)`` may be reused)
+        self.data_token = 0
         self._undo: list[Recipe] = []
         self._redo: list[Recipe] = []
         self._cache: dict[str, Any] = {}
@@ -116,20 +146,33 @@ class Session(QObject):
         self._redo.clear()
         self._cache.clear()
         self.derived.clear()
-        p = Path(loaded.path)
-        ext = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx", "json": ".json"}[recipe.outputs.format]
-        self.output_path = str(p.with_name(f"{p.stem}_dp{ext}"))
-        self.report_path = str(p.with_name(f"{p.stem}_dp_report.html"))
+        self._preview = None
+        self._last_merge = None
+        self.data_token += 1
+        self.generation += 1
+        self.output_path, self.report_path = default_targets(loaded, recipe.outputs.format)
+        self.report_explicit = False
         self.dataChanged.emit()
         self.targetsChanged.emit()
         self.recipeChanged.emit()
 
-    def set_targets(self, output_path: str | None = None, report_path: str | None = None) -> None:
-        if output_path is not None:
-            self.output_path = output_path
+    def set_targets(
+        self, output_path: str | None = None, report_path: str | None = None, *, report_chosen: bool = True
+    ) -> None:
+        """Set the output and/or report path.  A report path given here is the user's choice
+        (``report_chosen``) and stays; until then the report follows the output path (same
+        folder, ``<stem>_report``).  Emits ``targetsChanged`` only when a path changed."""
+        before = (self.output_path, self.report_path)
         if report_path is not None:
             self.report_path = report_path
-        self.targetsChanged.emit()
+            self.report_explicit = self.report_explicit or report_chosen
+        if output_path is not None:
+            self.output_path = output_path
+            if report_path is None and not self.report_explicit and output_path and self.report_path:
+                self.report_path = report_beside(output_path, self.report_path)
+        if (self.output_path, self.report_path) != before:
+            self.generation += 1
+            self.targetsChanged.emit()
 
     # ---- recipe ----------------------------------------------------------------------
     def update(self, change: Callable[[Recipe], Recipe], merge: str | None = None) -> bool:
@@ -158,6 +201,7 @@ class Session(QObject):
 
     def _set(self, recipe: Recipe) -> None:
         self.recipe = recipe
+        self.generation += 1
         self._cache.clear()
         self.recipeChanged.emit()
 
@@ -199,7 +243,11 @@ class Session(QObject):
                 self._cache.setdefault("plan", (plan, None))
             if self.frame is not None:
                 problems += declared_type_problems(recipe, self.frame)
-            self._cache["problems"] = problems
+            # the recipe layer's texts carry command-line hints ("--bounds COL=LOW:HIGH"): the
+            # wizard says where to act instead (same field and page)
+            from dpstudio.gui.texts import gui_problem
+
+            self._cache["problems"] = [gui_problem(p) for p in problems]
         return self._cache["problems"]
 
     def page_problems(self, page: str) -> list[Problem]:
@@ -235,7 +283,7 @@ class Session(QObject):
         return None if self.recipe is None else self._preview_of(self.recipe)
 
     def _preview_of(self, r: Recipe) -> Recipe:
-        key = (r.columns, id(self.loaded))
+        key = (r.columns, self.data_token)
         cached = self._preview
         if cached is None or cached[0] != key:
             filled = r

@@ -55,22 +55,25 @@ MECHANISMS = {
 
 RELEASE_TYPES = {
     "record": (
-        "Perturb every record",
-        "Every protected column of every row gets its own noise; the table keeps its rows.",
+        "Noise on every record (whole-record protection)",
+        "Every column of every row that is not marked public gets its own noise; the table keeps "
+        "its rows. With no column marked public, each person's whole record is protected.",
         "Protects every person's sensitive values and label (record-level DP). Identifiers are "
-        "dropped; columns marked public are released as they are.",
+        "dropped; columns you mark public are released as they are and are not protected.",
     ),
     "label": (
-        "Protect only the label",
+        "Noise on the label only",
         "Only the label column is randomized; every other kept column is released as it is.",
         "Protects only the label (label DP). If public columns predict the label, an attacker "
-        "can still guess it — see the attacker chart.",
+        "can still guess it — see the attacker estimate.",
     ),
     "semi-sensitive": (
-        "Protect label and sensitive columns",
-        "The label and the sensitive columns are perturbed; public columns are released as they are.",
-        "Protects the label and sensitive values (semi-sensitive DP); public columns are not "
-        "protected and may reveal the others.",
+        "Noise on sensitive columns only; public columns released as they are",
+        "The label and the sensitive columns are perturbed; columns marked public (e.g. age, "
+        "region) are published unchanged.",
+        "Protects the label and the sensitive values relative to what the public columns already "
+        "reveal (semi-sensitive DP); the public columns themselves are not protected and may "
+        "reveal the others.",
     ),
     "synthetic": (
         "Synthetic data",
@@ -90,11 +93,26 @@ RELEASE_TYPES = {
     ),
 }
 
+SEMI_SENSITIVE = (
+    "“Semi-sensitive” means: some columns are treated as public knowledge and published "
+    "unchanged, the others (and the label) get noise. The guarantee then covers the noisy columns "
+    "only, measured against what the public columns already tell about a person."
+)
+
+#: the plan's guarantee names (``ReleasePlan.guarantee``), in plain words
+GUARANTEES = {
+    "record-level": "every person's whole record is protected",
+    "label": "only the label is protected",
+    "semi-sensitive": "the sensitive columns and the label are protected, relative to the public columns",
+    "central": "the whole table is protected (every row, every column)",
+}
+
 ROLES = {
     "identifier": ("Direct identifier", "Names, IDs, e-mail addresses: always dropped from the release."),
     "public": (
         "Public",
-        "Already known to outsiders (e.g. age, sex, region): released as it is in label / semi-sensitive releases.",
+        "Already known to outsiders (e.g. age, sex, region): released as it is unless the release "
+        "is synthetic data or a model.",
     ),
     "sensitive": ("Sensitive", "Private information: perturbed with differential privacy."),
     "label": ("Label", "The outcome a model would predict (e.g. employed yes/no): always perturbed."),
@@ -117,6 +135,53 @@ DOMAIN_SOURCES = {
         "extreme values and rare categories identify people. Not covered by the guarantee.",
     ),
 }
+
+
+#: command-line hints in the recipe layer's messages, and what the wizard says instead
+_CLI_HINTS: tuple[tuple[str, str], ...] = (
+    (r"\s*\(--bounds [^)]*\)", " (enter them on the “Classify the columns” step)"),
+    (r"\s*\(--categories [^)]*\)", " (enter it on the “Classify the columns” step)"),
+    (r"\(--type [^=)\s]+=(\w+)\)", "(choose the type “\\1” on the “Classify the columns” step)"),
+    (r"--type [^=\s]+=(\w+)", "the type “\\1” on the “Classify the columns” step"),
+    (r"--bounds [^\s,;)]+", "bounds on the “Classify the columns” step"),
+    (r"--categories [^\s;)]+", "a category list on the “Classify the columns” step"),
+    (
+        r"release it with --new-dataset",
+        "tick “This is a new dataset” on the “Export the release” step and release again",
+    ),
+    (r"'?dpstudio ledger reinit --confirm'?", "the command line (dpstudio ledger reinit)"),
+    (r"--confirm-inferred", "“Accept the suggestions” on the “Classify the columns” step"),
+)
+
+
+def gui_message(text: str) -> str:
+    """A message of the engine or the recipe layer as the wizard shows it: command-line flags
+    (``--bounds COL=LOW:HIGH``) become the step where the same thing is done in the window."""
+    import re
+
+    if "--" not in text:
+        return text
+    for pattern, repl in _CLI_HINTS:
+        text = re.sub(pattern, tr(repl), text)
+    # anything left: a flag in parentheses is a hint the window does not need, a bare one is named
+    text = re.sub(r"\s*\([^()]*--[a-z][^()]*\)", "", text)
+    return re.sub(r"--([a-z][a-z0-9-]*)", lambda m: "“" + m.group(1).replace("-", " ") + "”", text)
+
+
+def gui_problem(problem):
+    """A recipe :class:`Problem` with its text as the wizard shows it (same field and page)."""
+    text = gui_message(str(problem))
+    if text == str(problem):
+        return problem
+    return type(problem)(text, field=problem.field, page=problem.page)
+
+
+def guarantee_text(guarantee: str) -> str:
+    return tr(GUARANTEES.get(guarantee, guarantee))
+
+
+def semi_sensitive_text() -> str:
+    return tr(SEMI_SENSITIVE)
 
 
 def t(text: str) -> str:

@@ -99,11 +99,14 @@ def _sweep(window, qtbot) -> None:
         assert s.recipe.budget.epsilon == eps
         _check_table(s, page.preview)
         _check_marker(s, page.preview, qtbot)
-    # the Review page prints the same cells
+    # the Review page prints the same cells: part, expected error in its plain table, the noise
+    # parameter in its (collapsed) technical details
     assert window.go_to(4), s.problems()
-    text = window.review_page.view.toPlainText()
+    plain = window.review_page.view.toPlainText()
+    details = window.review_page.details.toPlainText()
     for r in _cells(page.preview):
-        assert r["unit"] in text and r["noise"] in text and r["error"] in text
+        assert r["unit"] in plain and r["error"] in plain
+        assert r["unit"] in details and r["noise"] in details and r["error"] in details
 
 
 def _demo_variant(window, change) -> None:

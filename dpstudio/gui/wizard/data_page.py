@@ -57,6 +57,7 @@ class DataPage(WizardPage):
         super().__init__(session, runner, parent)
         self.worker = None
         self.last_error = None
+        self._dropped: list[str] | None = None
         self.setAcceptDrops(True)
 
         self.open_button = QPushButton(self.tr("Open a table…"))
@@ -110,6 +111,7 @@ class DataPage(WizardPage):
         self.preview.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.preview.verticalHeader().setDefaultSectionSize(22)
         self.preview.horizontalHeader().setDefaultSectionSize(120)
+        self.preview.horizontalHeader().setResizeContentsPrecision(50)  # fit to the first rows only
         self.preview.setAlternatingRowColors(True)
 
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -125,7 +127,7 @@ class DataPage(WizardPage):
         rl.addWidget(self.preview)
         split.addWidget(left)
         split.addWidget(right)
-        split.setSizes([380, 620])
+        split.setSizes([430, 570])
         self.split = split
 
         lay = QVBoxLayout(self)
@@ -247,6 +249,8 @@ class DataPage(WizardPage):
     def on_data_changed(self):
         s = self.session
         self.model.set_frame(s.frame)
+        self._dropped = None  # refresh() marks the dropped columns of the new table, then fits again
+        self._fit_preview()
         schema = s.schema
         if s.loaded is None or schema is None:  # both are set together by Session.set_data
             return
@@ -257,6 +261,8 @@ class DataPage(WizardPage):
                 item = QTableWidgetItem(text)
                 if j == 4:
                     item.setToolTip(c.reason)
+                elif j == 0:
+                    item.setToolTip(c.name)
                 if j in (2, 3):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.schema_table.setItem(i, j, item)
@@ -284,7 +290,27 @@ class DataPage(WizardPage):
     def refresh(self):
         if self.session.recipe is not None:
             dropped = [c.name for c in self.session.recipe.columns if c.role in ("identifier", "ignore")]
-            self.model.set_dropped(dropped)
+            if dropped != self._dropped:
+                self._dropped = dropped
+                self.model.set_dropped(dropped)
+                self._fit_preview()
+
+    def _fit_preview(self):
+        """Headers (e.g. "person_id (dropped)") and the first rows fit, within reason."""
+        self.preview.resizeColumnsToContents()
+        for j in range(self.model.columnCount()):
+            self.preview.setColumnWidth(j, min(max(self.preview.columnWidth(j), 60), 260))
+
+    #: below this width the column list and the preview are stacked (a narrow window would cut
+    #: the list's roles off side by side)
+    STACK_BELOW = 980
+
+    def resizeEvent(self, event):  # noqa: N802 - Qt override
+        want = Qt.Orientation.Vertical if event.size().width() < self.STACK_BELOW else Qt.Orientation.Horizontal
+        if self.split.orientation() != want:
+            self.split.setOrientation(want)
+            self.split.setSizes([1, 1] if want == Qt.Orientation.Vertical else [430, 570])
+        super().resizeEvent(event)
 
     # ---- drag and drop -----------------------------------------------------------------
     def dragEnterEvent(self, event):  # noqa: N802 - Qt override

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -52,29 +51,48 @@ def run_release(
     new_dataset=False,
     recipe_path=None,
     state=None,
+    operator=None,
+    make_folders=(),
 ):
     """Worker job: the one release pipeline, with the ledger (opened on this thread).
 
     ``state`` (a dict) learns ``committed`` at the point of no return and then ``result``: the
     worker reports a cancel pressed after the commit as "cancelled", and the page must still tell
-    the truth (written and recorded)."""
+    the truth (written and recorded).  ``make_folders``: the user's default output folders,
+    made now (when the release writes, not when the data is loaded) and removed again if the
+    release stops before it wrote anything into them.  ``operator``: the person releasing, for
+    the report (None: not recorded)."""
     from dpstudio.ledger import Ledger
     from dpstudio.pipeline import execute_release
 
+    made = []
+    for folder in dict.fromkeys(Path(f) for f in make_folders):
+        missing = [p for p in (folder, *folder.parents) if not p.exists()]
+        folder.mkdir(parents=True, exist_ok=True)
+        made.extend(missing)  # deepest first
     ledger = Ledger()
     state = {} if state is None else state
-    result = execute_release(
-        recipe,
-        output_path=output_path,
-        ledger=ledger,
-        report_path=report_path or None,
-        report_variant=report_variant,
-        progress=progress,
-        cancel=cancel,
-        new_dataset=new_dataset,
-        recipe_path=recipe_path,
-        on_commit=lambda: state.__setitem__("committed", True),
-    )
+    try:
+        result = execute_release(
+            recipe,
+            output_path=output_path,
+            ledger=ledger,
+            report_path=report_path or None,
+            report_variant=report_variant,
+            progress=progress,
+            cancel=cancel,
+            new_dataset=new_dataset,
+            recipe_path=recipe_path,
+            on_commit=lambda: state.__setitem__("committed", True),
+            operator=operator,
+        )
+    except BaseException:
+        for folder in made:  # only empty folders this release made
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
     state["result"] = result
     return result
 
@@ -89,6 +107,12 @@ class ExportPage(WizardPage):
         self.result = None
         self.last_error = None
         self._run_state: dict = {}
+        #: the session's state (and report kind) the last release ran with: "Release now" stays
+        #: off until something changes
+        self.released_key: tuple | None = None
+        self._cost_text = ""
+        self._result_html = ""  # the last release's summary (kept while the settings change)
+        self._done_text = ""
         self.confirm_release = self._ask_confirm  # replaced in tests
         session.targetsChanged.connect(self._targets_changed)
 
@@ -100,11 +124,17 @@ class ExportPage(WizardPage):
         for f in OUTPUT_FORMATS:
             self.format.addItem(f.upper(), f)
         self.format.currentIndexChanged.connect(self._format_chosen)
-        self.formula = QCheckBox(self.tr("Protect spreadsheet formulas (cells starting with = + - @ stay text)"))
+        self.formula = QCheckBox(self.tr("Protect spreadsheet formulas"))
+        self.formula.setToolTip(
+            self.tr("Cells starting with = + - @ are written as text, so a spreadsheet never runs them.")
+        )
         self.formula.toggled.connect(
             lambda on: self.session.update(lambda r: replace(r, outputs=replace(r.outputs, formula_protection=on)))
         )
-        self.seed_box = QCheckBox(self.tr("Reproducible test run with a fixed seed (never for real releases)"))
+        self.seed_box = QCheckBox(self.tr("Test run with a fixed seed (never for real releases)"))
+        self.seed_box.setToolTip(
+            self.tr("The noise becomes reproducible by anyone who knows the seed: for tests only.")
+        )
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
         self.seed_box.toggled.connect(self._seed_changed)
@@ -119,9 +149,12 @@ class ExportPage(WizardPage):
         self.report_format.addItem("PDF", ".pdf")
         self.report_format.currentIndexChanged.connect(self._report_format_chosen)
         self.variant = QComboBox()
+        self.variant.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.variant.setMinimumContentsLength(24)
         for key, label in REPORT_VARIANTS:
             # PySide6's stub types QT_TRANSLATE_NOOP as returning object; it returns its message (a str)
             self.variant.addItem(self.tr(label), key)  # type: ignore[arg-type]
+        self.variant.currentIndexChanged.connect(lambda _i: self._state_changed())
 
         form = QFormLayout()
         out_row = QHBoxLayout()
@@ -138,17 +171,13 @@ class ExportPage(WizardPage):
         form.addRow("", self._wrap(seed_row))
         # the ledger charges an edited or re-saved copy of a known dataset to that dataset's cap;
         # only this explicit (recorded) declaration gives a file whose rows match one its own budget
-        self.new_dataset = QCheckBox(
-            self.tr(
-                "This is a new dataset, not an edited or re-saved copy of one "
-                "already released (recorded in the ledger and the report)"
-            )
-        )
+        self.new_dataset = QCheckBox(self.tr("This is a new dataset (not a copy of one already released)"))
         self.new_dataset.setToolTip(
             self.tr(
-                "The ledger recognises a file that shares most of its rows with a "
-                "dataset it knows and charges that dataset's budget. Tick this "
-                "only if the data really are about other people."
+                "Not an edited or re-saved copy of a dataset already released. The ledger "
+                "recognises a file that shares most of its rows with a dataset it knows and "
+                "charges that dataset's budget. Tick this only if the data really are about "
+                "other people; the declaration is recorded in the ledger and the report."
             )
         )
         form.addRow("", self.new_dataset)
@@ -222,7 +251,14 @@ class ExportPage(WizardPage):
         )
 
     def isComplete(self):  # noqa: N802 - Qt override
-        return self.result is not None
+        """Done: released, and nothing changed since (recipe, data, paths, report kind)."""
+        return self.result is not None and not self.changed_since_release()
+
+    def state_key(self) -> tuple:
+        return (self.session.generation, self.variant.currentData())
+
+    def changed_since_release(self) -> bool:
+        return self.released_key is not None and self.released_key != self.state_key()
 
     def can_release(self) -> bool:
         plan, _ = self.session.plan()
@@ -232,7 +268,51 @@ class ExportPage(WizardPage):
             and plan is not None
             and bool(self.session.output_path)
             and self.worker is None
+            and self.released_key != self.state_key()  # the same release again: change something first
         )
+
+    def on_data_changed(self):
+        """A new table: nothing of the previous dataset's release stays on the page."""
+        self.result = None
+        self.last_error = None
+        self.released_key = None
+        self._run_state = {}
+        self.result_label.setText("")
+        self._result_html = ""
+        self.result_buttons.setVisible(False)
+        self.progress.setValue(0)
+        self.progress_text.setText("")
+        self.new_dataset.setChecked(False)
+        self._update_buttons()
+        self.completeChanged.emit()
+
+    def _state_changed(self):
+        """After a release: "done" while nothing changed; once something changed, the result
+        shown is the previous release's (said so), and Release now makes a new one."""
+        if self.worker is None and self.released_key is not None:
+            if self.changed_since_release():
+                self.cost_label.setText(self._cost_text)
+                self.progress.setValue(0)
+                self.progress_text.setText(
+                    self.tr(
+                        "The settings changed since the release below: “Release now” makes a new "
+                        "release and spends the budget again."
+                    )
+                )
+                heading = self.tr("Previous release (made with earlier settings):")
+            else:
+                self.cost_label.setText(
+                    self.tr("Released. Change the settings or the file names to make another release.")
+                )
+                self.progress.setValue(1000)
+                self.progress_text.setText(self._done_text)
+                heading = ""
+            if self._result_html:
+                self.result_label.setText((f"<b>{heading}</b><br>" if heading else "") + self._result_html)
+        else:
+            self.cost_label.setText(self._cost_text)
+        self._update_buttons()
+        self.completeChanged.emit()
 
     # ---- view --------------------------------------------------------------------------
     def _targets_changed(self):
@@ -240,8 +320,10 @@ class ExportPage(WizardPage):
         with blocked(self.output, self.report, self.report_format):
             self.output.setText(s.output_path)
             self.report.setText(s.report_path)
+            self.output.setToolTip(s.output_path)
+            self.report.setToolTip(s.report_path)
             self.report_format.setCurrentIndex(1 if s.report_path.lower().endswith(".pdf") else 0)
-        self._update_buttons()
+        self._state_changed()
 
     def refresh(self):
         rec = self.session.recipe
@@ -277,13 +359,11 @@ class ExportPage(WizardPage):
         plan, err = self.session.plan()
         if plan is not None:
             t = plan.total
-            self.cost_label.setText(
-                self.tr("This release will spend <b>ε = {0:.3g}</b>{1} from this dataset's budget.").format(
-                    t.epsilon, f", δ = {t.delta:.1e}" if t.delta else ""
-                )
-            )
+            self._cost_text = self.tr(
+                "This release will spend <b>ε = {0:.3g}</b>{1} from this dataset's budget."
+            ).format(t.epsilon, f", δ = {t.delta:.1e}" if t.delta else "")
         else:
-            self.cost_label.setText(self.tr("Not ready: {0}").format(err))
+            self._cost_text = self.tr("Not ready: {0}").format(err)
         self._targets_changed()
 
     def _update_buttons(self):
@@ -299,8 +379,10 @@ class ExportPage(WizardPage):
 
     def _report_format_chosen(self, _i):
         if self.session.report_path:
+            # a format, not a chosen path: the report still follows the data file
             self.session.set_targets(
-                report_path=str(Path(self.session.report_path).with_suffix(self.report_format.currentData()))
+                report_path=str(Path(self.session.report_path).with_suffix(self.report_format.currentData())),
+                report_chosen=False,
             )
 
     def _seed_changed(self, *_):
@@ -321,16 +403,32 @@ class ExportPage(WizardPage):
 
     # ---- running -----------------------------------------------------------------------
     def _ask_confirm(self, text: str) -> bool:
-        return (
-            QMessageBox.question(
-                self,
-                self.tr("Release and spend the budget?"),
-                text,
-                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                QMessageBox.StandardButton.Cancel,
-            )
-            == QMessageBox.StandardButton.Yes
-        )
+        """Confirm the release; the first time ever, the same dialog asks for the operator's name
+        (remembered; Settings ▸ Preferences changes it)."""
+        from PySide6.QtWidgets import QDialog
+
+        from dpstudio import prefs
+        from dpstudio.gui.dialogs import release_confirm_dialog
+
+        first = "operator" not in prefs.load()
+        dlg = release_confirm_dialog(self, self.tr("Release and spend the budget?"), text, ask_operator=first)
+        self._confirm_dialog = dlg
+        if dlg.exec() != QDialog.DialogCode.Accepted:
+            return False
+        if first:
+            prefs.set_operator(dlg.operator_name())
+        return True
+
+    def default_folders(self) -> list[str]:
+        """The user's default output folder when a target is in it (made by the release)."""
+        from dpstudio import prefs
+
+        s = self.session
+        if s.loaded is None:
+            return []
+        folder = prefs.output_dir(Path(s.loaded.path).name)
+        targets = [p for p in (s.output_path, s.report_path) if p]
+        return [str(folder)] if any(Path(p).parent == folder for p in targets) else []
 
     def start_release(self):
         if not self.can_release():
@@ -353,12 +451,16 @@ class ExportPage(WizardPage):
             )
         if not self.confirm_release(text):
             return None
+        from dpstudio import prefs
+
+        operator = prefs.operator()  # asked once, in the first release's confirmation
         self.result = None
         self.last_error = None
         self.result_buttons.setVisible(False)
         self.result_label.setText("")
         self.progress.setValue(0)
         self._run_state = {}
+        self._starting_key = self.state_key()
         self.worker = self.runner.start(
             run_release,
             s.recipe,
@@ -367,6 +469,8 @@ class ExportPage(WizardPage):
             self.variant.currentData(),
             recipe_path=s.recipe_source,
             state=self._run_state,
+            operator=operator,
+            make_folders=self.default_folders(),
             **({"new_dataset": True} if self.new_dataset.isChecked() else {}),
             on_finished=self._finished,
             on_failed=self._failed,
@@ -389,6 +493,7 @@ class ExportPage(WizardPage):
     def _finished(self, result):
         self.worker = None
         self.result = result
+        self.released_key = getattr(self, "_starting_key", self.state_key())
         self.progress.setValue(1000)
         # the result's own record of what happened, not the paths asked for
         self.progress_text.setText(
@@ -423,11 +528,12 @@ class ExportPage(WizardPage):
             )
         for w in result.warnings:
             lines.append("⚠ " + w)
-        self.result_label.setText("<br>".join(lines))
+        self._result_html = "<br>".join(lines)
+        self._done_text = self.progress_text.text()
+        self.result_label.setText(self._result_html)
         self.result_buttons.setVisible(True)
         self.open_report_button.setEnabled(result.report_path is not None)
-        self._update_buttons()
-        self.completeChanged.emit()
+        self._state_changed()
         self.released.emit(result)
 
     def _failed(self, exc):
@@ -468,6 +574,7 @@ class ExportPage(WizardPage):
         # the engine turns every failure after the commit into a warning; this is the last resort
         self.worker = None
         self.last_error = exc
+        self.released_key = getattr(self, "_starting_key", self.state_key())  # it was spent
         self.progress.setValue(1000)
         text = self.tr(
             "The release is final: the data was written to {0} and the spend recorded in the "

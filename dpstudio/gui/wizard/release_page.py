@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -30,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpstudio.gui.texts import mechanism_text, mechanism_tooltip, release_text
+from dpstudio.gui.texts import mechanism_text, mechanism_tooltip, release_text, semi_sensitive_text
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label, table_item
 from dpstudio.gui.wizard.edits import (
     allowed_mechanisms,
@@ -70,7 +71,10 @@ class ReleasePage(WizardPage):
         for i, rtype in enumerate(RELEASE_TYPES):
             title, what, guarantee = release_text(rtype)
             rb = QRadioButton(title)
-            rb.setToolTip(f"{what}\n\n{guarantee}")
+            tip = f"{what}\n\n{guarantee}"
+            if rtype == "semi-sensitive":
+                tip += "\n\n" + semi_sensitive_text()
+            rb.setToolTip(tip)
             self.type_group.addButton(rb)
             self.type_buttons[rtype] = rb
             rb.toggled.connect(lambda on, t=rtype: on and self._type_chosen(t))
@@ -87,19 +91,39 @@ class ReleasePage(WizardPage):
         grid.addLayout(self.method_row, 4, 0, 1, 2)
         self.options_box = self._build_options()
         grid.addWidget(self.options_box, 5, 0, 1, 2)
+        self.clamp = QCheckBox(self.tr("Keep released numbers within their public bounds"))
+        self.clamp.setToolTip(
+            self.tr(
+                "Noisy numbers that fall outside a column's public bounds are set to the nearest bound. "
+                "This costs no privacy and avoids impossible values (an age of −40); values near the "
+                "bounds then lean slightly inwards. The expected error shown is the one before this "
+                "step, so it is an upper bound."
+            )
+        )
+        self.clamp.toggled.connect(self._clamp_toggled)
+        grid.addWidget(self.clamp, 6, 0, 1, 2)
 
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(
             [
                 self.tr("Column"),
                 self.tr("Mechanism"),
-                self.tr("Budget share"),
+                self.tr("Budget share\n(relative weight)"),
                 self.tr("What it protects — and what it does not"),
             ]
         )
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(True)
+        share_head = self.table.horizontalHeaderItem(2)
+        if share_head is not None:
+            share_head.setToolTip(
+                self.tr(
+                    "A relative weight, not a percentage: ε is divided among the protected columns in "
+                    "proportion to their weights. A column with weight 2 gets twice the ε (less noise) "
+                    "of a column with weight 1; the total stays the ε you set on the budget step."
+                )
+            )
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         hh.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
@@ -153,9 +177,13 @@ class ReleasePage(WizardPage):
         with blocked(*self.type_buttons.values()):
             self.type_buttons[rtype].setChecked(True)
         title, what, guarantee = release_text(rtype)
-        self.type_text.setText(f"{what}<br><i>{guarantee}</i>")
+        text = f"{what}<br><i>{guarantee}</i>"
+        if rtype == "semi-sensitive":
+            text += "<br>" + semi_sensitive_text()
+        self.type_text.setText(text)
         self._refresh_method(rec)
         self._refresh_options(rec)
+        self._refresh_clamp(rec)
         self._refresh_table(rec)
         self._refresh_pools(rec)
         problems = self.problems()
@@ -191,6 +219,7 @@ class ReleasePage(WizardPage):
                 allowed = allowed_mechanisms(c, rtype)
                 if len(allowed) > 1:
                     combo = QComboBox()
+                    combo.setMaximumHeight(combo.sizeHint().height())  # not stretched over a tall row
                     for m in allowed:
                         combo.addItem(mechanism_text(m)[0], m)
                         combo.setItemData(combo.count() - 1, mechanism_tooltip(m), Qt.ItemDataRole.ToolTipRole)
@@ -212,6 +241,7 @@ class ReleasePage(WizardPage):
                     self.table.setItem(i, 1, QTableWidgetItem(name))
                 if allowed and allowed != ("none",):
                     spin = QDoubleSpinBox()
+                    spin.setMaximumHeight(spin.sizeHint().height())
                     spin.setRange(0.1, 10.0)
                     spin.setSingleStep(0.5)
                     spin.setToolTip(
@@ -260,6 +290,8 @@ class ReleasePage(WizardPage):
     def _type_chosen(self, rtype):
         def change(r):
             r = set_release_type(r, rtype)
+            if rtype not in ("record", "label", "semi-sensitive"):
+                r = set_release_option(r, "clamp_to_bounds", None)  # a record-release option only
             if rtype == "synthetic" and "method" not in r.release.options:
                 # start from the recommended synthesizer; the user can still pick another
                 from dataclasses import replace
@@ -380,6 +412,20 @@ class ReleasePage(WizardPage):
         else:
             value = int(v) if isinstance(w, QSpinBox) else float(v)
         self.session.update(lambda r: set_release_option(r, key, value), merge=f"option:{key}")
+
+    # ---- clamping to the public bounds (record, label, semi-sensitive) --------------------
+    def _refresh_clamp(self, rec):
+        from dpstudio.plan.record import clamps_to_bounds
+
+        self.clamp.setVisible(rec.release.type in ("record", "label", "semi-sensitive"))
+        with blocked(self.clamp):
+            self.clamp.setChecked(clamps_to_bounds(rec))
+
+    def _clamp_toggled(self, on: bool):
+        from dpstudio.plan.record import CLAMP_OPTION
+
+        # on is the default: the option is written only to turn clamping off
+        self.session.update(lambda r: set_release_option(r, CLAMP_OPTION, None if on else False))
 
     # ---- embedding pools ----------------------------------------------------------------
     def _refresh_pools(self, rec):

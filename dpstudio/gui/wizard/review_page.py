@@ -1,13 +1,18 @@
 """Step 5 - Review: every problem, warning and acknowledgement, the total privacy loss
-(computed from the recipe by compile_recipe, never typed) and a risk summary."""
+(computed from the recipe by compile_recipe, never typed) and a risk summary.
+
+Plain language first: what is released, what is protected, what it costs and what to watch.
+The accountant's vocabulary (zCDP, ρ, μ, RDP, mechanism ids, noise parameters) stays in the
+"Technical details" area below, collapsed until the user opens it."""
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtWidgets import QTextBrowser, QVBoxLayout
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout
 
-from dpstudio.gui.texts import domain_source_text, release_text
+from dpstudio.gui.texts import domain_source_text, guarantee_text, release_text, semi_sensitive_text
 from dpstudio.gui.wizard.base import WizardPage
 from dpstudio.recipe.validate import ACK_DATASET_POOL, ACK_DOMAIN_FROM_DATA
 
@@ -15,6 +20,13 @@ ACK_TEXT = {
     ACK_DOMAIN_FROM_DATA: "Some domains are copied from the private data; the guarantee does not cover them.",
     ACK_DATASET_POOL: "Embedding replacements are drawn from the dataset itself: other people's real vectors "
     "are released.",
+}
+
+#: how the accountant added the parts up (``plan.composition.to_json()["method"]``), for the details
+COMPOSITION_TEXT = {
+    "basic": "basic composition (the parts' ε and δ add up)",
+    "zcdp+basic": "the Gaussian columns composed in zCDP (their ρ add up), converted to (ε, δ), plus basic "
+    "composition of the rest",
 }
 
 
@@ -25,8 +37,25 @@ class ReviewPage(WizardPage):
         super().__init__(session, runner, parent)
         self.view = QTextBrowser()
         self.view.setOpenExternalLinks(False)
+        self.details_button = QToolButton()
+        self.details_button.setObjectName("detailsToggle")
+        self.details_button.setCheckable(True)
+        self.details_button.setChecked(False)
+        self.details_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.details_button.setText(self.tr("Technical details (accounting, noise parameters, mechanisms)"))
+        self.details_button.setToolTip(
+            self.tr("For a statistician or an auditor: how the total was computed, part by part.")
+        )
+        self.details_button.toggled.connect(self._toggle_details)
+        self.details = QTextBrowser()
+        self.details.setObjectName("technicalDetails")
+        self.details.setVisible(False)
+        self._leak_worker = None
         lay = QVBoxLayout(self)
-        lay.addWidget(self.view)
+        lay.addWidget(self.view, 3)
+        lay.addWidget(self.details_button)
+        lay.addWidget(self.details, 2)
 
     def title(self):
         return self.tr("Review before release")
@@ -38,7 +67,8 @@ class ReviewPage(WizardPage):
         return self.tr(
             "The total privacy loss is computed from the plan (every mechanism and every DP "
             "domain estimate), never typed in. Warnings name residual risks the guarantee does "
-            "not cover; the report repeats them for the compliance officer."
+            "not cover; the report repeats them for the compliance officer. Open “Technical "
+            "details” for the accountant's figures."
         )
 
     def isComplete(self):  # noqa: N802
@@ -50,11 +80,27 @@ class ReviewPage(WizardPage):
     def html(self) -> str:
         return self.view.toHtml()
 
+    def text(self) -> str:
+        """The plain part as the user reads it."""
+        return self.view.toPlainText()
+
+    def details_text(self) -> str:
+        return self.details.toPlainText()
+
+    def _toggle_details(self, on: bool) -> None:
+        self.details.setVisible(on)
+        self.details_button.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+
+    def on_data_changed(self):
+        self.view.setHtml("")
+        self.details.setHtml("")
+
     def refresh(self):
         s = self.session
         rec = s.recipe
         if rec is None:
             self.view.setHtml("")
+            self.details.setHtml("")
             return
         tr = self.tr
         e = html.escape
@@ -62,23 +108,22 @@ class ReviewPage(WizardPage):
         plan, err = s.plan()
         title, what, guarantee = release_text(rec.release.type)
         parts.append(f"<h2>{e(title)}</h2><p>{e(what)}<br><i>{e(guarantee)}</i></p>")
+        if rec.release.type == "semi-sensitive":
+            parts.append(f"<p>{e(semi_sensitive_text())}</p>")
+        elif plan is not None and plan.guarantee == "semi-sensitive":
+            because = tr(
+                "Some columns are marked public and released as they are, so this release's guarantee "
+                "is “semi-sensitive”, not whole-record:"
+            )
+            parts.append(f"<p>{e(because)} {e(semi_sensitive_text())}</p>")
         if plan is not None:
             t = plan.total
             loss = f"ε = {t.epsilon:.4g}" + (f", δ = {t.delta:.2e}" if t.delta else ", δ = 0")
             parts.append(
-                f"<h3>{e(tr('Total privacy loss (computed)'))}</h3><p style='font-size:16pt'><b>{loss}</b> "
-                f"&nbsp;({e(plan.guarantee)} {e(tr('guarantee'))})</p>"
+                f"<h3>{e(tr('Total privacy loss (computed)'))}</h3><p style='font-size:16pt'><b>{loss}</b></p>"
+                f"<p>{e(tr('What is protected: {0}.').format(guarantee_text(plan.guarantee)))}</p>"
             )
-            # every unit as the plan compiled it: its own (epsilon, delta), noise, expected error, floor
-            from dpstudio.gui.wizard.budget_charts import joint_gaussian_note, table_headers, unit_cells
-
-            head = "".join(f"<th>{e(h)}</th>" for h in table_headers())
-            rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in unit_cells(u)) + "</tr>" for u in plan.units)
-            parts.append(
-                f"<table cellpadding=3 border=1 style='border-collapse:collapse'><tr>{head}</tr>{rows}</table>"
-            )
-            if any(u.noise.zcdp_rho is not None for u in plan.units):
-                parts.append(f"<p><i>{e(joint_gaussian_note())}</i></p>")
+            parts.append(self._plain_table(plan))
         else:
             parts.append(
                 f"<h3>{e(tr('Total privacy loss'))}</h3><p style='color:#D55E00'>"
@@ -118,9 +163,7 @@ class ReviewPage(WizardPage):
         parts.append(f"<h3>{e(tr('Acknowledgements'))}</h3>")
         if rec.acknowledgements:
             parts.append(
-                "<ul>"
-                + "".join(f"<li><b>{e(a)}</b>: {e(tr(ACK_TEXT.get(a, '')))}</li>" for a in rec.acknowledgements)
-                + "</ul>"
+                "<ul>" + "".join(f"<li>{e(tr(ACK_TEXT.get(a, a)))}</li>" for a in rec.acknowledgements) + "</ul>"
             )
         else:
             parts.append(f"<p>{e(tr('None needed.'))}</p>")
@@ -132,6 +175,91 @@ class ReviewPage(WizardPage):
         parts.append(f"<li>{e(tr('Randomness: {0}').format(randomness))}</li>")
         parts.append("</ul>")
         self.view.setHtml("".join(parts))
+        self.details.setHtml(self._details_html(rec, plan))
+
+    # ---- the plain table and the technical details --------------------------------------
+    def _plain_table(self, plan) -> str:
+        """One row per part of the release: what protects it, its share of ε, the error to expect."""
+        from dpstudio.gui.charts.preview import error_text, fmt_epsilon
+        from dpstudio.gui.wizard.budget_charts import mechanism_title
+
+        e = html.escape
+        tr = self.tr
+        head = "".join(
+            f"<th align=left>{e(h)}</th>"
+            for h in (tr("Part of the release"), tr("Protection"), tr("ε used"), tr("Expected error"))
+        )
+        rows = []
+        for u in plan.units:
+            if u.mechanism_name in ("laplace", "gaussian", "rr", "metric") or u.kind == "domain":
+                how = mechanism_title(u)
+            else:  # a synthesizer, a model, a density: its own plain description
+                how = u.description or mechanism_title(u)
+            cells = (u.name, how, fmt_epsilon(u.epsilon), error_text(u))
+            rows.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+        note = tr(
+            "Expected error: the typical difference between a released value and the true one "
+            "(for categories: the chance a value is changed)."
+        )
+        return (
+            f"<table cellpadding=4 border=1 style='border-collapse:collapse'><tr>{head}</tr>{''.join(rows)}</table>"
+            f"<p style='color:gray'>{e(note)}</p>"
+        )
+
+    def _details_html(self, rec, plan) -> str:
+        """The accountant's view: composition, each unit's mechanism id, (ε, δ), noise, floor,
+        zCDP ρ, Gaussian-DP μ; the label's formal guarantee."""
+        from dpstudio.gui.wizard.budget_charts import joint_gaussian_note, table_headers, unit_cells
+
+        e = html.escape
+        tr = self.tr
+        if plan is None:
+            return f"<p>{e(tr('No plan yet: fix the problems above.'))}</p>"
+        comp = plan.composition.to_json()
+        method = str(comp.get("method", ""))
+        t = plan.total
+        parts = [
+            f"<h4>{e(tr('Accounting'))}</h4><p>"
+            + e(tr("Guarantee: {0}; total ε = {1:.6g}, δ = {2:.3g}.").format(plan.guarantee, t.epsilon, t.delta))
+            + "<br>"
+            + e(tr("Composition: {0}.").format(tr(COMPOSITION_TEXT.get(method, method))))
+            + "</p>"
+        ]
+        head = "".join(f"<th>{e(h)}</th>" for h in [*table_headers(), tr("Mechanism id"), "zCDP ρ", "GDP μ"])
+        rows = []
+        for u in plan.units:
+            rho = u.noise.zcdp_rho if u.noise.zcdp_rho is not None else u.loss.zcdp_rho
+            mu = u.loss.gdp_mu
+            cells = [
+                *unit_cells(u),
+                u.mechanism_name,
+                "—" if rho is None else f"{rho:.4g}",
+                "—" if mu is None else f"{mu:.4g}",
+            ]
+            rows.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
+        parts.append(
+            f"<table cellpadding=4 border=1 style='border-collapse:collapse'><tr>{head}</tr>{''.join(rows)}</table>"
+        )
+        if any(u.noise.zcdp_rho is not None for u in plan.units):
+            parts.append(f"<p><i>{e(joint_gaussian_note())}</i></p>")
+        if t.rdp is not None:
+            parts.append(f"<p>{e(tr('The total also has a Rényi-DP (RDP) curve; the report lists it.'))}</p>")
+        if plan.label is not None:
+            lab = plan.label
+            parts.append(
+                f"<h4>{e(tr('Label guarantee'))}</h4><p>"
+                + e(
+                    tr(
+                        "Label {0}: ε = {1:.4g} relative to the public columns (the whole release counts); "
+                        "its randomized response alone: ε = {2:.4g}."
+                    ).format(lab.column, lab.epsilon, lab.label_unit_epsilon)
+                )
+                + "</p>"
+            )
+        if rec.acknowledgements:
+            acks = tr("Acknowledgements recorded in the recipe: {0}").format(", ".join(rec.acknowledgements))
+            parts.append(f"<p>{e(acks)}</p>")
+        return "".join(parts)
 
     @staticmethod
     def _unchanged(rec):
@@ -142,22 +270,37 @@ class ReviewPage(WizardPage):
         roles = perturbed_roles(rec.release.type)
         return [c.name for c in rec.columns if c.role not in roles and c.role not in ("identifier", "ignore")]
 
-    def _leakage_lines(self, rec, plan):
-        """The attacker estimate read at the label's own epsilon (``plan.label.label_unit_epsilon``),
-        exactly as the budget page's attacker chart reads it."""
+    # ---- the attacker estimate (the same figure as the budget page's attacker chart) ----------
+    def attacker_figure(self, rec, plan):
+        """``(label epsilon, (uninformed, naive, informed) accuracy)`` read from the plan's label
+        guarantee (``plan.label.label_unit_epsilon``) exactly as the budget page's attacker chart
+        reads it; None while the attacker model is not fitted."""
         from dpstudio.gui.wizard.budget_charts import attacker_at, leakage_key
 
         key = leakage_key(self.session, rec)
         model = self.session.derived.get(key) if key is not None else None
         if model is None or plan is None or plan.label is None:
-            return [
-                self.tr(
-                    "public columns are released unchanged; the attack estimate has not been computed "
-                    "(open the Budget step to compute it)"
-                )
-            ]
+            return None
         eps_label = plan.label.label_unit_epsilon
         vals, _share = attacker_at(model, eps_label)
+        return eps_label, vals
+
+    def _leakage_lines(self, rec, plan):
+        from dpstudio.gui.wizard.budget_charts import leakage_available, leakage_key
+
+        figure = self.attacker_figure(rec, plan)
+        if figure is None:
+            key = leakage_key(self.session, rec)
+            if key is not None and plan is not None and plan.label is not None and leakage_available():
+                self._start_leakage(key)
+                return [
+                    self.tr(
+                        "public columns are released unchanged; estimating how well an attacker could "
+                        "guess the label from them…"
+                    )
+                ]
+            return [self.tr("public columns are released unchanged; no attack estimate for this release")]
+        eps_label, vals = figure
         return [
             self.tr(
                 "at the label's ε = {3:.3g} (its randomized response alone) an attacker using public "
@@ -166,3 +309,35 @@ class ReviewPage(WizardPage):
                 "internal use only"
             ).format(vals[2], vals[0], vals[1], eps_label)
         ]
+
+    def _start_leakage(self, key) -> None:
+        """Fit the attacker model on a worker (the budget page uses the same one, in
+        ``session.derived``), then show its figure."""
+        if self._leak_worker is not None or self.session.frame is None:
+            return
+        from dpstudio.gui.wizard.budget_charts import fit_leakage
+
+        public, label = key[2], key[3]
+        token = self.session.data_token
+
+        def done(model, k=key):
+            self._leak_worker = None
+            if self.session.data_token == token:
+                self.session.derived[k] = model
+                if self.isVisible():
+                    self.refresh_now()
+                else:
+                    self._stale = True
+
+        def failed(*_a):
+            self._leak_worker = None
+
+        self._leak_worker = self.runner.start(
+            fit_leakage,
+            self.session.frame,
+            public,
+            label,
+            on_finished=done,
+            on_failed=failed,
+            on_cancelled=failed,
+        )

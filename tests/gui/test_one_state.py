@@ -1,0 +1,162 @@
+"""One state, everywhere (issue 18, item 5): a new file leaves nothing of the previous dataset on
+any page, the budget panel follows the ledger after a release, the sidebar marks a step done
+only when it is, a later choice that needs an earlier step says so and goes there, and the
+Review and Budget pages show the same attacker figure."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import load
+
+from dpstudio.gui.wizard.edits import set_release_type
+
+
+def _release(qtbot, win):
+    page = win.export_page
+    assert win.go_to(5), win.session.problems()
+    page.confirm_release = lambda text: True
+    assert page.start_release() is not None
+    qtbot.waitUntil(lambda: page.worker is None, timeout=120000)
+    assert page.last_error is None, page.last_error
+    return page
+
+
+def _other_table(tmp_path):
+    d = tmp_path / "other"
+    d.mkdir()
+    path = d / "clinic.csv"
+    pd.DataFrame({"weight": list(range(40, 100)) * 3, "ward": ["a", "b", "c"] * 60}).to_csv(path, index=False)
+    return path
+
+
+def _done_marks(win) -> list[bool]:
+    return [win.steps.item(j).text().startswith("✓") for j in range(len(win.pages))]
+
+
+def test_a_new_file_shows_nothing_of_the_previous_dataset(qtbot, loaded_demo, tmp_path):
+    win = loaded_demo
+    page = _release(qtbot, win)
+    assert page.result is not None and "Privatized data" in page.result_label.text()
+    assert page.result_buttons.isVisibleTo(page) and win.step_done(5)
+    win.go_to(4)
+    assert "income" in win.review_page.text()
+
+    load(qtbot, win, _other_table(tmp_path))
+    s = win.session
+    assert {c.name for c in s.recipe.columns} == {"weight", "ward"}
+    # export: no "done" state, no result, no buttons of the previous release
+    assert page.result is None and page.released_key is None
+    assert page.result_label.text() == "" and page.progress_text.text() == ""
+    assert not page.result_buttons.isVisibleTo(page) and page.progress.value() == 0
+    assert not page.isComplete() and not win.step_done(5)
+    # the targets are the new dataset's
+    assert "clinic" in s.output_path and "census" not in s.output_path + s.report_path
+    # review and data pages: the new table only
+    win.review_page.refresh_now()
+    assert "income" not in win.review_page.text() and "census" not in win.review_page.text()
+    assert "income" not in win.review_page.details_text()
+    assert "clinic.csv" in win.data_page.summary.text()
+    # nothing derived from the previous table is kept (risk model, caches)
+    assert not s.derived
+    assert all("✓" not in win.steps.item(j).text() for j in range(2, 6))
+
+
+def test_the_budget_panel_follows_the_ledger_after_a_release(qtbot, loaded_demo):
+    win = loaded_demo
+    win.go_to(3)
+    assert "0 release(s)" in win.budget_page.ledger_text.text()
+    _release(qtbot, win)
+    text = win.budget_page.ledger_text.text()
+    eps = win.session.plan()[0].total.epsilon
+    assert "1 release(s)" in text and f"ε {eps:.3g}" in text, text
+
+
+def test_the_sidebar_marks_a_step_done_only_when_it_is(qtbot, window, demo_copy):
+    from dataclasses import replace
+
+    win = window
+    assert not any(_done_marks(win))  # nothing loaded: nothing done
+    load(qtbot, win, demo_copy)  # no saved recipe: the columns need domains
+    win._update_nav()
+    marks = _done_marks(win)
+    assert marks[0] and not any(marks[1:]), marks
+    assert win.columns_page.problems()
+    # the demo's ready recipe: every step is complete, but a step not yet shown is not "done"
+    from conftest import DEMO_RECIPE
+
+    from dpstudio.recipe.model import load_recipe
+
+    ready = load_recipe(DEMO_RECIPE)
+    win.session.set_recipe(replace(ready, input=win.session.recipe.input))
+    assert all(p.isComplete() for p in win.pages[:5]), win.session.problems()
+    for i in (2, 3, 4):
+        assert win.go_to(i)
+    win.go_to(1)
+    win._update_nav()
+    marks = _done_marks(win)
+    assert marks[:5] == [True, False, True, True, True] and not marks[5]  # 1 is the current step
+    # a problem on the budget step: it and every later step are no longer done
+    win.session.update(lambda r: replace(r, budget=replace(r.budget, epsilon=0.0)))
+    win._update_nav()
+    marks = _done_marks(win)
+    assert marks[2] and not marks[3] and not marks[4], marks
+    assert win.steps.item(3).toolTip() == "Needs attention"
+
+
+def test_a_later_choice_that_needs_an_earlier_step_takes_the_user_there(qtbot, loaded_demo):
+    win = loaded_demo
+    assert win.go_to(2)
+    win.release_page.type_buttons["synthetic"].click()
+    assert win.session.recipe.release.type == "synthetic"
+    # the release step itself is fine; the columns step now needs the public columns' domains
+    assert win.release_page.isComplete() and not win.columns_page.isComplete()
+    assert win.columns_page.problems()
+    win._update_nav()
+    assert win.next_button.isEnabled()
+    assert "Step 2" in win.blocker.text() and "Next takes you there" in win.blocker.text()
+    assert "needs a public domain" in win.blocker.text()
+    # Next is never silent: it goes to the step that needs attention and says why
+    win.next_button.click()
+    assert win.current_index == 1
+    assert win.notice.isVisibleTo(win) and "needs a public domain" in win.notice.text()
+    assert "--" not in win.notice.text() + win.blocker.text()
+    # fixing it (back to a record release here) clears the notice
+    win.session.undo()
+    win._update_nav()
+    assert win.columns_page.isComplete() and win.notice.isHidden()
+
+
+def test_review_and_budget_pages_show_the_same_attacker_figure(qtbot, loaded_demo):
+    from dpstudio.gui.wizard.budget_charts import attacker_at, leakage_available, leakage_key
+
+    if not leakage_available():
+        pytest.skip("no leakage model in this build")
+    win = loaded_demo
+    s = win.session
+    s.update(lambda r: set_release_type(r, "semi-sensitive"))
+    # the Review page computes the estimate itself (no visit to the budget step needed)
+    assert win.go_to(4), s.problems()
+    review = win.review_page
+    qtbot.waitUntil(lambda: "guesses it right" in review.text(), timeout=120000)
+    plan, _ = s.plan()
+    model = s.derived[leakage_key(s, s.recipe)]
+    eps_label = plan.label.label_unit_epsilon
+    vals, _share = attacker_at(model, eps_label)
+    # the budget page's chart, from the same plan's label guarantee and the same model
+    win.go_to(3)
+    chart = win.budget_page.preview.attack_chart
+    qtbot.waitUntil(lambda: chart.showing_plot and chart.current is not None, timeout=120000)
+    caption = chart.caption.text()
+    win.go_to(4)
+    text = review.text()
+    assert chart.current == pytest.approx(vals)
+    for figure in (f"{vals[2]:.0%}", f"{vals[0]:.0%}"):
+        assert figure in caption and figure in text, (figure, caption, text)
+    assert f"label's ε = {eps_label:.3g}" in text
+    on_chart = re.search(r"right (\d+%)", caption).group(1)
+    on_review = re.search(r"guesses it right (\d+%)", text).group(1)
+    assert on_chart == on_review == f"{float(model.accuracies(np.array([eps_label]))['informed'][0]):.0%}"
