@@ -53,6 +53,8 @@ fuzz: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/bench_load.py
 
+# Every wizard page of every release type at 1280x820 and 1024x700, and every page of each PDF
+# report (pdftoppm, from poppler-utils; skipped with a message without it), into screenshots/.
 screenshots: $(VENV)/.installed-test
 	QT_QPA_PLATFORM=offscreen $(PY) -m dpstudio.gui.screenshots screenshots
 

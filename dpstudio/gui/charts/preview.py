@@ -229,20 +229,22 @@ class ColumnSample:
             k = max(len(cats), 2)
             self.other = (self.values + 1 + rng.integers(0, k - 1, len(self.values))) % k
 
-    def privatize(self, noise) -> np.ndarray:
-        """The sample with noise of the plan's parameters (``NoiseParameters`` of the unit)."""
+    def privatize(self, noise, clamp: bool = False) -> np.ndarray:
+        """The sample with noise of the plan's parameters (``NoiseParameters`` of the unit), then
+        clamped to the public bounds when the release clamps (as the release does)."""
         u = self.unit
         if u.kind == "numeric":
             s = noise.scale if u.mechanism == "laplace" else noise.sigma
-            return self.values + float(s or 0.0) * self.noise
+            y = self.values + float(s or 0.0) * self.noise
+            return np.clip(y, self.low, self.high) if clamp else y
         keep = noise.keep_probability
         if keep is None or len(self.categories) < 2:
             return self.values
         return np.where(self.uniform < 1.0 - keep, self.other, self.values)
 
-    def histogram(self, noise, bins: int = 40):
+    def histogram(self, noise, bins: int = 40, clamp: bool = False):
         """``(edges_or_positions, original_counts, private_counts)`` as fractions of the sample."""
-        priv = self.privatize(noise)
+        priv = self.privatize(noise, clamp)
         n = max(len(self.values), 1)
         if self.unit.kind == "numeric":
             lo, hi = self.low, self.high

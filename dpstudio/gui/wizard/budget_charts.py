@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import replace
 
 import numpy as np
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -22,8 +23,10 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -48,6 +51,8 @@ from dpstudio.gui.wizard.base import table_item
 
 GUI_THREAD_BUDGET_S = 0.010  # work under 10 ms may run on the GUI thread; anything longer goes to a worker
 LEAKAGE_SAMPLE = 50_000
+PANEL_MIN_HEIGHT = 470  # pixels: below this the budget page scrolls
+PANEL_MIN_HEIGHT_TEXT = 260  # the same when no chart is drawn (model and density releases)
 CURVE_CACHE = 16  # recipes (without their epsilon) whose curves are kept
 
 #: the budget table's columns (one row per plan unit)
@@ -56,7 +61,10 @@ COL = {k: i for i, k in enumerate(TABLE_COLUMNS)}
 
 
 def table_headers(compact: bool = False) -> list[str]:
-    """Column titles in :data:`TABLE_COLUMNS` order (``compact``: for the half-width budget table)."""
+    """Column titles in :data:`TABLE_COLUMNS` order (``compact``: for the half-width budget table,
+    whose headers carry the long titles as tooltips: :func:`table_header_tips`)."""
+    if compact:
+        return [tr("Part"), tr("Mechanism"), "ε", "δ", tr("Noise"), tr("Error"), tr("Floor")]
     return [
         tr("Part of the release"),
         tr("Mechanism"),
@@ -64,7 +72,23 @@ def table_headers(compact: bool = False) -> list[str]:
         "δ",
         tr("Noise"),
         tr("Expected error"),
-        tr("Floor") if compact else tr("Best possible (floor)"),
+        tr("Best possible (floor)"),
+    ]
+
+
+def table_header_tips() -> list[str]:
+    """What each budget-table column means, in :data:`TABLE_COLUMNS` order."""
+    return [
+        tr("The part of the release: a column, or columns released together"),
+        tr("How the noise is added"),
+        tr(
+            "The privacy budget this part spends. It follows the part's budget share (set on the "
+            "release step): shares are relative, so a share of 2 gets twice the ε of a share of 1."
+        ),
+        tr("The small chance δ that the guarantee does not hold (0: pure ε-DP)"),
+        tr("The noise added: Laplace scale b, Gaussian σ, or the chance a category is kept"),
+        tr("Expected error per released value, in the column's units (categories: the chance a value is replaced)"),
+        tr("The best any mechanism with this ε and δ could do"),
     ]
 
 
@@ -94,9 +118,76 @@ def unit_cells(unit) -> list[str]:
 
 def joint_gaussian_note() -> str:
     return tr(
-        "The Gaussian columns are calibrated jointly (one zCDP budget): each one's ε and δ is its own "
-        "guarantee, and together they spend less than the sum — the total above is the accountant's."
+        "The Gaussian columns are calibrated together: each one's ε and δ is its own guarantee, and "
+        "together they spend less than the sum — the total above is what the accountant computes."
     )
+
+
+def share_caption() -> str:
+    """The budget share, explained as the relative weight it is."""
+    return tr(
+        "Each part's ε follows its budget share, set on the release step. Shares are relative: 2 gets twice the ε of 1."
+    )
+
+
+def _fmt(x: float) -> str:
+    return f"{float(x):.4g}"
+
+
+def details_html(plan, synth_plan: list[dict] | None = None, method: str = "") -> str:
+    """The specialist's view of the plan, for the collapsed "Details" area: each unit's mechanism
+    id and the accounting quantities (zCDP ρ, Gaussian-DP μ, whether an RDP curve is used), how the
+    total is composed, and the synthesizer's own split (shares of zCDP ρ or of μ²).  Read off the
+    plan's fields, never recomputed."""
+    import html
+
+    e = html.escape
+    if plan is None:
+        return ""
+    rows = []
+    for u in plan.units:
+        loss = u.loss
+        acc = []
+        if u.noise.zcdp_rho is not None:
+            acc.append(
+                tr("zCDP ρ = {0} (calibrated jointly with the other Gaussian columns)").format(_fmt(u.noise.zcdp_rho))
+            )
+        elif loss.zcdp_rho is not None:
+            acc.append(tr("zCDP ρ = {0}").format(_fmt(loss.zcdp_rho)))
+        if loss.gdp_mu is not None:
+            acc.append(tr("Gaussian-DP μ = {0} (μ² = {1})").format(_fmt(loss.gdp_mu), _fmt(loss.gdp_mu**2)))
+        if loss.rdp is not None:
+            acc.append(tr("Rényi-DP (RDP) curve used in composition"))
+        rows.append(
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+                e(u.name),
+                e(u.mechanism_name),
+                e(_fmt(u.epsilon)),
+                e(_fmt(u.delta)),
+                e("; ".join(acc) or "—"),
+            )
+        )
+    parts = [
+        "<table cellspacing='0' cellpadding='4'><tr><th align='left'>{}</th><th align='left'>{}</th>"
+        "<th align='left'>ε</th><th align='left'>δ</th><th align='left'>{}</th></tr>{}</table>".format(
+            e(tr("Part")), e(tr("Mechanism id")), e(tr("Accounting")), "".join(rows)
+        )
+    ]
+    comp = plan.composition
+    parts.append(
+        "<p>"
+        + e(tr("Composition: {0} — total ε = {1}, δ = {2}.")).format(
+            e(comp.method), e(_fmt(plan.total.epsilon)), e(_fmt(plan.total.delta))
+        )
+        + "</p>"
+    )
+    if synth_plan:
+        unit = tr("zCDP ρ") if method == "mst" else tr("Gaussian-DP μ²")
+        lines = [e(tr("The synthesizer's accounting: shares of {0}, which add up exactly:").format(unit))]
+        for part in synth_plan:
+            lines.append("• " + e(tr("{0}: {1:.1f} % of {2}").format(tr(part["part"]), 100 * part["share"], unit)))
+        parts.append("<p>" + "<br>".join(lines) + "</p>")
+    return "".join(parts)
 
 
 def leakage_available() -> bool:
@@ -132,7 +223,7 @@ def leakage_inputs(rec) -> tuple[tuple[str, ...], str] | None:
 def leakage_key(session, rec):
     """Where the fitted attacker model of ``rec`` is kept in ``session.derived`` (None: no model)."""
     inputs = leakage_inputs(rec)
-    return None if inputs is None else ("leakage", id(session.loaded), *inputs)
+    return None if inputs is None else ("leakage", session.data_token, *inputs)
 
 
 def attacker_at(model, label_epsilon: float):
@@ -155,6 +246,30 @@ def make_sample(frame, unit, *, progress, cancel):
     return ColumnSample(frame, unit)
 
 
+class FitScrollArea(QScrollArea):
+    """A vertical scroll area whose widget fills the view and is never made less high than its
+    minimum height (then it scrolls): charts keep their axes in a short window, and grow with a
+    tall one (unlike ``widgetResizable``, which follows the wrapped labels' preferred height)."""
+
+    def __init__(self, widget: QWidget, parent=None):
+        super().__init__(parent)
+        self.setWidget(widget)
+        self.setWidgetResizable(False)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+    def _fit(self) -> None:
+        w = self.widget()
+        if w is not None:
+            vp = self.viewport().size()
+            w.resize(vp.width(), max(vp.height(), w.minimumHeight()))
+
+    def resizeEvent(self, event):  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
+        self._fit()  # again: the scroll bar may have appeared or gone, changing the view's width
+
+
 class PreviewPanel(QWidget):
     def __init__(self, session, runner, parent=None):
         super().__init__(parent)
@@ -167,6 +282,10 @@ class PreviewPanel(QWidget):
         self.attack_chart = AttackChart()
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(table_headers(compact=True))
+        for j, tip in enumerate(table_header_tips()):
+            head = self.table.horizontalHeaderItem(j)
+            if head is not None:
+                head.setToolTip(tip)
         # the mechanism is in each row's tooltip (and in the Noise cell's b / σ / keep): the table fits
         # beside the attacker chart without scrolling
         self.table.setColumnHidden(COL["mechanism"], True)
@@ -174,8 +293,16 @@ class PreviewPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         hh = self.table.horizontalHeader()
+        # every column as wide as its widest cell or header (nothing elided); the table scrolls
+        # sideways rather than cut a number when the window is very narrow
         hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        hh.setSectionResizeMode(COL["unit"], QHeaderView.ResizeMode.Stretch)
+        hh.setStretchLastSection(False)
+        vh = self.table.verticalHeader()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
+        self.table.setMinimumHeight(4 * (self.table.fontMetrics().height() + 8))
+        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.table.setWordWrap(False)
         self.table.setToolTip(
             tr(
                 "Each part of the release at the chosen ε, as the plan calibrates it: its own ε "
@@ -190,6 +317,40 @@ class PreviewPanel(QWidget):
         self.notes = QLabel()
         self.notes.setWordWrap(True)
         self.notes.setObjectName("note")
+        self.share_note = QLabel(share_caption())
+        self.share_note.setWordWrap(True)
+        self.share_note.setObjectName("note")
+        self.share_note.setToolTip(table_header_tips()[COL["epsilon"]])
+        self.table_box = QWidget()
+        tl = QVBoxLayout(self.table_box)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.setSpacing(2)
+        tl.addWidget(self.table, 1)
+        tl.addWidget(self.share_note)
+        tl.addStretch(0)
+
+        # the specialist's figures (mechanism ids, zCDP ρ, μ², RDP), collapsed by default
+        self.details_button = QToolButton()
+        self.details_button.setText(tr("Details for specialists"))
+        self.details_button.setCheckable(True)
+        self.details_button.setChecked(False)
+        self.details_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.details_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.details_button.setAutoRaise(True)
+        self.details_button.setToolTip(
+            tr("The mechanisms' internal names and the accounting behind the total (zCDP, Gaussian-DP, RDP).")
+        )
+        self.details = QLabel()
+        self.details.setObjectName("budgetDetails")
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.TextFormat.RichText)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details_area = QScrollArea()
+        self.details_area.setWidget(self.details)
+        self.details_area.setWidgetResizable(True)
+        self.details_area.setMaximumHeight(160)
+        self.details_area.setVisible(False)
+        self.details_button.toggled.connect(self._toggle_details)
 
         self.synth_box = QWidget()
         sl = QVBoxLayout(self.synth_box)
@@ -209,6 +370,7 @@ class PreviewPanel(QWidget):
         self.trial_cancel.clicked.connect(self.cancel_trial)
         self.trial_result = QLabel()
         self.trial_result.setWordWrap(True)
+        self.trial_result.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.trial = None  # the last trial: {"text", "marginals"}
         sl.addWidget(QLabel("<b>" + tr("Synthetic data") + "</b>"))
         sl.addWidget(self.synth_text)
@@ -222,20 +384,28 @@ class PreviewPanel(QWidget):
         top = QHBoxLayout()
         top.addWidget(QLabel(tr("Preview column:")))
         top.addWidget(self.column_combo, 1)
-        grid = QGridLayout()
+        top.addWidget(self.details_button)
+        self.grid = grid = QGridLayout()
         grid.addWidget(self.error_chart, 0, 0)
         grid.addWidget(self.hist_chart, 0, 1)
-        grid.addWidget(self.table, 1, 0)
+        grid.addWidget(self.table_box, 1, 0)
         grid.addWidget(self.attack_chart, 1, 1)
         grid.addWidget(self.synth_box, 1, 1)
-        grid.setRowStretch(0, 3)
-        grid.setRowStretch(1, 2)
+        grid.setRowStretch(0, 1)
+        grid.setRowStretch(1, 1)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+        self._grid_layout = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
         lay.addLayout(grid, 1)
         lay.addWidget(self.notes)
+        lay.addWidget(self.details_area)
 
+        # the charts' own room (the budget page scrolls below it): two rows of charts whose plots
+        # keep their axes and titles
+        self.setMinimumHeight(PANEL_MIN_HEIGHT)
         self._units = []  # the plan's units with an error curve (preview.Unit)
         self._table_names = None
         self._curves: OrderedDict = OrderedDict()  # curve_key -> preview.Curves
@@ -261,21 +431,25 @@ class PreviewPanel(QWidget):
             return
         plan, err = s.plan()
         rtype = rec.release.type
+        self._fit_height(rtype)
         self._fill_table(plan)
+        self._update_details(rec, plan)
         if rtype != self._mode:
             self._mode = rtype
             force = True
         if rtype == "synthetic":
+            self._set_side(self.synth_box)
             self._show_synthetic(rec)
             return
-        self.synth_box.setVisible(False)
-        self.attack_chart.setVisible(True)
+        # the attacker chart only where it applies; elsewhere the budget table takes the whole row
+        self._set_side(self.attack_chart if rtype in ("label", "semi-sensitive") else None)
         units, notes = preview_units(plan)
         if force or units != self._units:
             self._units = units
             self._shown_curves = None
             _refill_combo(self.column_combo, [u.name for u in units])
         self.notes.setText("; ".join(notes))
+        self.notes.setVisible(bool(notes))
         self.hist_chart.set_series_names(tr("original"), tr("privatized"))
         self.hist_chart.title.setText("<b>" + tr("Original vs privatized values (sample)") + "</b>")
         eps = rec.budget.epsilon
@@ -308,10 +482,12 @@ class PreviewPanel(QWidget):
             self.hist_chart.show_message(
                 tr("Nothing to preview yet.")
                 if record_like
-                else tr("Only the {0} is published, never rows.").format(
-                    tr("model's coefficients") if rtype == "model" else tr("density grid")
-                )
+                else tr("Only the model's coefficients are published, never rows.")
+                if rtype == "model"
+                else tr("Only the density grid is published, never rows.")
             )
+            if not record_like:
+                self.hist_chart.title.setText("<b>" + tr("What is published") + "</b>")
             self.hist_chart.caption.setText("")
         else:
             unit = self._units[max(self.column_combo.currentIndex(), 0)]
@@ -321,11 +497,52 @@ class PreviewPanel(QWidget):
             self._draw_histogram(plan, eps)
         self._update_attack(rec, plan, eps)
 
+    def _fit_height(self, rtype: str) -> None:
+        """The panel's minimum height: room for readable plots, less for the releases whose
+        charts are messages only (model, density: then the page needs no scrolling)."""
+        want = PANEL_MIN_HEIGHT_TEXT if rtype in ("model", "density") else PANEL_MIN_HEIGHT
+        if self.minimumHeight() != want:
+            self.setMinimumHeight(want)
+            view = self.parentWidget()
+            scroll = view.parentWidget() if view is not None else None
+            if isinstance(scroll, FitScrollArea):
+                scroll._fit()
+
+    def _set_side(self, widget) -> None:
+        """Show ``widget`` (the attacker chart, the synthetic-data box or None) beside the table."""
+        for w in (self.attack_chart, self.synth_box):
+            w.setVisible(w is widget)
+        # label releases: the attacker chart (long legend and caption) beside the error chart, where
+        # the rows are tallest; the histogram under it; no side widget: the table takes the row
+        layout = (
+            ((self.attack_chart, 0, 1, 1), (self.hist_chart, 1, 1, 1), (self.table_box, 1, 0, 1))
+            if widget is self.attack_chart
+            else ((self.hist_chart, 0, 1, 1), (self.table_box, 1, 0, 1 if widget is not None else 2))
+            + (((widget, 1, 1, 1),) if widget is not None else ())
+        )
+        if layout != self._grid_layout:
+            self._grid_layout = layout
+            self.grid.setRowStretch(1, 1 if widget is not None else 0)  # a lone table: the charts grow
+            for w, row, col, span in layout:
+                self.grid.removeWidget(w)
+                self.grid.addWidget(w, row, col, 1, span)
+
+    def _toggle_details(self, on: bool) -> None:
+        self.details_button.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        self.details_area.setVisible(on)
+
+    def _update_details(self, rec, plan) -> None:
+        synth = None
+        method = rec.release.options.get("method", "pearl") if rec.release.type == "synthetic" else ""
+        if rec.release.type == "synthetic":
+            rows = self.session.schema.rows if self.session.schema is not None else 0
+            synth = synth_budget_plan(rec, rows)
+        text = details_html(plan, synth, method)
+        self.details.setText(text or tr("No plan yet."))
+
     def _show_synthetic(self, rec) -> None:
         self._sample, self._sample_key = None, None
         self.error_chart.title.setText("<b>" + tr("How this release is protected") + "</b>")
-        self.synth_box.setVisible(True)
-        self.attack_chart.setVisible(False)
         self._synth_columns(rec)
         self._draw_trial()
         self._update_synth(rec)
@@ -350,6 +567,14 @@ class PreviewPanel(QWidget):
             if u.noise.zcdp_rho is not None:
                 tip += "\n" + joint_gaussian_note()
             table_item(self.table, i, COL["unit"]).setToolTip(tip)
+        # δ only when some part has one
+        self.table.setColumnHidden(COL["delta"], not any(u.delta > 0 for u in units))
+        # the share caption where shares matter: more than one part spends ε
+        self.share_note.setVisible(sum(1 for u in units if u.epsilon > 0) > 1)
+        # no taller than its rows: the charts get the room
+        t = self.table
+        rows_h = t.verticalHeader().defaultSectionSize() * max(len(units), 3)
+        t.setMaximumHeight(t.horizontalHeader().sizeHint().height() + rows_h + 2 * t.frameWidth() + 20)
 
     def _row_clicked(self, row: int, _col: int) -> None:
         item = self.table.item(row, COL["unit"])
@@ -373,13 +598,20 @@ class PreviewPanel(QWidget):
         if self._shown_curves == (key, unit):
             return
         self._shown_curves = (key, unit)
-        ylabel = tr("error as a share of the range") if unit.kind == "numeric" else tr("chance a value is changed")
+        if unit.kind == "numeric":
+            ylabel, short = tr("error as a share of the range"), tr("error / range")
+        else:
+            ylabel, short = tr("chance a value is changed"), tr("chance changed")
         self.error_chart.set_curves(
-            curves.eps, relative(unit, curves.errors[unit.name]), relative(unit, curves.floors[unit.name]), ylabel
+            curves.eps,
+            relative(unit, curves.errors[unit.name]),
+            relative(unit, curves.floors[unit.name]),
+            ylabel,
+            short,
         )
         self.error_chart.title.setText(
             "<b>"
-            + tr("Expected error of “{0}” vs ε — and the best any mechanism could do").format(unit.name)
+            + tr("Expected error of “{0}” at each ε").format(unit.name)
             + "</b>"
             + (" " + tr("(worst case: its domain is estimated with DP at release time)") if unit.worst_case else "")
         )
@@ -479,15 +711,18 @@ class PreviewPanel(QWidget):
         eps_label = plan.label.label_unit_epsilon
         vals, share = attacker_at(model, eps_label)
         self.attack_chart.set_epsilon(eps, vals)
-        text = tr(
-            "At ε = {0:.3g} (the label's randomized response: ε = {1:.3g}): best attacker right {2:.0%} of "
-            "the time; public columns alone {3:.0%}."
-        ).format(eps, eps_label, vals[2], vals[0])
+        text = tr("At ε = {0:.3g}: best attacker right {1:.0%} of the time (public columns: {2:.0%})").format(
+            eps, vals[2], vals[0]
+        )
         if share is not None:
-            text += " " + tr("{0:.0%} of people are exposed beyond the label guarantee (advantage > 0.1).").format(
-                share
-            )
-        self.attack_chart.caption.setText(text + " " + tr("Estimated from the raw data: internal use only."))
+            text += tr("; {0:.0%} of people exposed beyond the guarantee").format(share)
+        self.attack_chart.caption.setText(text + ". " + tr("Internal estimate."))
+        self.attack_chart.caption.setToolTip(
+            tr(
+                "Read at the ε of the label's randomized response ({0:.3g}). “Exposed”: an attacker's "
+                "advantage above 0.1 for that person. Estimated from the raw data: for internal use only."
+            ).format(eps_label)
+        )
 
     def _leak_done(self, key, model) -> None:
         self._leak_worker = None
@@ -506,7 +741,7 @@ class PreviewPanel(QWidget):
 
     # ---- histogram: a sample privatized with the current plan's noise parameters ----------
     def _ensure_sample(self, unit) -> None:
-        key = (unit, id(self.session.loaded))
+        key = (unit, self.session.data_token)
         if key == self._sample_key:
             return
         self._sample = None
@@ -546,7 +781,10 @@ class PreviewPanel(QWidget):
         except KeyError:
             return
         t0 = time.perf_counter()
-        pos, a, b = sample.histogram(noise)
+        from dpstudio.plan.record import clamps_to_bounds
+
+        # the preview post-processes as the release will: clamped to the bounds unless turned off
+        pos, a, b = sample.histogram(noise, clamp=clamps_to_bounds(plan.recipe))
         if u.kind == "numeric":
             self.hist_chart.set_numeric(pos, a, b, u.name)
         else:
@@ -563,6 +801,7 @@ class PreviewPanel(QWidget):
         if [self.column_combo.itemText(i) for i in range(self.column_combo.count())] != names:
             _refill_combo(self.column_combo, names)
         self.notes.setText("")
+        self.notes.setVisible(False)
 
     def _draw_trial(self) -> None:
         name = self.column_combo.currentText()
@@ -730,8 +969,7 @@ def budget_plan_text(plan: list[dict] | None, method: str) -> str:
     """The plan as rich text for the panel: what each release gets and its noise."""
     if not plan:
         return ""
-    unit = tr("zCDP ρ") if method == "mst" else tr("Gaussian-DP μ²")
-    lines = [tr("<b>How the synthesizer spends the budget</b> (shares of {0}, which add up exactly):").format(unit)]
+    lines = [tr("<b>How the synthesizer spends the budget</b> (the accounting is under “Details for specialists”):")]
     for part in plan:
         line = tr("{0}: {1:.0f} %").format(tr(part["part"]), 100 * part["share"])
         if "sigma" in part:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from dpstudio.gui.charts.preview import EPS_MAX, EPS_MIN
 from dpstudio.gui.texts import delta_tooltip, epsilon_tooltip
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
-from dpstudio.gui.wizard.budget_charts import PreviewPanel
+from dpstudio.gui.wizard.budget_charts import FitScrollArea, PreviewPanel
 
 SLIDER_STEPS = 1000
 _LO, _HI = math.log10(EPS_MIN), math.log10(EPS_MAX)
@@ -66,12 +66,16 @@ class BudgetPage(WizardPage):
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, SLIDER_STEPS)
         self.slider.setPageStep(50)
+        self.slider.setMinimumWidth(100)  # log scale: 1000 steps from 0.01 to 50, about 0.85 % each
         self.slider.setToolTip(epsilon_tooltip())
         self.slider.valueChanged.connect(lambda pos: self.set_epsilon(slider_to_eps(pos)))
         self.spin = QDoubleSpinBox()
         self.spin.setRange(EPS_MIN, EPS_MAX)
         self.spin.setDecimals(3)
         self.spin.setSingleStep(0.1)
+        # a typed value is taken as typed when the user is done (not on every keystroke), and
+        # the slider follows it without rounding it
+        self.spin.setKeyboardTracking(False)
         self.spin.setToolTip(epsilon_tooltip())
         self.spin.valueChanged.connect(self.set_epsilon)
         self.strength = QLabel()
@@ -91,11 +95,10 @@ class BudgetPage(WizardPage):
         delta_label.setToolTip(delta_tooltip())
         row = QHBoxLayout()
         row.addWidget(eps_label)
+        row.addWidget(self.spin)
         row.addWidget(QLabel(self.tr("more private")))
         row.addWidget(self.slider, 1)
         row.addWidget(QLabel(self.tr("more accurate")))
-        row.addWidget(self.spin)
-        row.addWidget(self.strength)
         row2 = QHBoxLayout()
         row2.addWidget(delta_label)
         row2.addWidget(self.delta)
@@ -110,15 +113,18 @@ class BudgetPage(WizardPage):
         self.cap_button.setToolTip(self.tr("The most ε this dataset may ever spend over all its releases."))
         self.cap_button.clicked.connect(self.ask_cap)
         ledger_box = QGroupBox(self.tr("This dataset's budget"))
-        lb = QHBoxLayout(ledger_box)
+        lb = QVBoxLayout(ledger_box)
         lb.addWidget(self.ledger_text, 1)
-        lb.addWidget(self.cap_button)
+        lb.addWidget(self.cap_button, 0, Qt.AlignmentFlag.AlignLeft)
 
         controls = QGroupBox(self.tr("Budget of this release"))
         cl = QVBoxLayout(controls)
         cl.addLayout(row)
         cl.addLayout(row2)
-        cl.addWidget(self.total)
+        total_row = QHBoxLayout()  # the strength beside the total: the box stays three lines high
+        total_row.addWidget(self.total, 1)
+        total_row.addWidget(self.strength)
+        cl.addLayout(total_row)
         self.problem_label = note_label("", "problems")
         top = QHBoxLayout()
         top.addWidget(controls, 3)
@@ -127,7 +133,13 @@ class BudgetPage(WizardPage):
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.problem_label)
-        lay.addWidget(self.preview, 1)
+        self.range_warning = note_label("", "warning")  # columns whose error exceeds their range
+        self.range_warning.setTextFormat(Qt.TextFormat.RichText)
+        self.range_warning.setVisible(False)
+        lay.addWidget(self.range_warning)
+        # the charts scroll rather than shrink under their axes when the window is short
+        self.preview_scroll = FitScrollArea(self.preview)
+        lay.addWidget(self.preview_scroll, 1)
         self.ledger_summary = None
 
     def title(self):
@@ -198,8 +210,43 @@ class BudgetPage(WizardPage):
             self.total.setText(self.tr("Total privacy loss: not computable yet — {0}").format(err))
         problems = self.problems()
         self.problem_label.setText("<br>".join(f"• {p}" for p in problems))
+        self.problem_label.setVisible(bool(problems))  # no empty line taking room from the charts
+        self._refresh_range_warning(plan)
         self.preview.update_all()
         self._ledger_text()
+
+    def _refresh_range_warning(self, plan) -> None:
+        """Warn about numeric columns whose expected error (the compiled plan's) exceeds the width
+        of their public bounds: their released values say little about the real ones."""
+        from dpstudio.gui.charts.preview import fmt_number
+
+        parts = []
+        for u in plan.perturbation_units if plan is not None else ():
+            if u.expected_error is None or u.domain is None:
+                continue
+            low, high = u.domain
+            if not (high > low and u.expected_error > high - low):
+                continue
+            worst = self.tr(" at most") if u.provisional else ""
+            parts.append(
+                self.tr("<b>{0}</b> (noise about {1}{2}, range {3} to {4})").format(
+                    ", ".join(u.columns), fmt_number(u.expected_error), worst, fmt_number(low), fmt_number(high)
+                )
+            )
+        text = ""
+        if parts:
+            text = (
+                "<span style='color:#D55E00'>⚠ "
+                + self.tr(
+                    "The expected noise is larger than the whole range of {0}: the released values say little "
+                    "about the real ones. To make them useful, give these columns more ε (a larger budget above, "
+                    "or a larger budget share on the Release page), group their values into a few categories "
+                    "(a coarser domain, on the Columns page), or release synthetic data instead."
+                ).format(self.tr(" and ").join(parts) if len(parts) <= 2 else ", ".join(parts))
+                + "</span>"
+            )
+        self.range_warning.setText(text)
+        self.range_warning.setVisible(bool(parts))
 
     def refresh_ledger(self):
         self.ledger_summary = None
