@@ -407,7 +407,13 @@ def _report_and_wizard_print_the_plan(recipe, plan) -> None:
     model = build_model(result, "internal", charts=False)
     tables = {s.title: [b.content for b in s.blocks if b.kind == "table"] for s in model.sections if s.blocks}
     accuracy = {r[0].text: r for t in tables.get("Accuracy", []) for r in t["rows"]}
-    mechanisms = {r[0].text: r for t in tables.get("Mechanisms and parameters", []) for r in t["rows"]}
+    # the section's mechanisms table (the post-processing table below it is keyed by unit too)
+    mechanisms = {
+        r[0].text: r
+        for t in tables.get("Mechanisms and parameters", [])
+        if t["head"][:2] == ["Unit", "Mechanism"]
+        for r in t["rows"]
+    }
     for u in plan.units:
         if u.kind == "domain":
             continue
