@@ -28,8 +28,12 @@ def _cells(panel) -> list[dict]:
 
 
 def _number(text: str) -> float:
-    """The number in a table cell: "≤ b = 1,234", "σ = 3.1", "keep 66.1 %", "2.50e-07", "12.5 %"."""
-    m = re.search(r"-?[\d,]*\.?\d+(?:e[-+]?\d+)?", text.replace("\u2264", ""))
+    """The number in a table cell: "≤ b = 1,234", "σ = 3.1", "keep 66.1 %", "2.5 × 10⁻⁷", "12.5 %"."""
+    sup = str.maketrans("\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079", "-0123456789")
+    plain = re.sub(
+        r" \u00d7 10([\u207b\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)", lambda g: "e" + g[1].translate(sup), text
+    )
+    m = re.search(r"-?[\d,]*\.?\d+(?:e[-+]?\d+)?", plain.replace("\u2264", ""))
     value = float(m.group(0).replace(",", ""))
     return value / 100 if "%" in text else value
 

@@ -162,7 +162,10 @@ def fmt_epsilon(eps: float) -> str:
 
 
 def fmt_delta(delta: float) -> str:
-    return "0" if float(delta) == 0 else f"{float(delta):.2e}"
+    """δ as the report prints it ("1 × 10⁻⁶"): one number format in the wizard and the report."""
+    from dpstudio.report.model import fmt
+
+    return fmt(float(delta), 3)
 
 
 def noise_text(unit) -> str:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from dpstudio.gui.charts.preview import EPS_MAX, EPS_MIN
+from dpstudio.gui.charts.preview import EPS_MAX, EPS_MIN, fmt_delta
 from dpstudio.gui.texts import delta_tooltip, epsilon_tooltip
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
 from dpstudio.gui.wizard.budget_charts import FitScrollArea, PreviewPanel
@@ -54,7 +54,7 @@ def fmt_loss(d) -> str:
     e, dl = d.get("epsilon"), d.get("delta")
     out = f"ε {e:.3g}" if e is not None else "ε —"
     if dl:
-        out += f", δ {dl:.1e}"
+        out += f", δ {fmt_delta(dl)}"
     return out
 
 
@@ -195,16 +195,16 @@ class BudgetPage(WizardPage):
             self.delta.setText("0" if delta == 0 else f"{delta:.1e}")
         rows = self.session.schema.rows if self.session.schema else 0
         if rec.release.type in ("synthetic", "model", "density"):
-            hint = self.tr("this release needs δ > 0; keep it far below 1/n = {0:.1e}")
+            hint = self.tr("this release needs δ > 0; keep it far below 1/n = {0}")
         else:
-            hint = self.tr("keep δ far below 1/n = {0:.1e}; 0 = pure ε-DP")
-        self.delta_hint.setText(hint.format(1 / rows) if rows else "")
+            hint = self.tr("keep δ far below 1/n = {0}; 0 = pure ε-DP")
+        self.delta_hint.setText(hint.format(fmt_delta(1 / rows)) if rows else "")
         plan, err = self.session.plan()
         if plan is not None:
             t = plan.total
             text = self.tr("Total privacy loss of this release (computed): <b>ε = {0:.3g}</b>").format(t.epsilon)
             if t.delta:
-                text += self.tr(", δ = {0:.1e}").format(t.delta)
+                text += self.tr(", δ = {0}").format(fmt_delta(t.delta))
             self.total.setText(text)
         else:
             self.total.setText(self.tr("Total privacy loss: not computable yet — {0}").format(err))

@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QBoxLayout,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -151,7 +152,7 @@ class ColumnsPage(WizardPage):
                 self.tr("Column"),
                 self.tr("Role"),
                 self.tr("Type"),
-                self.tr("Domain (public range / categories)"),
+                self.tr("Domain"),
                 self.tr("Status"),
             ]
         )
@@ -163,6 +164,9 @@ class ColumnsPage(WizardPage):
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         hh.setSectionResizeMode(COL_DOMAIN, QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeaderItem(COL_DOMAIN).setToolTip(
+            self.tr("The public range (numbers) or category list (text) the column may take.")
+        )
         self.table.itemSelectionChanged.connect(self._selected)
         self.editor = DomainEditor()
         self.editor.setMinimumWidth(330)
@@ -221,6 +225,7 @@ class ColumnsPage(WizardPage):
         row = QHBoxLayout()
         row.addLayout(left, 3)
         row.addWidget(self.editor, 2)
+        self._row = row
         lay = QVBoxLayout(self)
         lay.addWidget(
             note_label(
@@ -235,6 +240,20 @@ class ColumnsPage(WizardPage):
         lay.addLayout(inferred_row)
         lay.addWidget(self.problem_label)
         self._names: list[str] = []
+
+    #: below this width the domain panel goes under the table (side by side, a 1024-pixel window
+    #: would squeeze the table's Domain and Status columns to a few letters)
+    STACK_BELOW = 1000
+
+    def resizeEvent(self, event):  # noqa: N802 - Qt override
+        want = (
+            QBoxLayout.Direction.TopToBottom
+            if event.size().width() < self.STACK_BELOW
+            else QBoxLayout.Direction.LeftToRight
+        )
+        if self._row.direction() != want:
+            self._row.setDirection(want)
+        super().resizeEvent(event)
 
     def title(self):
         return self.tr("Classify the columns")
@@ -320,7 +339,7 @@ class ColumnsPage(WizardPage):
                 ""
                 if dropped
                 else (
-                    self.tr("— not needed: released as it is")
+                    self.tr("— (released as is)")
                     if passes
                     else domain_summary(c)
                     or (

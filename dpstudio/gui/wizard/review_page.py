@@ -12,6 +12,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout
 
+from dpstudio.gui.charts.preview import fmt_delta
 from dpstudio.gui.texts import domain_source_text, guarantee_text, release_text, semi_sensitive_text
 from dpstudio.gui.wizard.base import WizardPage
 from dpstudio.recipe.validate import ACK_DATASET_POOL, ACK_DOMAIN_FROM_DATA
@@ -118,7 +119,7 @@ class ReviewPage(WizardPage):
             parts.append(f"<p>{e(because)} {e(semi_sensitive_text())}</p>")
         if plan is not None:
             t = plan.total
-            loss = f"ε = {t.epsilon:.4g}" + (f", δ = {t.delta:.2e}" if t.delta else ", δ = 0")
+            loss = f"ε = {t.epsilon:.4g}, δ = {fmt_delta(t.delta)}"
             parts.append(
                 f"<h3>{e(tr('Total privacy loss (computed)'))}</h3><p style='font-size:16pt'><b>{loss}</b></p>"
                 f"<p>{e(tr('What is protected: {0}.').format(guarantee_text(plan.guarantee)))}</p>"
@@ -220,7 +221,7 @@ class ReviewPage(WizardPage):
         t = plan.total
         parts = [
             f"<h4>{e(tr('Accounting'))}</h4><p>"
-            + e(tr("Guarantee: {0}; total ε = {1:.6g}, δ = {2:.3g}.").format(plan.guarantee, t.epsilon, t.delta))
+            + e(tr("Guarantee: {0}; total ε = {1:.6g}, δ = {2}.").format(plan.guarantee, t.epsilon, fmt_delta(t.delta)))
             + "<br>"
             + e(tr("Composition: {0}.").format(tr(COMPOSITION_TEXT.get(method, method))))
             + "</p>"
