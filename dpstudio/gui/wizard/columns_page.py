@@ -164,9 +164,9 @@ class ColumnsPage(WizardPage):
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         hh.setSectionResizeMode(COL_DOMAIN, QHeaderView.ResizeMode.Stretch)
-        self.table.horizontalHeaderItem(COL_DOMAIN).setToolTip(
-            self.tr("The public range (numbers) or category list (text) the column may take.")
-        )
+        head = self.table.horizontalHeaderItem(COL_DOMAIN)
+        assert head is not None  # set by setHorizontalHeaderLabels above
+        head.setToolTip(self.tr("The public range (numbers) or category list (text) the column may take."))
         self.table.itemSelectionChanged.connect(self._selected)
         self.editor = DomainEditor()
         self.editor.setMinimumWidth(330)
