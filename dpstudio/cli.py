@@ -214,6 +214,16 @@ def _apply_domain_file(recipe, args):
     # a copy from the data is applied because the file asks for it (recorded and flagged, as --bounds COL=data)
     recipe, report = apply_domains(recipe, domains, acknowledge_data=True)
     print(f"--domains {args.domains}: " + "; ".join(report.lines()), file=sys.stderr)
+    copied = [
+        c.name for c in recipe.columns if c.name in domains and c.domain is not None and c.domain.source == "data"
+    ]
+    if copied:
+        # said as loudly as --bounds COL=data would be: the file, not the user's flag, asked for it
+        print(
+            f"warning: the domain file copies the domains of {', '.join(copied)} from the private data: "
+            "they are not covered by the guarantee (recorded in the recipe and flagged in the report)",
+            file=sys.stderr,
+        )
     return recipe
 
 

@@ -578,10 +578,24 @@ def _numeric_values(series: pd.Series, col: Column, stats: dict[str, Any]) -> np
 
 
 def _int_categories(cats: Iterable[str]) -> npt.NDArray[np.int64] | None:
+    """The categories as integers when every one is an integer's own spelling; None otherwise.
+    A code with a leading zero ("025") is text: as a number it would be written "25" and could
+    merge with a different code "25"."""
+    cats = list(cats)
+    if not all(is_integer_text(c) for c in cats):
+        return None
     try:
         return np.array([int(c) for c in cats], dtype=np.int64)
     except (ValueError, OverflowError):
         return None
+
+
+def is_integer_text(c: str) -> bool:
+    """Whether ``c`` reads back unchanged from the integer it spells ("25", "-3"; not "025", "+3")."""
+    try:
+        return str(int(c)) == c
+    except (ValueError, OverflowError):
+        return False
 
 
 def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> npt.NDArray[np.int64]:

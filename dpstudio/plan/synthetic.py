@@ -15,6 +15,7 @@ import pandas as pd
 from dpstudio.engine.accounting import PrivacyLoss, compose
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress, sub_progress
 from dpstudio.engine.rng import RandomSource
+from dpstudio.plan.record import is_integer_text
 from dpstudio.plan.units import PlanUnit, ReleaseOutcome, ReleasePlan, refusal
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import NUMERIC_TYPES
@@ -208,7 +209,7 @@ def _declared_dtypes(synth: pd.DataFrame, recipe: Recipe) -> pd.DataFrame:
         if c.name not in synth.columns:
             continue
         if c.type == "integer" or (
-            c.domain is not None and c.domain.categories and all(x.lstrip("-").isdigit() for x in c.domain.categories)
+            c.domain is not None and c.domain.categories and all(is_integer_text(x) for x in c.domain.categories)
         ):
             conv = pd.to_numeric(synth[c.name], errors="coerce")
             if conv.notna().all():
@@ -240,7 +241,10 @@ def execute(
     cancel.check()
     rows = recipe.outputs.rows or len(frame)
     progress(0.92, f"sampling {rows} rows")
-    out = _declared_dtypes(fitted.sample(rows, rng), recipe)
+    sample = fitted.sample(rows, rng)
+    # the fidelity figure compares the sample as drawn (the synthesizer's own category labels)
+    fidelity = fitted.marginal_fidelity(sample)
+    out = _declared_dtypes(sample.copy(), recipe)
     loss = fitted.privacy_loss()
     if loss.epsilon > recipe.budget.epsilon * (1 + 1e-9) or loss.delta > recipe.budget.delta * (1 + 1e-9):
         raise RuntimeError(
@@ -258,7 +262,6 @@ def execute(
         {"label": c.label, "epsilon": float(c.epsilon), "delta": float(c.delta), "gdp_mu": c.gdp_mu}
         for c in fitted.components
     ]
-    fidelity = fitted.marginal_fidelity(out)
     if fidelity is not None:
         public["synthesizer_fidelity"] = fidelity
     proven = proven_figure(loss)

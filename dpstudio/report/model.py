@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpstudio.plan.record import clamps_to_bounds
 from dpstudio.report import text as T
 
 VARIANTS = ("internal", "external")
@@ -778,7 +779,8 @@ def synthetic_utility(result, frame, external: bool) -> list[Section]:
             # a list copied from the data is withheld externally, its length with it
             hidden = external and d is not None and d.source == "data"
             declared = len(d.categories) if d is not None and d.categories and not hidden else None
-            top = counts.index[0] if len(counts) else None
+            # a withheld list's values are withheld here too (the Columns table says so)
+            top = counts.index[0] if len(counts) and not hidden else None
             text = (
                 f"{fmt(len(counts))}"
                 + (f" of {fmt(declared)}" if declared else "")
@@ -789,6 +791,8 @@ def synthetic_utility(result, frame, external: bool) -> list[Section]:
                     else ""
                 )
             )
+            if hidden:
+                text = "withheld: its category list was copied from the data"
         rows.append([Cell(c.name), Cell(text)])
     fidelity = (getattr(result.outcome, "public_stats", None) or {}).get("synthesizer_fidelity")
     if isinstance(fidelity, dict) and fidelity:
@@ -1013,9 +1017,16 @@ def useless_columns(plan, copied: set[str], external: bool, steward: dict | None
         if u.mechanism_name in ("laplace", "gaussian") and u.domain is not None:
             width = float(u.domain[1]) - float(u.domain[0])
             if width > 0 and u.expected_error > width:
+                # the plan's figure is the noise's, before the free clamping to the bounds
+                before = (
+                    " before clamping to the bounds"
+                    if plan.recipe is not None and clamps_to_bounds(plan.recipe)
+                    else ""
+                )
                 out.append(
-                    f"{u.name}: the expected error, {fmt(u.expected_error)}, is {fmt(u.expected_error / width, 2)} "
-                    f"times its whole range [{fmt(float(u.domain[0]))}, {fmt(float(u.domain[1]))}]: released values "
+                    f"{u.name}: the expected error{before}, {fmt(u.expected_error)}, is "
+                    f"{fmt(u.expected_error / width, 2)} times its whole range "
+                    f"[{fmt(float(u.domain[0]))}, {fmt(float(u.domain[1]))}]: released values "
                     "carry almost no information about the real ones. Give this column a larger share of "
                     "the budget (or more \u03b5), narrow its public bounds, or release synthetic data instead."
                 )

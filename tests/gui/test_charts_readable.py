@@ -18,13 +18,23 @@ SIZES = ((1280, 820), (1024, 700))
 JARGON = ("zCDP", "ρ", "μ²", "RDP", "Rényi")
 
 
+def _run_queued() -> None:
+    """Run what the event loop has queued -- posted layout requests and zero-delay timers, each
+    of which may queue the next -- a fixed number of rounds: no wall-clock wait to race."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(20):
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
+
+
 def _settle(qtbot, win):
     panel = win.budget_page.preview
     qtbot.waitUntil(
         lambda: panel._curve_worker is None and panel._leak_worker is None and panel._sample_worker is None,
         timeout=120000,
     )
-    qtbot.wait(1)  # let the zero-delay layout timers run (an event-loop turn, not a timing claim)
+    _run_queued()  # the zero-delay layout timers and posted layout requests run
     for c in _charts(panel):
         c.fit_axis_titles()
 
@@ -146,7 +156,7 @@ def test_error_curves_stay_inside_the_axis_range(qtbot):
     floor = np.exp(-eps) * 0.5  # falls to ~1e-22
     chart.set_curves(eps, err, floor, "error as a share of the range", "error")
     chart.set_epsilon(50.0, 1e-3)
-    qtbot.wait(1)
+    _run_queued()
     _check_chart(chart)
     x, y = chart.floor.getOriginalDataset()
     assert np.min(y) >= Y_MIN and len(y) < len(eps)  # the part under 0.01 % is not drawn
@@ -165,7 +175,7 @@ def test_attack_chart_range_from_the_data(qtbot):
     eps = np.geomspace(0.01, 50, 25)
     chart.set_curves(eps, np.full(25, 0.2), np.linspace(0.25, 0.9, 25), np.linspace(0.3, 0.95, 25))
     chart.set_epsilon(1.0, (0.2, 0.5, 0.6))
-    qtbot.wait(1)
+    _run_queued()
     _check_chart(chart)
 
 
@@ -199,7 +209,7 @@ def test_many_categories_use_horizontal_bars_with_whole_labels(qtbot):
     chart.show()
     few = ["north", "south", "east"]
     chart.set_categorical(few, np.array([0.2, 0.5, 0.3]), np.array([0.25, 0.45, 0.3]), "region")
-    qtbot.wait(1)
+    _run_queued()
     chart.fit_axis_titles()
     assert not chart.horizontal and chart.tick_labels() == few
     _check_chart(chart)
@@ -207,7 +217,7 @@ def test_many_categories_use_horizontal_bars_with_whole_labels(qtbot):
     many = [f"occupation category number {i}" for i in range(MAX_UPRIGHT + 4)]
     share = np.full(len(many), 1 / len(many))
     chart.set_categorical(many, share, share, "occupation")
-    qtbot.wait(1)
+    _run_queued()
     chart.fit_axis_titles()
     assert chart.horizontal
     labels = chart.tick_labels()

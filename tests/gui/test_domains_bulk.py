@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 from conftest import load
@@ -212,6 +213,26 @@ def test_domains_saved_from_one_table_load_into_another(qtbot, loaded_demo, tmp_
     assert page.load_domains() is None
 
 
+def test_a_domain_file_never_overwrites_the_data_or_the_recipe(qtbot, loaded_demo):
+    """Saving domains over the private input (or the recipe it came with) is refused with a
+    message; the file keeps its bytes."""
+    window = loaded_demo
+    window.go_to(1)
+    page = window.columns_page
+    messages = []
+    page.show_message = lambda title, text: messages.append((title, text))
+    data = Path(window.session.loaded.path)
+    before = data.read_bytes()
+    assert page.save_domains(str(data)) == 0
+    assert data.read_bytes() == before
+    assert messages and "not saved" in messages[0][0]
+    recipe = window.session.recipe_source
+    if recipe:
+        kept = Path(recipe).read_bytes()
+        assert page.save_domains(recipe) == 0
+        assert Path(recipe).read_bytes() == kept
+
+
 def test_a_bad_domain_file_is_explained(qtbot, window, demo_copy, tmp_path):
     page = _columns(qtbot, window, demo_copy)
     messages = []
@@ -245,8 +266,9 @@ def test_yes_no_columns_are_offered_their_obvious_domain(qtbot, window, demo_cop
     ed = page.editor
     page.select("children")  # integers 0/1
     assert not ed.offer_button.isHidden()
-    assert ed.offer_button.text() == "Use the categories 0 and 1 (public)"
-    assert "public choice" in ed.offer_note.text()
+    assert ed.offer_button.text() == "Yes/no column: use the categories 0 and 1"
+    # the note asks for the fact that makes it public (no other value possible), not only the data's values
+    assert "no other value is possible" in ed.offer_note.text() and "public knowledge" in ed.offer_note.text()
     assert window.session.recipe.column("children").domain is None  # offered, not applied
     qtbot.mouseClick(ed.offer_button, Qt.MouseButton.LeftButton)
     d = window.session.recipe.column("children").domain
@@ -254,14 +276,14 @@ def test_yes_no_columns_are_offered_their_obvious_domain(qtbot, window, demo_cop
     assert _column_problems(window, "children") == []
     assert ed.offer_button.isHidden()  # the column has its domain now
     page.select("disability")  # yes/no words
-    assert ed.offer_button.text() == "Use the categories no and yes (public)"
+    assert ed.offer_button.text() == "Yes/no column: use the categories no and yes"
     page.select("income")
     assert ed.offer_button.isHidden()
     # a 0/1 column the user declared an integer is offered the range 0 to 1
     page.select("children")
     window.session.update(lambda r: r.with_column("children", type="integer", domain=None))
     page.select("children")
-    assert ed.offer_button.text() == "Use the range 0 to 1 (public)"
+    assert ed.offer_button.text() == "Yes/no column: use the range 0 to 1"
     qtbot.mouseClick(ed.offer_button, Qt.MouseButton.LeftButton)
     assert window.session.recipe.column("children").domain == Domain("numeric", low=0.0, high=1.0)
 

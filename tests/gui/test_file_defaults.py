@@ -118,12 +118,17 @@ def test_release_now_is_disabled_after_a_release_until_something_changes(qtbot, 
 
 
 def _accept_confirm(name: str | None, seen: list):
-    """Fill the confirmation dialog when it shows (it runs its own event loop)."""
+    """Fill the confirmation dialog when it shows (it runs its own event loop).  Gives up after
+    a bounded number of event-loop turns, so a timer never outlives its test to accept a later
+    test's dialog."""
+    tries = [0]
 
     def act():
         dlg = QApplication.activeModalWidget()
         if dlg is None:
-            QTimer.singleShot(10, act)
+            tries[0] += 1
+            if tries[0] < 2000:
+                QTimer.singleShot(10, act)
             return
         field = dlg.findChild(QLineEdit, "operatorName")
         seen.append(field is not None)

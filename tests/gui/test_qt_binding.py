@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import sys
 
+import pytest
 from PySide6.QtCore import QObject, Signal
 
 
@@ -16,6 +17,9 @@ class _Emitter(QObject):
     carrying = Signal(object)
 
 
+@pytest.mark.skipif(
+    sys.version_info >= (3, 12), reason="True and False are immortal from Python 3.12: their count cannot fall"
+)
 def test_emitting_signals_keeps_the_refcount_of_true_and_false(qapp):
     e = _Emitter()
     received = []

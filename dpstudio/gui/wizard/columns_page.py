@@ -536,7 +536,19 @@ class ColumnsPage(WizardPage):
         path = path or self.choose_save_file()
         if not path:
             return 0
+        from dpstudio.ledger import default_ledger_path
+        from dpstudio.targets import refuse_overwrite
+
+        loaded = self.session.loaded
         try:
+            # never over the data, the recipe or the ledger (the same rules as a release's targets)
+            refuse_overwrite(
+                "domain file",
+                path,
+                input_path=loaded.path if loaded is not None else None,
+                recipe_path=self.session.recipe_source,
+                ledger_path=default_ledger_path(),
+            )
             n = write(rec, path)
         except (UserError, OSError) as exc:
             self.show_message(self.tr("The domains were not saved"), str(exc))

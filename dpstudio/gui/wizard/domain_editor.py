@@ -448,11 +448,14 @@ class DomainEditor(QGroupBox):
             values = self.tr("range {0} to {1}").format(_fmt(d.low), _fmt(d.high))
         else:
             values = self.tr("categories {0}").format(" and ".join(d.categories or ()))
-        self.offer_button.setText(self.tr("Use the {0} (public)").format(values))
+        self.offer_button.setText(self.tr("Yes/no column: use the {0}").format(values))
+        # the offer comes from the values the schema saw: the user's click is what makes it a
+        # public choice, so the note asks for the fact that justifies it
         self.offer_note.setText(
             self.tr(
-                "Suggested because this is a yes/no column: its only possible values are known without "
-                "looking at anybody's data. It is a public choice and costs no privacy."
+                "Offered because this column holds only these two values. Use it if no other value is "
+                "possible (a yes/no answer, not a count that happens to be 0 or 1 here): then the list is "
+                "public knowledge and costs no privacy."
             )
         )
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpstudio.gui.charts.preview import fmt_delta
 from dpstudio.gui.dialogs import show_error
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
 from dpstudio.recipe.model import OUTPUT_FORMATS
@@ -361,7 +362,7 @@ class ExportPage(WizardPage):
             t = plan.total
             self._cost_text = self.tr(
                 "This release will spend <b>ε = {0:.3g}</b>{1} from this dataset's budget."
-            ).format(t.epsilon, f", δ = {t.delta:.1e}" if t.delta else "")
+            ).format(t.epsilon, f", δ = {fmt_delta(t.delta)}" if t.delta else "")
         else:
             self._cost_text = self.tr("Not ready: {0}").format(err)
         self._targets_changed()
