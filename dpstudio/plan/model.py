@@ -184,8 +184,8 @@ def compile(recipe: Recipe) -> ReleasePlan:
     units = domain_units(recipe) + [unit]
     composition = compose([u.loss for u in units], delta=b.delta or None, method="basic")
     notes = (
-        "the sampler is exact rejection sampling capped so that TV <= gamma (Thm 12 adds "
-        "(e^eps + 1) gamma to delta); its running time depends on the data and is not released",
+        "the sampler is exact rejection sampling capped so that TV <= gamma (Minami 2015, Thm 12, "
+        "adds (e^eps + 1) gamma to delta); its running time depends on the data and is not released",
     )
     return ReleasePlan(
         release_type="model",

@@ -1124,8 +1124,6 @@ def public_text(text: str) -> str:
     the specification's source ids (``_DOC_REFERENCE``, ``_INTERNAL_ID``) are dropped; the papers
     cited beside them stay."""
     out = _DOC_REFERENCE.sub("", text)
-    for bare, cited in T.BARE_CITATIONS.items():
-        out = out.replace(bare, cited)
     out = _INTERNAL_ID.sub("", out)
     out = re.sub(r"\(\s*[;,]?\s*\)", "", out)
     out = re.sub(r"\(\s*[;,]\s*", "(", out)

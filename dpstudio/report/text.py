@@ -222,9 +222,3 @@ SIGN_OFF_TEXT_EXTERNAL = (
 def ack_text(code: str) -> str:
     key = code.split(":", 1)[0].strip()
     return ACKNOWLEDGEMENTS.get(key, code)
-
-
-#: theorems the plan's notes cite without their paper, with it (a report names the paper)
-BARE_CITATIONS = {
-    "(Thm 12 adds": "(Minami 2015, Thm 12, adds",
-}

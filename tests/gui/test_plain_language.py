@@ -173,3 +173,23 @@ def test_a_bad_file_shows_a_plain_error(qtbot, window, tmp_path):
     boxes = [b for b in window.findChildren(QMessageBox) if b.objectName() == "errorBox"]
     assert boxes and "Traceback" not in boxes[-1].detailedText()
     assert not FLAG.search(boxes[-1].text())
+
+
+def test_density_and_model_reviews_speak_plainly(qtbot, loaded_demo):
+    """The plain view names what protects a density or a model in words; the estimator's formula
+    and its theorems are in the collapsed details."""
+    from dpstudio.gui.screenshots import recipe_for
+
+    win = loaded_demo
+    s = win.session
+    base = s.recipe
+    for rtype in ("density", "model"):
+        s.set_recipe(recipe_for(base, rtype))
+        assert not s.problems(), (rtype, s.problems())
+        assert win.go_to(4)
+        plain, details = win.review_page.text(), win.review_page.details_text()
+        unit = s.plan()[0].units[-1]
+        assert unit.kind == rtype and unit.description
+        # no theorem without its paper, and the estimator's own formula only in the details
+        assert not re.search(r"(?<!\d{4}, )Thm", plain) and unit.description not in plain
+        assert unit.description in details

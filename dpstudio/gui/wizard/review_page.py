@@ -194,7 +194,11 @@ class ReviewPage(WizardPage):
         for u in plan.units:
             if u.mechanism_name in ("laplace", "gaussian", "rr", "metric") or u.kind == "domain":
                 how = mechanism_title(u)
-            else:  # a synthesizer, a model, a density: its own plain description
+            elif u.kind == "density":  # the estimator's own description is for the details below
+                how = tr("random noise added to the whole density curve (a smooth random function)")
+            elif u.kind == "model":
+                how = tr("the model's coefficients are drawn at random, favouring those that fit the data")
+            else:  # a synthesizer: its own plain description
                 how = u.description or mechanism_title(u)
             cells = (u.name, how, fmt_epsilon(u.epsilon), error_text(u))
             rows.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
@@ -241,6 +245,10 @@ class ReviewPage(WizardPage):
         parts.append(
             f"<table cellpadding=4 border=1 style='border-collapse:collapse'><tr>{head}</tr>{''.join(rows)}</table>"
         )
+        # the estimators' own descriptions (and their papers), kept out of the plain view above
+        described = [u for u in plan.units if u.kind in ("synthesizer", "model", "density") and u.description]
+        if described:
+            parts.append("<ul>" + "".join(f"<li>{e(u.name)}: {e(u.description)}</li>" for u in described) + "</ul>")
         if any(u.noise.zcdp_rho is not None for u in plan.units):
             parts.append(f"<p><i>{e(joint_gaussian_note())}</i></p>")
         if t.rdp is not None:
