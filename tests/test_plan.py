@@ -566,3 +566,34 @@ def test_the_compilers_refusals_are_typed_problems(change, field, page):
     base = RECIPES["synthetic"] if field == "release" else RECIPES["model"]
     problems = plan_problems(change(base))
     assert len(problems) == 1 and problems[0].field == field and problems[0].page == page
+
+
+def test_the_typed_epsilon_is_the_total_of_a_synthetic_release(tmp_path):
+    """DP domain estimates are paid out of the budget the user typed, not added on top: the plan's
+    total and the ledger's record are the typed (epsilon, delta); the synthesizer gets what the
+    estimates leave, and a budget they use up is refused."""
+    from dpstudio.errors import RecipeError
+    from dpstudio.ledger import Ledger
+    from dpstudio.pipeline import execute_release
+
+    dp_age = Domain("numeric", source="dp", cost=Cost(0.1), search_low=0.0, search_high=128.0)
+    no_list = Domain("categorical", source="dp", cost=Cost(1.0, 1e-7))
+    cols = [
+        _col("age", "integer", "sensitive", dp_age),
+        _col("city", "categorical", "sensitive", DP_CITY),
+        _col("sick", "categorical", "sensitive", no_list),
+    ]
+    recipe = _recipe("synthetic", cols, eps=2.0, delta=1e-6, options={"method": "mst"})
+    plan = compile_plan(recipe)
+    assert plan.total.epsilon == pytest.approx(2.0) and plan.total.delta == pytest.approx(1e-6)
+    synth = plan.units[-1]
+    assert synth.kind == "synthesizer"
+    assert synth.epsilon == pytest.approx(2.0 - 0.1 - 0.3 - 1.0) and synth.delta == pytest.approx(1e-6 - 1e-7)
+    data = tmp_path / "x.csv"
+    _frame()[["age", "city", "sick"]].to_csv(data, index=False)
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    res = execute_release(replace(recipe, input=InputSpec(str(data))), output_path=tmp_path / "o.csv", ledger=ledger)
+    assert res.plan.total.epsilon == pytest.approx(2.0) and res.plan.total.delta == pytest.approx(1e-6)
+    assert res.recorded_total.epsilon == pytest.approx(2.0) and res.recorded_total.delta == pytest.approx(1e-6)
+    with pytest.raises(RecipeError, match="nothing is left for the synthesizer"):
+        compile_plan(replace(recipe, budget=Budget(1.2, 1e-6)))

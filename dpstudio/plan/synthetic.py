@@ -153,9 +153,24 @@ def compile(recipe: Recipe) -> ReleasePlan:
 
     method = method_of(recipe)
     opts = _options(recipe)
-    mech = SynthesizerRelease(
-        method, tuple(sorted(opts.items())), float(recipe.budget.epsilon), float(recipe.budget.delta)
-    )
+    # the epsilon the user typed is the release's total: DP domain estimates are paid out of it
+    # (basic composition, the plan's method) and the synthesizer gets what is left
+    domains = domain_units(recipe)
+    spent_eps = sum(float(u.loss.epsilon) for u in domains)
+    spent_delta = sum(float(u.loss.delta) for u in domains)
+    eps = float(recipe.budget.epsilon) - spent_eps
+    delta = float(recipe.budget.delta) - spent_delta
+    if domains and (eps <= 0 or delta < 0 or (recipe.budget.delta > 0 and delta <= 0)):
+        names = ", ".join(c for u in domains for c in u.columns)
+        raise refusal(
+            f"the DP estimates of the domains of {names} use epsilon {spent_eps:.4g} and delta "
+            f"{spent_delta:.3g}: the whole budget of this release (epsilon {recipe.budget.epsilon:g}, "
+            f"delta {recipe.budget.delta:g}), nothing is left for the synthesizer; give a larger "
+            "budget or type public domains",
+            field="budget",
+            page="budget",
+        )
+    mech = SynthesizerRelease(method, tuple(sorted(opts.items())), eps, delta)
     kept = tuple(c.name for c in recipe.columns if c.role not in ("identifier", "ignore", "embedding"))
     unit = PlanUnit(
         name="whole table",
@@ -172,7 +187,7 @@ def compile(recipe: Recipe) -> ReleasePlan:
             "output types follow the recipe's declared types",
         ),
     )
-    units = domain_units(recipe) + [unit]
+    units = domains + [unit]
     composition = compose([u.loss for u in units], delta=recipe.budget.delta or None, method="basic")
     return ReleasePlan(
         release_type="synthetic",
