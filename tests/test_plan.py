@@ -361,9 +361,10 @@ def _random_central_recipe(draw):
         "model": {"norm_bound": draw(st.floats(0.5, 4.0))},
         "density": {"grid_size": draw(st.integers(8, 64))},
     }[rtype]
-    return _recipe(
-        rtype, cols, eps=draw(st.floats(0.05, 10.0)), delta=draw(st.sampled_from([1e-8, 1e-6])), options=options
-    )
+    eps = draw(st.floats(0.05, 10.0))
+    if rtype == "synthetic":  # the typed epsilon is the total: domain estimates are paid out of it
+        eps += sum(c.domain.cost.epsilon for c in cols if c.domain is not None and c.domain.cost is not None)
+    return _recipe(rtype, cols, eps=eps, delta=draw(st.sampled_from([1e-8, 1e-6])), options=options)
 
 
 def _shows(text: str, value: float) -> bool:

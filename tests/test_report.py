@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -212,7 +213,8 @@ def test_external_withholds_domains_copied_from_data(tmp_path):
     external = render(res, "html", variant="external", frame=frame).decode()
     assert "4,242" in internal  # the steward sees the copied bound, flagged
     assert 'class="flag"' in internal
-    assert "4242" not in external and "4,242" not in external
+    # as a number, not as four hex digits inside a hash or the release id (random: ~0.4 % of runs)
+    assert not re.search(r"(?<![0-9A-Za-z])4,?242(?![0-9A-Za-z])", external)
     assert "withheld: copied from the data" in external
     assert res.recipe.sha256() not in external  # a hash of the bounds could be brute-forced
 
