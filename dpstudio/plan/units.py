@@ -139,6 +139,16 @@ class PlanUnit:
     def delta(self) -> float:
         return float(self.loss.delta)
 
+    @property
+    def error_exceeds_range(self) -> bool:
+        """Whether a numeric unit's expected error (for a provisional unit, its worst case) is
+        wider than its public bounds: its released values say little about the real ones.  The
+        one rule the budget page's warning and the report's summary both apply."""
+        if self.expected_error is None or self.domain is None:
+            return False
+        low, high = float(self.domain[0]), float(self.domain[1])
+        return high > low and self.expected_error > high - low
+
     def to_json(self) -> dict[str, Any]:
         """The unit as ``recipe check`` and the report's reproducibility section print it."""
         out: dict[str, Any] = {

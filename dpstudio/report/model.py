@@ -1016,7 +1016,7 @@ def useless_columns(plan, copied: set[str], external: bool, steward: dict | None
             continue
         if u.mechanism_name in ("laplace", "gaussian") and u.domain is not None:
             width = float(u.domain[1]) - float(u.domain[0])
-            if width > 0 and u.expected_error > width:
+            if u.error_exceeds_range:
                 # the plan's figure is the noise's, before the free clamping to the bounds
                 before = (
                     " before clamping to the bounds"

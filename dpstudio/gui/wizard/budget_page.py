@@ -222,11 +222,9 @@ class BudgetPage(WizardPage):
 
         parts = []
         for u in plan.perturbation_units if plan is not None else ():
-            if u.expected_error is None or u.domain is None:
+            if not u.error_exceeds_range:
                 continue
             low, high = u.domain
-            if not (high > low and u.expected_error > high - low):
-                continue
             worst = self.tr(" at most") if u.provisional else ""
             parts.append(
                 self.tr("<b>{0}</b> (noise about {1}{2}, range {3} to {4})").format(
