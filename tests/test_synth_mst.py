@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from dpstudio.engine.rng import RandomSource
+from dpstudio.engine.synth.cells import column_bins
 from dpstudio.engine.synth.encoding import ColumnSpec, TableSpec, spec_from_adult
-from dpstudio.engine.synth.mst import MSTSynthesizer, column_bins, pair_counts, project_table, selection_score
+from dpstudio.engine.synth.mst import MSTSynthesizer, pair_counts, project_table, selection_score
 from dpstudio.engine.synth.privacy import zcdp_rho_for
 
 

@@ -70,117 +70,11 @@ from ..accounting import RDP_ORDERS, PrivacyLoss
 from ..progress import NEVER_CANCELLED, CancelToken, no_progress
 from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
-from .encoding import ColumnSpec, Encoder, FloatArray, IntArray, TableSpec, _typed
+from .cells import CellLayout, draw
+from .encoding import FloatArray, IntArray, TableSpec
 from .privacy import release_gaussian, zcdp_epsilon, zcdp_rho_for
 
 Edge = tuple[int, int]
-
-
-# --------------------------------------------------------------------------- public bins
-
-
-class ColumnBins:
-    """Bins of one numeric column, computed from its PUBLIC spec only (bounds, integer flag).
-
-    ``edges`` has B + 1 entries.  ``aligned`` (integer columns): bin k holds the integers
-    ``edges[k] .. edges[k+1] - 1`` and ``edges[-1] = high + 1``; otherwise bin k is
-    ``[edges[k], edges[k+1])`` (the last one closed at ``high``)."""
-
-    def __init__(self, edges: npt.ArrayLike, aligned: bool, kind: str) -> None:
-        self.edges = np.asarray(edges, dtype=np.float64)
-        self.aligned = bool(aligned)
-        self.kind = kind
-        if self.edges.ndim != 1 or len(self.edges) < 2 or np.any(np.diff(self.edges) <= 0):
-            raise ValueError("bin edges must be strictly increasing")
-
-    @property
-    def size(self) -> int:
-        return len(self.edges) - 1
-
-    def codes(self, v: FloatArray) -> IntArray:
-        """Bin index of values already clipped to the public bounds."""
-        if self.aligned:
-            v = np.rint(v)
-        return np.searchsorted(self.edges[1:-1], v, side="right").astype(np.int64)
-
-    def decode(self, codes: IntArray, u: FloatArray, integer: bool) -> IntArray | FloatArray:
-        """A value drawn uniformly inside each bin (u uniform in [0, 1))."""
-        lo, hi = self.edges[codes], self.edges[codes + 1]
-        if self.aligned:  # uniform over the integers of the bin
-            return (lo + np.floor(u * (hi - lo))).astype(np.int64)
-        v = lo + u * (hi - lo)
-        return np.rint(v).astype(np.int64) if integer else v
-
-
-def column_bins(col: ColumnSpec, bins: int = 16, binning: str = "auto", max_values: int = 32) -> ColumnBins:
-    """Public bins of a numeric column: a function of (low, high, integer, options) only.
-
-    * ``"uniform"``: ``bins`` equal-width bins of [low, high] (numbers decoded uniformly in the
-      bin, rounded for integer columns) - the original scheme.
-    * ``"auto"`` (default):
-      - integer column with at most ``max_values`` values: one bin per value (exact decoding);
-      - non-negative column whose upper bound is >= 1000 x max(low, 1) (amounts, counts spanning
-        three or more decades, e.g. capital-gain 0..99,999): one bin [low, low + 1) (the zeros of
-        such columns) then ``bins - 1`` log-spaced bins up to high;
-      - otherwise ``bins`` equal-width bins;
-      integer columns get integer-aligned bins (each holds whole integers).
-    No data is read: the same spec always gives the same edges."""
-    assert col.low is not None and col.high is not None, "a numeric column has public bounds"
-    low, high, integer = float(col.low), float(col.high), bool(col.integer)
-    bins = max(int(bins), 1)
-    if binning == "uniform":
-        return ColumnBins(np.linspace(low, high, bins + 1), False, "uniform")
-    if binning != "auto":
-        raise ValueError(f"unknown binning {binning!r} (auto or uniform)")
-    if integer:
-        lo, hi = math.ceil(low), math.floor(high)
-        if hi < lo:
-            return ColumnBins(np.linspace(low, high, bins + 1), False, "uniform")
-        n_values = hi - lo + 1
-        if n_values <= max(int(max_values), bins):
-            return ColumnBins(np.arange(lo, hi + 2, dtype=np.float64), True, "per-value")
-    if low >= 0 and high >= 1000.0 * max(low, 1.0) and bins >= 3:
-        first = low + 1.0
-        geo = np.geomspace(max(first, 1.0), high, bins)  # bins - 1 log bins after the first
-        if integer:
-            starts = np.unique(np.concatenate([[lo], np.round(geo[:-1])]).astype(np.int64))
-            starts = starts[starts <= hi]
-            return ColumnBins(np.concatenate([starts, [hi + 1]]).astype(np.float64), True, "zero+log")
-        return ColumnBins(np.concatenate([[low], geo]), False, "zero+log")
-    if integer:
-        starts = np.unique(np.floor(lo + (hi - lo + 1) * np.arange(bins) / bins).astype(np.int64))
-        return ColumnBins(np.concatenate([starts, [hi + 1]]).astype(np.float64), True, "linear")
-    return ColumnBins(np.linspace(low, high, bins + 1), False, "linear")
-
-
-def _column_codes(
-    frame: pd.DataFrame, spec: TableSpec, enc: Encoder, col_bins: Sequence[ColumnBins]
-) -> tuple[IntArray, IntArray]:
-    """(n, d) integer cell codes and the domain sizes (label last)."""
-    cols: list[IntArray] = []
-    sizes: list[int] = []
-    v = enc.numeric_matrix(frame)  # (n, 0) without numeric columns
-    j_num = 0
-    cat_codes = enc.category_codes(frame)
-    j_cat = 0
-    for c in spec.columns:
-        if c.kind == "numeric":
-            cb = col_bins[j_num]
-            cols.append(cb.codes(v[:, j_num]))
-            sizes.append(cb.size)
-            j_num += 1
-        else:
-            m = len(c.categories)
-            code = cat_codes[:, j_cat]
-            cols.append(np.where(code < 0, m, code))
-            sizes.append(m + 1)
-            j_cat += 1
-    if spec.label is not None:
-        m = len(spec.label.categories)
-        code = enc.label_codes(frame)
-        cols.append(np.where(code < 0, m, code))
-        sizes.append(m + 1)
-    return np.column_stack(cols).astype(np.int64), np.array(sizes, dtype=np.int64)
 
 
 def pair_counts(a: IntArray, b: IntArray, ma: int, mb: int) -> FloatArray:
@@ -240,10 +134,7 @@ def project_table(table: npt.ArrayLike, r: FloatArray, c: FloatArray, iters: int
 class FittedMST(FittedSynth):
     def __init__(
         self,
-        spec: TableSpec,
-        enc: Encoder,
-        sizes: IntArray,
-        col_bins: list[ColumnBins],
+        layout: CellLayout,
         marg: list[FloatArray],
         tables: dict[Edge, FloatArray],
         order: list[tuple[int | None, int]],
@@ -252,7 +143,8 @@ class FittedMST(FittedSynth):
         info: dict[str, Any],
         decompress: list[FloatArray | None],
     ) -> None:
-        self.spec, self.enc, self.sizes, self.col_bins = spec, enc, sizes, col_bins
+        self.layout = layout
+        self.spec, self.enc, self.sizes, self.col_bins = layout.spec, layout.enc, layout.sizes, layout.col_bins
         self.marg, self.tables, self.order = marg, tables, order
         self.components, self._total, self.info = components, total, info
         self.decompress = decompress  # per column: (compressed cells, original cells) probabilities
@@ -269,16 +161,15 @@ class FittedMST(FittedSynth):
         noisy = self.noisy_one_way
         if noisy is None:
             return None
-        codes, sizes = _column_codes(synthetic, self.spec, self.enc, self.col_bins)
-        names = [c.name for c in self.spec.columns] + ([self.spec.label.name] if self.spec.label is not None else [])
-        n_numeric_or_cat = len(self.spec.columns)
+        codes = self.layout.codes(synthetic)
         out: dict[str, float] = {}
-        for j, name in enumerate(names):
-            m = int(sizes[j])
-            # categorical (and label) columns end with the hidden "unknown" cell: not a value
-            keep = m - 1 if (j >= n_numeric_or_cat or self.spec.columns[j].kind != "numeric") else m
-            p_noisy = np.clip(np.asarray(noisy[j], dtype=np.float64)[:keep], 0.0, None)
-            p_syn = np.bincount(codes[:, j], minlength=m)[:keep].astype(np.float64)
+        for j, name in enumerate(self.layout.names):
+            m = int(self.sizes[j])
+            # hidden cells (a categorical column's "unknown") are not values
+            keep = np.ones(m, dtype=bool)
+            keep[list(self.layout.hidden[j])] = False
+            p_noisy = np.clip(np.asarray(noisy[j], dtype=np.float64)[keep], 0.0, None)
+            p_syn = np.bincount(codes[:, j], minlength=m)[keep].astype(np.float64)
             if p_noisy.sum() <= 0 or p_syn.sum() <= 0:
                 continue
             out[name] = float(0.5 * np.abs(p_syn / p_syn.sum() - p_noisy / p_noisy.sum()).sum())
@@ -290,38 +181,18 @@ class FittedMST(FittedSynth):
         d = len(self.sizes)
         codes = np.full((n, d), -1, dtype=np.int64)
         root = self.order[0][1]
-        codes[:, root] = _draw(np.broadcast_to(self.marg[root], (n, len(self.marg[root]))), gen)
+        codes[:, root] = draw(np.broadcast_to(self.marg[root], (n, len(self.marg[root]))), gen)
         for parent, child in self.order[1:]:
             assert parent is not None  # only the root, order[0], has none
             t = self.tables[(parent, child)]  # (m_parent, m_child)
             rs = t.sum(axis=1, keepdims=True)
             cond = np.where(rs > 0, t / np.maximum(rs, 1e-300), self.marg[child][None, :])
-            codes[:, child] = _draw(cond[codes[:, parent]], gen)
+            codes[:, child] = draw(cond[codes[:, parent]], gen)
         full = np.empty_like(codes)
         for j in range(d):
             dm = self.decompress[j]
-            full[:, j] = codes[:, j] if dm is None else _draw(dm[codes[:, j]], gen)
-        return self._decode(full, gen)
-
-    def _decode(self, codes: IntArray, gen: np.random.Generator) -> pd.DataFrame:
-        out: dict[str, npt.NDArray[Any]] = {}
-        j_num = 0
-        for j, c in enumerate(self.spec.columns):
-            if c.kind == "numeric":
-                out[c.name] = self.col_bins[j_num].decode(codes[:, j], gen.random(len(codes)), c.integer)
-                j_num += 1
-            else:
-                out[c.name] = _typed(np.asarray(c.categories, dtype=object)[codes[:, j]])
-        if self.spec.label is not None:
-            out[self.spec.label.name] = _typed(np.asarray(self.spec.label.categories, dtype=object)[codes[:, -1]])
-        return pd.DataFrame(out)
-
-
-def _draw(prob_rows: FloatArray, gen: np.random.Generator) -> IntArray:
-    cs = np.cumsum(prob_rows, axis=1)
-    u = gen.random(len(cs)) * cs[:, -1]
-    codes: IntArray = np.minimum((cs < u[:, None]).sum(axis=1), cs.shape[1] - 1)
-    return codes
+            full[:, j] = codes[:, j] if dm is None else draw(dm[codes[:, j]], gen)
+        return self.layout.decode(full, gen)
 
 
 class MSTSynthesizer(Synthesizer):
@@ -373,9 +244,9 @@ class MSTSynthesizer(Synthesizer):
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> FittedMST:
         t0 = time.perf_counter()
-        enc = Encoder(spec)
-        col_bins = [column_bins(c, self.bins, self.binning, self.max_values) for c in spec.numeric]
-        x, sizes = _column_codes(frame, spec, enc, col_bins)
+        layout = CellLayout(spec, self.bins, self.binning, self.max_values)
+        col_bins = layout.col_bins
+        x, sizes = layout.codes(frame), layout.sizes
         n, d = x.shape
         rho = zcdp_rho_for(epsilon, delta) if math.isfinite(epsilon) else math.inf
         finite = math.isfinite(rho)
@@ -383,9 +254,7 @@ class MSTSynthesizer(Synthesizer):
         sens = math.sqrt(2.0)
         comps = []
         # the hidden "unknown" cell of categorical columns: a structural zero for sampling
-        unknown = [
-            None if (j < len(spec.columns) and spec.columns[j].kind == "numeric") else sizes[j] - 1 for j in range(d)
-        ]
+        unknown = [layout.hidden[j][0] if layout.hidden[j] else None for j in range(d)]
         # ---- 1-way marginals (full public domains)
         mu1 = math.sqrt(2.0 * share1 * rho / d) if finite else math.inf
         one: list[FloatArray] = []
@@ -571,7 +440,7 @@ class MSTSynthesizer(Synthesizer):
         }
         info["compressed_sizes"] = {self._name(spec, j): int(csizes[j]) for j in range(d)}
         info["bins"] = {c.name: b.kind for c, b in zip(spec.numeric, col_bins, strict=False)}
-        model = FittedMST(spec, enc, sizes, col_bins, marg, tables, order, comps, total, info, decompress)
+        model = FittedMST(layout, marg, tables, order, comps, total, info, decompress)
         model.noisy_one_way = one  # the 1-way releases themselves (DP outputs), for fidelity figures
         return model
 

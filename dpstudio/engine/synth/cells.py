@@ -1,0 +1,177 @@
+"""The discrete cells of a public table schema, shared by the marginal synthesizers (MST, AIM).
+
+Every column becomes a finite set of cells computed from the PUBLIC :class:`TableSpec` only:
+
+* a numeric column: its public bins (:func:`column_bins`; no quantile or other statistic of the
+  data is used, so the bins cost no privacy);
+* a categorical column (and the label): its public categories plus one hidden "unknown" cell
+  that receives values outside the list (measured like any cell, never sampled).
+
+:class:`CellLayout` maps a frame to an ``(n, d)`` matrix of cell codes (label last) and decodes
+sampled codes back to the original schema (numbers uniformly inside their bin).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .encoding import ColumnSpec, Encoder, FloatArray, IntArray, TableSpec, _typed
+
+
+class ColumnBins:
+    """Bins of one numeric column, computed from its PUBLIC spec only (bounds, integer flag).
+
+    ``edges`` has B + 1 entries.  ``aligned`` (integer columns): bin k holds the integers
+    ``edges[k] .. edges[k+1] - 1`` and ``edges[-1] = high + 1``; otherwise bin k is
+    ``[edges[k], edges[k+1])`` (the last one closed at ``high``)."""
+
+    def __init__(self, edges: npt.ArrayLike, aligned: bool, kind: str) -> None:
+        self.edges = np.asarray(edges, dtype=np.float64)
+        self.aligned = bool(aligned)
+        self.kind = kind
+        if self.edges.ndim != 1 or len(self.edges) < 2 or np.any(np.diff(self.edges) <= 0):
+            raise ValueError("bin edges must be strictly increasing")
+
+    @property
+    def size(self) -> int:
+        return len(self.edges) - 1
+
+    def codes(self, v: FloatArray) -> IntArray:
+        """Bin index of values already clipped to the public bounds."""
+        if self.aligned:
+            v = np.rint(v)
+        return np.searchsorted(self.edges[1:-1], v, side="right").astype(np.int64)
+
+    def decode(self, codes: IntArray, u: FloatArray, integer: bool) -> IntArray | FloatArray:
+        """A value drawn uniformly inside each bin (u uniform in [0, 1))."""
+        lo, hi = self.edges[codes], self.edges[codes + 1]
+        if self.aligned:  # uniform over the integers of the bin
+            return (lo + np.floor(u * (hi - lo))).astype(np.int64)
+        v = lo + u * (hi - lo)
+        return np.rint(v).astype(np.int64) if integer else v
+
+
+def column_bins(col: ColumnSpec, bins: int = 16, binning: str = "auto", max_values: int = 32) -> ColumnBins:
+    """Public bins of a numeric column: a function of (low, high, integer, options) only.
+
+    * ``"uniform"``: ``bins`` equal-width bins of [low, high] (numbers decoded uniformly in the
+      bin, rounded for integer columns) - the original scheme.
+    * ``"auto"`` (default):
+      - integer column with at most ``max_values`` values: one bin per value (exact decoding);
+      - non-negative column whose upper bound is >= 1000 x max(low, 1) (amounts, counts spanning
+        three or more decades, e.g. capital-gain 0..99,999): one bin [low, low + 1) (the zeros of
+        such columns) then ``bins - 1`` log-spaced bins up to high;
+      - otherwise ``bins`` equal-width bins;
+      integer columns get integer-aligned bins (each holds whole integers).
+    No data is read: the same spec always gives the same edges."""
+    assert col.low is not None and col.high is not None, "a numeric column has public bounds"
+    low, high, integer = float(col.low), float(col.high), bool(col.integer)
+    bins = max(int(bins), 1)
+    if binning == "uniform":
+        return ColumnBins(np.linspace(low, high, bins + 1), False, "uniform")
+    if binning != "auto":
+        raise ValueError(f"unknown binning {binning!r} (auto or uniform)")
+    if integer:
+        lo, hi = math.ceil(low), math.floor(high)
+        if hi < lo:
+            return ColumnBins(np.linspace(low, high, bins + 1), False, "uniform")
+        n_values = hi - lo + 1
+        if n_values <= max(int(max_values), bins):
+            return ColumnBins(np.arange(lo, hi + 2, dtype=np.float64), True, "per-value")
+    if low >= 0 and high >= 1000.0 * max(low, 1.0) and bins >= 3:
+        first = low + 1.0
+        geo = np.geomspace(max(first, 1.0), high, bins)  # bins - 1 log bins after the first
+        if integer:
+            starts = np.unique(np.concatenate([[lo], np.round(geo[:-1])]).astype(np.int64))
+            starts = starts[starts <= hi]
+            return ColumnBins(np.concatenate([starts, [hi + 1]]).astype(np.float64), True, "zero+log")
+        return ColumnBins(np.concatenate([[low], geo]), False, "zero+log")
+    if integer:
+        starts = np.unique(np.floor(lo + (hi - lo + 1) * np.arange(bins) / bins).astype(np.int64))
+        return ColumnBins(np.concatenate([starts, [hi + 1]]).astype(np.float64), True, "linear")
+    return ColumnBins(np.linspace(low, high, bins + 1), False, "linear")
+
+
+class CellLayout:
+    """The cells of every column of ``spec`` (features in order, then the label).
+
+    ``sizes[j]`` is the number of cells of column j; ``hidden[j]`` the cells that are measured
+    but never sampled (a categorical column's "unknown" cell), a structural zero of the model.
+    Everything here is a function of the public spec and the options only."""
+
+    def __init__(self, spec: TableSpec, bins: int = 16, binning: str = "auto", max_values: int = 32) -> None:
+        self.spec = spec
+        self.enc = Encoder(spec)
+        self.col_bins = [column_bins(c, bins, binning, max_values) for c in spec.numeric]
+        cols = spec.all_columns
+        self.names: list[str] = [c.name for c in cols]
+        sizes: list[int] = []
+        hidden: list[tuple[int, ...]] = []
+        j_num = 0
+        for c in cols:
+            if c.kind == "numeric":
+                sizes.append(self.col_bins[j_num].size)
+                hidden.append(())
+                j_num += 1
+            else:
+                sizes.append(len(c.categories) + 1)
+                hidden.append((len(c.categories),))
+        self.sizes: IntArray = np.array(sizes, dtype=np.int64)
+        self.hidden = hidden
+
+    @property
+    def d(self) -> int:
+        return len(self.sizes)
+
+    def is_numeric(self, j: int) -> bool:
+        return j < len(self.spec.columns) and self.spec.columns[j].kind == "numeric"
+
+    def codes(self, frame: pd.DataFrame) -> IntArray:
+        """(n, d) integer cell codes of ``frame`` (label last)."""
+        cols: list[IntArray] = []
+        v = self.enc.numeric_matrix(frame)  # (n, 0) without numeric columns
+        cat_codes = self.enc.category_codes(frame)
+        j_num = j_cat = 0
+        for c in self.spec.columns:
+            if c.kind == "numeric":
+                cols.append(self.col_bins[j_num].codes(v[:, j_num]))
+                j_num += 1
+            else:
+                m = len(c.categories)
+                code = cat_codes[:, j_cat]
+                cols.append(np.where(code < 0, m, code))
+                j_cat += 1
+        if self.spec.label is not None:
+            m = len(self.spec.label.categories)
+            code = self.enc.label_codes(frame)
+            cols.append(np.where(code < 0, m, code))
+        if not cols:
+            return np.zeros((len(frame), 0), dtype=np.int64)
+        return np.column_stack(cols).astype(np.int64)
+
+    def decode(self, codes: IntArray, gen: np.random.Generator) -> pd.DataFrame:
+        """Rows in the original schema from sampled cell codes (never a hidden cell)."""
+        out: dict[str, npt.NDArray[Any]] = {}
+        j_num = 0
+        for j, c in enumerate(self.spec.columns):
+            if c.kind == "numeric":
+                out[c.name] = self.col_bins[j_num].decode(codes[:, j], gen.random(len(codes)), c.integer)
+                j_num += 1
+            else:
+                out[c.name] = _typed(np.asarray(c.categories, dtype=object)[codes[:, j]])
+        if self.spec.label is not None:
+            out[self.spec.label.name] = _typed(np.asarray(self.spec.label.categories, dtype=object)[codes[:, -1]])
+        return pd.DataFrame(out)
+
+
+def draw(prob_rows: FloatArray, gen: np.random.Generator) -> IntArray:
+    """One index per row of ``prob_rows`` (non-negative weights, not necessarily normalised)."""
+    cs = np.cumsum(prob_rows, axis=1)
+    u = gen.random(len(cs)) * cs[:, -1]
+    codes: IntArray = np.minimum((cs < u[:, None]).sum(axis=1), cs.shape[1] - 1)
+    return codes
