@@ -192,6 +192,10 @@ def cmd_recipe_init(args) -> int:
     )
     for p in problems:
         print(f"  - {p}", file=sys.stderr)
+    from dpstudio.recipe.build import empty_cell_notes
+
+    for note in empty_cell_notes(recipe, schema):
+        print(f"  note: {note}", file=sys.stderr)
     inferred = inferred_facts(recipe)
     if inferred:
         # the type fixes the output grid and the role whether a column is released at all

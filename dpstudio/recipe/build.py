@@ -187,6 +187,10 @@ def recipe_from_schema(
             domain = _parse_categories(cs.name, categories[cs.name])
             if ctype in NUMERIC_TYPES and cs.name not in types:
                 ctype = "categorical"  # integer codes given a category list are categories
+        if domain is not None and release == "synthetic" and getattr(cs, "missing", 0) > 0:
+            # proposed like the type (read from the data, listed for review): the column has
+            # empty cells, so the synthesizer gives them a value of their own
+            domain = replace(domain, missing=True)
         if domain is not None and domain.source == "data" and ACK_DOMAIN_FROM_DATA not in acks:
             acks.append(ACK_DOMAIN_FROM_DATA)
         mech = None
@@ -233,6 +237,30 @@ def recipe_from_schema(
         outputs=Outputs(format=out_format, rows=rows),
         acknowledgements=tuple(acks),
     )
+
+
+def empty_cell_notes(recipe: Recipe, schema) -> list[str]:
+    """For a synthetic release, one line per kept column that has empty cells in the data: whether
+    its domain says it may be empty (proposed from the data, like the type) or not (its empty
+    cells then count as unknown values and the synthetic table has none there)."""
+    if recipe.release.type != "synthetic":
+        return []
+    empty = {c.name: c.missing for c in schema.columns if getattr(c, "missing", 0) > 0}
+    out = []
+    for c in recipe.columns:
+        if c.name not in empty or c.role in ("identifier", "ignore", "embedding") or c.domain is None:
+            continue
+        if c.domain.missing:
+            out.append(
+                f"{c.name}: may be empty (read from the data: it has empty cells); its empty cells are "
+                "synthesised as a value of their own"
+            )
+        else:
+            out.append(
+                f"{c.name}: has empty cells but its domain says it cannot be empty; they are treated as "
+                'unknown values (set "missing": true in its domain to synthesise them)'
+            )
+    return out
 
 
 def unknown_columns(schema, path, flags) -> None:
@@ -329,10 +357,10 @@ def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
                 low, high = float(np.nanmin(vals)), float(np.nanmax(vals))
                 if low == high:
                     high = low + 1.0
-                d = Domain(kind="numeric", source="data", low=low, high=high)
+                d = Domain(kind="numeric", source="data", low=low, high=high, missing=d.missing)
             else:
                 cats = tuple(sorted(str(v) for v in s.dropna().unique()))
-                d = Domain(kind="categorical", source="data", categories=cats, other=d.other)
+                d = Domain(kind="categorical", source="data", categories=cats, other=d.other, missing=d.missing)
             c = replace(c, domain=d)  # replace keeps every other field (type/role sources, ...)
         cols.append(c)
     return replace(recipe, columns=tuple(cols))
@@ -342,6 +370,7 @@ __all__ = [
     "recipe_from_schema",
     "parse_assignments",
     "fill_domains_from_data",
+    "empty_cell_notes",
     "confirm_inferred_facts",
     "DECLARABLE_TYPES",
     "NUMERIC_TYPES",

@@ -18,11 +18,15 @@ JSON::
        {"column": "sex", "categories": ["female", "male"], "other": null},
        {"column": "income", "source": "dp", "search": [0, 1000000], "epsilon": 0.1},
        {"column": "job", "source": "dp", "epsilon": 0.1, "delta": 1e-7},
-       {"column": "hours", "source": "data", "kind": "numeric"}]}
+       {"column": "hours", "source": "data", "kind": "numeric"},
+       {"column": "tenure", "bounds": [0, 50], "missing": true}]}
+
+``"missing": true`` (CSV: ``missing`` = yes/true/1) says the column may be empty: a public
+schema fact that synthetic releases read (empty cells are synthesised as a value of their own).
 
 CSV (and pasted tables, tab- or comma-separated): either a header row naming any of
 ``column, type, kind, source, low, high, categories, other, epsilon, delta, search_low,
-search_high, candidates``, or no header and rows ``column, low, high`` or
+search_high, candidates, missing``, or no header and rows ``column, low, high`` or
 ``column, categories[, other]``, categories separated by ``|`` or ``;`` ("A|B|C").
 
 Pure Python (no Qt): the CLI and the GUI share it.
@@ -57,6 +61,7 @@ CSV_FIELDS = (
     "search_low",
     "search_high",
     "candidates",
+    "missing",
 )
 _HEADER_NAMES = set(CSV_FIELDS) | {"kind"}
 _NUMERIC_TYPES = ("integer", "float")
@@ -151,6 +156,18 @@ def _public_categorical(cats, other) -> Domain:
     return Domain(kind="categorical", source="public", categories=categories, other=other)
 
 
+def _missing_flag(value: object) -> bool:
+    """A domain entry's ``missing``: JSON true/false, or CSV text (yes/true/1, no/false/0/empty)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("", "no", "false", "0", "n"):
+        return False
+    if text in ("yes", "true", "1", "y"):
+        return True
+    raise ValueError(f"missing must be yes or no, got {value!r}")
+
+
 def _kind_of(entry: dict, ctype: str | None) -> str | None:
     kind = entry.get("kind")
     if kind in ("numeric", "categorical"):
@@ -238,6 +255,8 @@ def _row(line: int, column: str, entry: dict, seen: dict[str, int]) -> DomainRow
     seen[column] = line
     try:
         domain, ctype = _entry_domain(entry)
+        if _missing_flag(entry.get("missing")):
+            domain = replace(domain, missing=True)
     except ValueError as exc:
         return DomainRow(line, column, None, error=str(exc))
     return DomainRow(line, column, domain, type=ctype)
@@ -391,6 +410,8 @@ def domain_entry(name: str, col_type: str | None, d: Domain) -> dict:
         e["categories"] = list(d.categories or ())
     if d.kind == "categorical" and d.other is not None:
         e["other"] = d.other
+    if d.missing:
+        e["missing"] = True
     return e
 
 
@@ -427,6 +448,8 @@ def domains_csv(recipe: Recipe) -> str:
         for k in ("categories", "candidates"):
             if k in row:
                 row[k] = _csv_list(row[k])
+        if row.get("missing"):
+            row["missing"] = "yes"
         w.writerow(["" if row.get(k) is None else _cell(row.get(k)) for k in CSV_FIELDS])
     return buf.getvalue()
 

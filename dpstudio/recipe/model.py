@@ -106,6 +106,11 @@ class Domain:
     values are not yet known ``search_low``/``search_high`` or ``candidates`` give the public
     range searched) or "data" (copied from the observed data by an explicit user action — a
     privacy risk every report flags).
+
+    ``missing``: the column may be empty (a public schema fact, chosen like the type).  Only
+    synthetic releases read it: their synthesizers give empty cells a value of their own
+    ("missing"), measured and sampled like any other, so the synthetic table has empty cells
+    where the real one tends to.  Other release types ignore it.
     """
 
     kind: str  # "numeric" | "categorical"
@@ -118,6 +123,7 @@ class Domain:
     search_low: float | None = None
     search_high: float | None = None
     candidates: tuple[str, ...] | None = None
+    missing: bool = False
 
     @property
     def known(self) -> bool:
@@ -252,6 +258,7 @@ def domain_to_json(d: Domain) -> dict:
         "search_low": _f(d.search_low),
         "search_high": _f(d.search_high),
         "candidates": list(d.candidates) if d.candidates is not None else None,
+        "missing": True if d.missing else None,  # written only when set: older recipes hash alike
     }
     return _drop_none(out)
 
@@ -365,6 +372,12 @@ class _Reader:
             return None
         return tuple(v)
 
+    def flag(self, v: Any, where: str) -> bool:
+        if not isinstance(v, bool):
+            self.problems.append(f"{where}: expected true or false, got {_brief(v)}")
+            return False
+        return v
+
     def params(self, v: Any, where: str) -> Params:
         if v is None:
             return Params()
@@ -464,6 +477,7 @@ def recipe_from_json(data: Any) -> Recipe:
                     "search_low",
                     "search_high",
                     "candidates",
+                    "missing",
                 },
                 {"kind"},
             )
@@ -486,6 +500,7 @@ def recipe_from_json(data: Any) -> Recipe:
                 search_low=rd.number(dd.get("search_low"), f"{where} domain search_low", allow_none=True),
                 search_high=rd.number(dd.get("search_high"), f"{where} domain search_high", allow_none=True),
                 candidates=rd.strings(dd.get("candidates"), f"{where} domain candidates"),
+                missing=rd.flag(dd.get("missing", False), f"{where} domain missing"),
             )
         mech = None
         if c.get("mechanism") is not None:

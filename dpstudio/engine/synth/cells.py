@@ -6,6 +6,11 @@ Every column becomes a finite set of cells computed from the PUBLIC :class:`Tabl
   data is used, so the bins cost no privacy);
 * a categorical column (and the label): its public categories plus one hidden "unknown" cell
   that receives values outside the list (measured like any cell, never sampled).
+* a column that may be missing (``ColumnSpec.missing``): one more cell, "missing", that receives
+  its empty cells (NaN, None, blank) and is measured AND sampled like any value; it comes after
+  the bins or the categories, before the hidden "unknown" cell (which stays last).  Decoded as a
+  missing value (NaN for numbers, None/NaN for categories).  Without the flag an empty
+  categorical cell goes to the hidden "unknown" cell and an empty number to its midpoint's bin.
 
 :class:`CellLayout` maps a frame to an ``(n, d)`` matrix of cell codes (label last) and decodes
 sampled codes back to the original schema (numbers uniformly inside their bin).
@@ -20,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from .encoding import ColumnSpec, Encoder, FloatArray, IntArray, TableSpec, _typed
+from .encoding import ColumnSpec, Encoder, FloatArray, IntArray, TableSpec, categories_of, numbers_with_missing
 
 
 class ColumnBins:
@@ -101,8 +106,9 @@ class CellLayout:
     """The cells of every column of ``spec`` (features in order, then the label).
 
     ``sizes[j]`` is the number of cells of column j; ``hidden[j]`` the cells that are measured
-    but never sampled (a categorical column's "unknown" cell), a structural zero of the model.
-    Everything here is a function of the public spec and the options only."""
+    but never sampled (a categorical column's "unknown" cell), a structural zero of the model;
+    ``missing_cell[j]`` the sampleable "missing" cell of a column that may be missing (None for
+    the others).  Everything here is a function of the public spec and the options only."""
 
     def __init__(self, spec: TableSpec, bins: int = 16, binning: str = "auto", max_values: int = 32) -> None:
         self.spec = spec
@@ -112,17 +118,22 @@ class CellLayout:
         self.names: list[str] = [c.name for c in cols]
         sizes: list[int] = []
         hidden: list[tuple[int, ...]] = []
+        missing_cell: list[int | None] = []
         j_num = 0
         for c in cols:
+            base = self.col_bins[j_num].size if c.kind == "numeric" else len(c.categories)
+            missing_cell.append(base if c.missing else None)
+            base += int(c.missing)
             if c.kind == "numeric":
-                sizes.append(self.col_bins[j_num].size)
+                sizes.append(base)
                 hidden.append(())
                 j_num += 1
             else:
-                sizes.append(len(c.categories) + 1)
-                hidden.append((len(c.categories),))
+                sizes.append(base + 1)
+                hidden.append((base,))
         self.sizes: IntArray = np.array(sizes, dtype=np.int64)
         self.hidden = hidden
+        self.missing_cell = missing_cell
 
     @property
     def d(self) -> int:
@@ -135,37 +146,41 @@ class CellLayout:
         """(n, d) integer cell codes of ``frame`` (label last)."""
         cols: list[IntArray] = []
         v = self.enc.numeric_matrix(frame)  # (n, 0) without numeric columns
-        cat_codes = self.enc.category_codes(frame)
+        v_missing = self.enc.numeric_missing(frame)
+        cat_codes = self.enc.category_codes(frame)  # len(categories) = missing, -1 = unknown
         j_num = j_cat = 0
-        for c in self.spec.columns:
+        for j, c in enumerate(self.spec.columns):
             if c.kind == "numeric":
-                cols.append(self.col_bins[j_num].codes(v[:, j_num]))
+                code = self.col_bins[j_num].codes(v[:, j_num])
+                cell = self.missing_cell[j]
+                cols.append(code if cell is None else np.where(v_missing[:, j_num], cell, code))
                 j_num += 1
             else:
-                m = len(c.categories)
                 code = cat_codes[:, j_cat]
-                cols.append(np.where(code < 0, m, code))
+                cols.append(np.where(code < 0, self.hidden[j][0], code))
                 j_cat += 1
         if self.spec.label is not None:
-            m = len(self.spec.label.categories)
             code = self.enc.label_codes(frame)
-            cols.append(np.where(code < 0, m, code))
+            cols.append(np.where(code < 0, self.hidden[-1][0], code))
         if not cols:
             return np.zeros((len(frame), 0), dtype=np.int64)
         return np.column_stack(cols).astype(np.int64)
 
     def decode(self, codes: IntArray, gen: np.random.Generator) -> pd.DataFrame:
         """Rows in the original schema from sampled cell codes (never a hidden cell)."""
-        out: dict[str, npt.NDArray[Any]] = {}
+        out: dict[str, Any] = {}  # arrays, or pandas Int64 arrays (integers that may be empty)
         j_num = 0
         for j, c in enumerate(self.spec.columns):
             if c.kind == "numeric":
-                out[c.name] = self.col_bins[j_num].decode(codes[:, j], gen.random(len(codes)), c.integer)
+                cell = self.missing_cell[j]
+                miss = codes[:, j] == cell if cell is not None else np.zeros(len(codes), dtype=bool)
+                v = self.col_bins[j_num].decode(np.where(miss, 0, codes[:, j]), gen.random(len(codes)), c.integer)
+                out[c.name] = numbers_with_missing(np.asarray(v), miss, c.integer) if c.missing else v
                 j_num += 1
             else:
-                out[c.name] = _typed(np.asarray(c.categories, dtype=object)[codes[:, j]])
+                out[c.name] = categories_of(c, codes[:, j])
         if self.spec.label is not None:
-            out[self.spec.label.name] = _typed(np.asarray(self.spec.label.categories, dtype=object)[codes[:, -1]])
+            out[self.spec.label.name] = categories_of(self.spec.label, codes[:, -1])
         return pd.DataFrame(out)
 
 

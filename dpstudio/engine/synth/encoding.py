@@ -12,9 +12,23 @@ from the private data:
   unknown values; MST measures them in a hidden extra cell that it drops when sampling.
 * label column (optional): categorical; unknown labels get code -1 (zero one-hot).
 
-Encoded record norm bound: ``||x||^2 <= n_numeric + n_categorical`` (each numeric coordinate
-in [-1, 1], each block a one-hot or zero), and the diameter of the encoded domain is
-``sqrt(4 n_numeric + 2 n_categorical)``.
+Columns that **may be missing** (``ColumnSpec.missing``, a public schema fact) keep their empty
+cells (NaN, None, pd.NA or a blank string) as a value of their own:
+
+* categorical (and the label): one more slot, "missing", after the public categories: the block
+  stays one-hot (a value outside the list is still the all-zero block); the label gets one more
+  class.
+* numeric: the value coordinate is 0 when missing (the midpoint rule above) and the column gets
+  an indicator block of two slots ``[present, missing]``, one-hot, placed after the categorical
+  blocks; the generator's softmax samples it like a category, and "missing" decodes to NaN.
+
+Encoded record norm bound: ``||x||^2 <= n_numeric + n_blocks`` where ``n_blocks`` counts the
+categorical blocks and the indicator blocks (each numeric coordinate in [-1, 1], each block a
+one-hot or zero).  The diameter of the encoded domain is still ``sqrt(4 n_numeric + 2
+n_categorical)``: a numeric column with an indicator contributes at most
+``max((v - v')^2, v^2 + 2, 0) <= 4`` to the squared distance of two records (both present: the
+blocks agree; one missing: its value coordinate is 0 and the blocks differ in two slots; both
+missing: nothing), the same 4 as a column without one; a categorical block contributes at most 2.
 """
 
 from __future__ import annotations
@@ -40,6 +54,7 @@ class ColumnSpec:
     high: float | None = None
     categories: tuple[Hashable, ...] = ()
     integer: bool = False  # round decoded numbers (post-processing)
+    missing: bool = False  # may be empty: missing values are a value of their own (public fact)
 
     def __post_init__(self) -> None:
         if self.kind not in ("numeric", "categorical"):
@@ -51,12 +66,17 @@ class ColumnSpec:
             raise ValueError(f"column {self.name!r}: categorical needs a public category list")
 
     @staticmethod
-    def numeric(name: str, low: float, high: float, integer: bool = False) -> ColumnSpec:
-        return ColumnSpec(name, "numeric", float(low), float(high), (), bool(integer))
+    def numeric(name: str, low: float, high: float, integer: bool = False, missing: bool = False) -> ColumnSpec:
+        return ColumnSpec(name, "numeric", float(low), float(high), (), bool(integer), bool(missing))
 
     @staticmethod
-    def categorical(name: str, categories: Iterable[Hashable]) -> ColumnSpec:
-        return ColumnSpec(name, "categorical", categories=tuple(categories))
+    def categorical(name: str, categories: Iterable[Hashable], missing: bool = False) -> ColumnSpec:
+        return ColumnSpec(name, "categorical", categories=tuple(categories), missing=bool(missing))
+
+    @property
+    def n_values(self) -> int:
+        """Categories a categorical column can take, its "missing" value included."""
+        return len(self.categories) + int(self.missing)
 
 
 @dataclass(frozen=True)
@@ -78,11 +98,21 @@ class TableSpec:
 
     @property
     def n_classes(self) -> int:
-        return len(self.label.categories) if self.label is not None else 1
+        return self.label.n_values if self.label is not None else 1
 
 
-def _codes(series: pd.Series, categories: Sequence[Hashable]) -> IntArray:
-    """Integer positions in the public list; -1 for unknown/missing (vectorised)."""
+def is_missing(series: pd.Series) -> npt.NDArray[np.bool_]:
+    """Empty cells: NaN, None, pd.NA, NaT or a blank string (never a value that is merely unknown)."""
+    miss = np.asarray(pd.isna(series), dtype=bool)
+    if series.dtype == object or pd.api.types.is_string_dtype(series.dtype):
+        blank = series.astype("string").str.strip().eq("").fillna(False).to_numpy(dtype=bool)
+        miss = miss | blank
+    return miss
+
+
+def _codes(series: pd.Series, categories: Sequence[Hashable], missing: bool = False) -> IntArray:
+    """Integer positions in the public list; -1 for unknown/missing (vectorised).  With
+    ``missing``, an empty cell gets its own code ``len(categories)``."""
     cats = pd.Index(list(categories))
     s = series
     codes = cats.get_indexer(pd.Index(s))
@@ -90,7 +120,10 @@ def _codes(series: pd.Series, categories: Sequence[Hashable]) -> IntArray:
         # tolerate dtype mismatch, e.g. codes typed as strings vs ints in the data
         alt = pd.Index([str(c) for c in categories]).get_indexer(pd.Index(s.astype(str)))
         codes = np.where(codes < 0, alt, codes)
-    return np.asarray(codes, dtype=np.int64)
+    codes = np.asarray(codes, dtype=np.int64)
+    if missing:
+        codes = np.where(is_missing(series), len(categories), codes)
+    return codes
 
 
 class Encoder:
@@ -101,20 +134,27 @@ class Encoder:
         self.num = spec.numeric
         self.cat = spec.categorical
         self.n_num = len(self.num)
-        self.sizes = np.array([len(c.categories) for c in self.cat], dtype=np.int64)
+        # numeric columns that may be missing: an indicator block [present, missing] each, after
+        # the categorical blocks (block len(cat) + k belongs to numeric column num_missing[k])
+        self.num_missing = [j for j, c in enumerate(self.num) if c.missing]
+        self.sizes = np.array([c.n_values for c in self.cat] + [2] * len(self.num_missing), dtype=np.int64)
         self.starts = self.n_num + np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
         self.dim = self.n_num + int(self.sizes.sum())
         self.low = np.array([c.low for c in self.num], dtype=np.float64)
         self.high = np.array([c.high for c in self.num], dtype=np.float64)
         # column -> block index for the categorical part (segment tricks)
-        self.block_of = np.repeat(np.arange(len(self.cat)), self.sizes)
+        self.block_of = np.repeat(np.arange(len(self.sizes)), self.sizes)
 
     @property
     def norm_bound(self) -> float:
-        return math.sqrt(self.n_num + len(self.cat))
+        """Largest norm of an encoded record: each numeric coordinate in [-1, 1], each block
+        (categorical or missing indicator) one-hot or zero."""
+        return math.sqrt(self.n_num + len(self.sizes))
 
     @property
     def diameter(self) -> float:
+        """Largest distance of two encoded records (module docstring: an indicator block adds
+        nothing to a numeric column's 4)."""
         return math.sqrt(4.0 * self.n_num + 2.0 * len(self.cat))
 
     # -- raw table -> codes
@@ -129,15 +169,24 @@ class Encoder:
         v = np.where(np.isnan(v), mid, v)
         return np.clip(v, self.low, self.high)
 
+    def numeric_missing(self, frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
+        """(n, n_num) True where a column that may be missing is empty (False elsewhere)."""
+        out = np.zeros((len(frame), self.n_num), dtype=bool)
+        for j in self.num_missing:
+            out[:, j] = is_missing(frame[self.num[j].name])
+        return out
+
     def category_codes(self, frame: pd.DataFrame) -> IntArray:
+        """Position in the public list, ``len(categories)`` for an empty cell of a column that
+        may be missing, -1 for a value outside the list (and an empty cell of the others)."""
         if not self.cat:
             return np.zeros((len(frame), 0), dtype=np.int64)
-        return np.column_stack([_codes(frame[c.name], c.categories) for c in self.cat])
+        return np.column_stack([_codes(frame[c.name], c.categories, c.missing) for c in self.cat])
 
     def label_codes(self, frame: pd.DataFrame) -> IntArray:
         if self.spec.label is None:
             return np.zeros(len(frame), dtype=np.int64)
-        return _codes(frame[self.spec.label.name], self.spec.label.categories)
+        return _codes(frame[self.spec.label.name], self.spec.label.categories, self.spec.label.missing)
 
     def scale(self, v: FloatArray) -> FloatArray:
         return 2.0 * (v - self.low) / (self.high - self.low) - 1.0
@@ -150,6 +199,10 @@ class Encoder:
         x = np.zeros((n, self.dim), dtype=dtype)
         x[:, : self.n_num] = self.scale(self.numeric_matrix(frame))
         codes = self.category_codes(frame)
+        if self.num_missing:
+            miss = self.numeric_missing(frame)[:, self.num_missing]
+            x[:, self.num_missing] = np.where(miss, 0.0, x[:, self.num_missing])
+            codes = np.concatenate([codes, miss.astype(np.int64)], axis=1)  # [present, missing]
         if codes.size:
             ok = codes >= 0
             rows = np.broadcast_to(np.arange(n)[:, None], codes.shape)
@@ -173,31 +226,28 @@ class Encoder:
         instead of taking the argmax.  ``stretch``: numbers are decoded from
         ``clip((1 + stretch) s, -1, 1)``, so a tanh output (which never reaches +-1) can land
         exactly on a public bound, e.g. the spike at 0 of a capital-gain column."""
-        out: dict[str, npt.NDArray[Any]] = {}
+        out: dict[str, Any] = {}  # arrays, or pandas Int64 arrays (integers that may be empty)
         nums = np.asarray(x[:, : self.n_num], dtype=np.float64)
         if stretch:
             nums = nums * (1.0 + stretch)
         nums = self.unscale(nums)
+        codes = self.hard_codes(x, gen=gen, sample=sample_categories) if len(self.sizes) else None
         for j, c in enumerate(self.num):
             v = nums[:, j]
-            out[c.name] = np.rint(v) if c.integer else v
-        if self.cat:
-            codes = self.hard_codes(x, gen=gen, sample=sample_categories)
-            for b, c in enumerate(self.cat):
-                out[c.name] = np.asarray(c.categories, dtype=object)[codes[:, b]]
+            v = np.rint(v) if c.integer else v
+            if c.missing:
+                assert codes is not None
+                miss = codes[:, len(self.cat) + self.num_missing.index(j)] == 1
+                out[c.name] = numbers_with_missing(v, miss, c.integer)
+            else:
+                out[c.name] = v.astype(np.int64) if c.integer else v
+        for b, c in enumerate(self.cat):
+            assert codes is not None
+            out[c.name] = categories_of(c, codes[:, b])
         frame = pd.DataFrame(out)
-        frame = self._restore_dtypes(frame)
         if self.spec.label is not None and labels is not None:
-            frame[self.spec.label.name] = _typed(np.asarray(self.spec.label.categories, dtype=object)[labels])
+            frame[self.spec.label.name] = categories_of(self.spec.label, labels)
         return frame[[c.name for c in self.spec.all_columns if c.name in frame.columns]]
-
-    def _restore_dtypes(self, frame: pd.DataFrame) -> pd.DataFrame:
-        for c in self.cat:
-            frame[c.name] = _typed(frame[c.name].to_numpy())
-        for c in self.num:
-            if c.integer:
-                frame[c.name] = frame[c.name].astype(np.int64)
-        return frame
 
     def hard_codes(
         self, x: npt.NDArray[np.floating[Any]], *, gen: np.random.Generator | None = None, sample: bool = False
@@ -226,6 +276,35 @@ class Encoder:
         cand = np.where(is_max, idx, p.shape[1] + 1)
         first = np.minimum.reduceat(cand, rel, axis=1)
         return first - rel[None, :]
+
+
+def categories_of(col: ColumnSpec, codes: IntArray) -> npt.NDArray[Any]:
+    """Decoded values of a categorical column: its public categories (numeric dtype when they
+    are all numbers), and for code ``len(categories)`` of a column that may be missing, a missing
+    value (NaN in a numeric result, None otherwise)."""
+    cats = _typed(np.asarray(col.categories, dtype=object))
+    m = len(col.categories)
+    codes = np.asarray(codes, dtype=np.int64)
+    miss = codes >= m
+    out = cats[np.where(miss, 0, codes)]
+    if col.missing and miss.any():
+        if out.dtype.kind in "iuf":
+            out = out.astype(np.float64)
+            out[miss] = np.nan
+        else:
+            out = out.astype(object)
+            out[miss] = None  # type: ignore[call-overload]
+    return out
+
+
+def numbers_with_missing(v: FloatArray, miss: npt.NDArray[np.bool_], integer: bool) -> Any:
+    """Decoded numbers of a column that may be missing: NaN where ``miss``; integer columns as
+    pandas' nullable Int64 (an integer column with empty cells)."""
+    if integer:
+        arr = pd.array(np.where(miss, 0, v).astype(np.int64), dtype="Int64")
+        arr[miss] = pd.NA
+        return arr
+    return np.where(miss, np.nan, v)
 
 
 def _typed(values: npt.ArrayLike) -> npt.NDArray[np.int64] | npt.NDArray[np.float64] | npt.NDArray[np.object_]:

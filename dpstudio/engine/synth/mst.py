@@ -9,7 +9,10 @@ other columns get ``bins`` (16) equal-width bins; bins of integer columns hold w
 ``binning="uniform"`` is the original ``bins`` equal-width scheme.  No quantile or other
 statistic of the data is used, so the bins cost no privacy.  A categorical column (and the
 label) has its public categories plus one hidden "unknown" cell that receives values outside
-the list (measured like any cell, never sampled).
+the list (measured like any cell, never sampled).  A column that may be missing
+(``ColumnSpec.missing``) has one more cell, "missing", for its empty cells: measured, estimated
+and sampled like any value and never merged by domain compression, so the synthetic table has
+empty cells at the rate (and with the dependences on the tree) that the noisy marginals show.
 
 Releases (replace-one neighbours, n public), zCDP budget rho split by ``budget`` =
 (1-way, selection, 2-way) shares, default 1/3 each:
@@ -19,8 +22,9 @@ Releases (replace-one neighbours, n public), zCDP budget rho split by ``budget``
   mu_1^2/2 = rho_1 / d each.
 * domain compression (post-processing of the 1-way releases, as in MST): cells whose noisy
   count is <= ``compress`` (3) x sigma_1 are merged into one "other" cell per column (the
-  unknown cell always goes there); the merge map is a function of released values only, so
-  the later queries are chosen adaptively from public outputs (adaptive composition holds).
+  unknown cell always goes there, the missing cell never does); the merge map is a function
+  of released values only, so the later queries are chosen adaptively from public outputs
+  (adaptive composition holds).
 * tree selection: Kruskal on the complete graph, each of the d-1 rounds picks an edge among
   those joining two components with the exponential mechanism, score
   q(i,j) = || M_ij(D) - n p_i (x) p_j ||_1 - penalty sqrt(2/pi) sigma_2 |cells_ij|
@@ -275,6 +279,8 @@ class MSTSynthesizer(Synthesizer):
             keep = one[j] > self.compress * math.sqrt(var1[j])
             if unknown[j] is not None:
                 keep[unknown[j]] = False
+            if layout.missing_cell[j] is not None:
+                keep[layout.missing_cell[j]] = True  # "missing" is a value of its own, never "(other)"
             if self.compress < 0 or (~keep).sum() <= 1:
                 keep = np.ones(sizes[j], dtype=bool)  # nothing (or one cell) to merge
             mp = np.full(sizes[j], -1, dtype=np.int64)

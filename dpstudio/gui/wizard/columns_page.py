@@ -430,6 +430,8 @@ class ColumnsPage(WizardPage):
     def _selected(self):
         cols = self.selected_columns()
         self.editor.rows = self.session.schema.rows if self.session.schema is not None else None
+        schema = self.session.schema  # empty cells per column: the "may be empty" proposal
+        self.editor.empty_cells = {c.name: c.missing for c in schema.columns} if schema is not None else {}
         offer = self._offer(cols[0]) if len(cols) == 1 else None
         self.editor.show_columns(cols, offer)
 

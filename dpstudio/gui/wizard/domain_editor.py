@@ -1,12 +1,19 @@
 """Edits one column's domain and shows where it comes from: typed (public), estimated with DP
-(at a visible cost) or copied from the data (a red warning and an explicit confirmation)."""
+(at a visible cost) or copied from the data (a red warning and an explicit confirmation).
+
+Whether the column may be empty is part of its domain (``Domain.missing``): a checkbox, ticked
+by default when the loaded file has empty cells in the column (proposed from the data, like the
+type, and visible), saved with the domain, undone with it."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QDoubleValidator
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QCheckBox,
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
@@ -46,7 +53,9 @@ def domain_summary(col) -> str:
     if d is None:
         return ""
     if d.source == "dp":
-        return f"DP estimate (ε {d.cost.epsilon:g})" if d.cost else "DP estimate"
+        return (f"DP estimate (ε {d.cost.epsilon:g})" if d.cost else "DP estimate") + (
+            " · may be empty" if d.missing else ""
+        )
     if d.kind == "numeric":
         body = f"{_fmt(d.low)} … {_fmt(d.high)}" if d.known else "bounds from data"
     else:
@@ -55,7 +64,7 @@ def domain_summary(col) -> str:
             if d.categories
             else "categories from data"
         )
-    return ("⚠ " if d.source == "data" else "") + body
+    return ("⚠ " if d.source == "data" else "") + body + (" · may be empty" if d.missing else "")
 
 
 _OWN = object()  # show_column: the column's own domain
@@ -81,6 +90,7 @@ class DomainEditor(QGroupBox):
         self.names: list[str] = []  # the columns an edit applies to (several: a bulk edit)
         self.rows: int | None = None  # rows of the loaded table (the default δ follows them)
         self.offer: Domain | None = None  # the obvious public domain of a yes/no column
+        self.empty_cells: dict[str, int] = {}  # column -> empty cells in the loaded file (the proposal)
         self._shown: tuple[list, Domain | None] = ([], None)
         self.confirm_copy = self._ask_copy  # replaced in tests
         self.sources = QButtonGroup(self)
@@ -161,6 +171,21 @@ class DomainEditor(QGroupBox):
         self.form.addRow(self.tr("Rare-category risk (δ)"), self.delta)
         self.form.addRow(self.delta_note)
         box.addLayout(self.form)
+        self.may_be_empty = QCheckBox(self.tr("May be empty (missing values are synthesised as their own value)"))
+        self.may_be_empty.setToolTip(
+            self.tr(
+                "Ticked: empty cells of this column are kept as a value of their own, so synthetic data has "
+                "empty cells about as often as the real data, and where they go with other columns. "
+                "Unticked: empty cells are treated as unknown values and synthetic data has none. "
+                "Only synthetic data uses this choice."
+            )
+        )
+        self.may_be_empty.toggled.connect(self._empty_toggled)
+        box.addWidget(self.may_be_empty)
+        self.empty_note = QLabel()
+        self.empty_note.setWordWrap(True)
+        self.empty_note.setObjectName("note")
+        box.addWidget(self.empty_note)
         self.warning = QLabel()
         self.warning.setObjectName("danger")
         self.warning.setWordWrap(True)
@@ -210,6 +235,7 @@ class DomainEditor(QGroupBox):
         common = domains.pop() if len(domains) == 1 else None
         self.show_column(cols[0], None, common)
         self.names = [c.name for c in cols]
+        self._show_empty(common)
         self.setTitle(self.tr("Domain of {0} columns").format(len(cols)))
         shown = ", ".join(self.names[:6]) + (" …" if len(self.names) > 6 else "")
         each = (
@@ -247,6 +273,8 @@ class DomainEditor(QGroupBox):
             for rb in self.radio.values():
                 rb.setVisible(False)
             self._rows(set())
+            self.may_be_empty.setVisible(False)
+            self.empty_note.setVisible(False)
             self.warning.setText("")
             if col is None:
                 self.explain.setText(self.tr("Select a column to set its domain."))
@@ -292,6 +320,7 @@ class DomainEditor(QGroupBox):
             delta = d.cost.delta if d is not None and d.cost is not None and d.cost.delta > 0 else default_delta
             self.delta.setText(_delta_text(delta))
             self.delta.setPlaceholderText(_delta_text(default_delta))
+        self._show_empty(d)
         self._layout_for(src, kind)
 
     def _layout_for(self, src: str, kind: str) -> None:
@@ -338,6 +367,38 @@ class DomainEditor(QGroupBox):
         else:
             self.warning.setText("")
 
+    def _empty_in_file(self) -> int:
+        """Empty cells of the shown column(s) in the loaded file (several: the fewest of them)."""
+        counts = [self.empty_cells.get(n, 0) for n in self.names]
+        return min(counts) if counts else 0
+
+    def _show_empty(self, d: Domain | None) -> None:
+        """The checkbox from the domain, or proposed from the file when there is no domain yet."""
+        empty = self._empty_in_file()
+        ticked = d.missing if d is not None else empty > 0
+        with blocked(self.may_be_empty):
+            self.may_be_empty.setVisible(True)
+            self.may_be_empty.setChecked(ticked)
+        if empty > 0 and d is None:
+            note = self.tr("Ticked because the file has empty cells in this column; untick it if it cannot be empty.")
+        elif empty > 0 and not ticked:
+            note = self.tr(
+                "The file has empty cells in this column: tick this so that synthetic data keeps them "
+                "instead of treating them as unknown values."
+            )
+        else:
+            note = ""
+        self.empty_note.setText(note)
+        self.empty_note.setVisible(bool(note))
+
+    def _empty_toggled(self, on: bool) -> None:
+        """A change of the checkbox is a domain edit (one undo step); without a domain yet, it is
+        kept for the domain the user types next."""
+        d = self.current_domain()
+        if d is not None:
+            self._send(d, False)
+        self.empty_note.setVisible(False)
+
     def _source_toggled(self, on: bool, src: str) -> None:
         if on:
             self._source_chosen(src)
@@ -353,7 +414,7 @@ class DomainEditor(QGroupBox):
                 self._redisplay()  # revert the radio button
                 return
             self._layout_for(src, kind)
-            self._send(Domain(kind=kind, source="data"), True)
+            self._send(Domain(kind=kind, source="data", missing=self.may_be_empty.isChecked()), True)
             return
         self._layout_for(src, kind)
         self._emit()
@@ -382,6 +443,11 @@ class DomainEditor(QGroupBox):
         return box.clickedButton() is ok
 
     def current_domain(self) -> Domain | None:
+        """The domain the fields describe, with the "may be empty" choice (None: nothing typed)."""
+        d = self._typed_domain()
+        return None if d is None else replace(d, missing=self.may_be_empty.isChecked())
+
+    def _typed_domain(self) -> Domain | None:
         col = self.column
         kind = None if col is None else domain_kind(col.type)
         if col is None or kind is None:  # a column of this type has no domain
@@ -461,4 +527,4 @@ class DomainEditor(QGroupBox):
 
     def _take_offer(self) -> None:
         if self.offer is not None and self.column is not None:
-            self.domainEdited.emit(self.column.name, self.offer, False)
+            self.domainEdited.emit(self.column.name, replace(self.offer, missing=self.may_be_empty.isChecked()), False)
