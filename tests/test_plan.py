@@ -572,7 +572,7 @@ def test_the_compilers_refusals_are_typed_problems(change, field, page):
 def test_the_typed_epsilon_is_the_total_of_a_synthetic_release(tmp_path):
     """DP domain estimates are paid out of the budget the user typed, not added on top: the plan's
     total and the ledger's record are the typed (epsilon, delta); the synthesizer gets what the
-    estimates leave, and a budget they use up is refused."""
+    estimates leave (in zCDP: the rho they leave), and a budget they use up is refused."""
     from dpstudio.errors import RecipeError
     from dpstudio.ledger import Ledger
     from dpstudio.pipeline import execute_release
@@ -589,12 +589,19 @@ def test_the_typed_epsilon_is_the_total_of_a_synthetic_release(tmp_path):
     assert plan.total.epsilon == pytest.approx(2.0) and plan.total.delta == pytest.approx(1e-6)
     synth = plan.units[-1]
     assert synth.kind == "synthesizer"
-    assert synth.epsilon == pytest.approx(2.0 - 0.1 - 0.3 - 1.0) and synth.delta == pytest.approx(1e-6 - 1e-7)
+    # the estimates take the plan's domain share (10 %) of rho, the synthesizer the rest
+    rho = [u.loss.zcdp_rho for u in plan.units]
+    assert sum(rho[:-1]) == pytest.approx(0.1 * sum(rho)) and synth.loss.zcdp_rho == pytest.approx(0.9 * sum(rho))
+    assert synth.epsilon < 2.0 and synth.delta < 1e-6
     data = tmp_path / "x.csv"
     _frame()[["age", "city", "sick"]].to_csv(data, index=False)
     ledger = Ledger(tmp_path / "ledger.sqlite")
     res = execute_release(replace(recipe, input=InputSpec(str(data))), output_path=tmp_path / "o.csv", ledger=ledger)
     assert res.plan.total.epsilon == pytest.approx(2.0) and res.plan.total.delta == pytest.approx(1e-6)
     assert res.recorded_total.epsilon == pytest.approx(2.0) and res.recorded_total.delta == pytest.approx(1e-6)
+    # an estimate made before the release keeps its recorded cost: one that used the whole
+    # budget leaves nothing for the synthesizer
+    done = replace(no_list, categories=("no", "yes"))
+    cols_done = [*cols[:2], _col("sick", "categorical", "sensitive", done)]
     with pytest.raises(RecipeError, match="nothing is left for the synthesizer"):
-        compile_plan(replace(recipe, budget=Budget(1.2, 1e-6)))
+        compile_plan(replace(recipe, columns=tuple(cols_done), budget=Budget(1.0, 1e-6)))

@@ -61,6 +61,10 @@ class PrivacyLoss:
     ``gdp_mu``: set when the mechanism is exactly mu-Gaussian-DP (Gaussian noise).
     ``zcdp_rho``: set when the mechanism is rho-zero-concentrated-DP (Bun & Steinke 2016) and was
     calibrated jointly with others on that scale (e.g. discrete Gaussian columns of one record).
+    ``zcdp_delta``: with ``zcdp_rho``, the mechanism is ``zcdp_delta``-approximately rho-zCDP
+    (Bun & Steinke 2016, Def. 8.1: rho-zCDP once conditioned on events of probability at least
+    ``1 - zcdp_delta``; thresholding steps such as partition selection): these deltas add, and
+    the zCDP conversion runs at the target delta minus their sum (docs/accounting.md).
     ``kind``: "dp" (record-level / central), "label", "semi-sensitive" or "metric"
     (epsilon per unit of the metric, d_chi privacy).
     """
@@ -73,6 +77,7 @@ class PrivacyLoss:
     kind: str = "dp"
     details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     zcdp_rho: float | None = None
+    zcdp_delta: float = 0.0
 
     def __post_init__(self) -> None:
         if not (self.epsilon >= 0) or np.isnan(self.epsilon):
@@ -83,6 +88,8 @@ class PrivacyLoss:
             raise ValueError(f"rdp curve must have {len(RDP_ORDERS)} values, got {len(self.rdp)}")
         if self.zcdp_rho is not None and not (self.zcdp_rho >= 0):
             raise ValueError(f"zcdp_rho must be >= 0, got {self.zcdp_rho!r}")
+        if not (0.0 <= self.zcdp_delta < 1.0) or (self.zcdp_delta > 0 and self.zcdp_rho is None):
+            raise ValueError(f"zcdp_delta must lie in [0, 1) and comes with zcdp_rho, got {self.zcdp_delta!r}")
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"label": self.label, "kind": self.kind, "epsilon": self.epsilon, "delta": self.delta}
@@ -90,6 +97,8 @@ class PrivacyLoss:
             out["gdp_mu"] = self.gdp_mu
         if self.zcdp_rho is not None:
             out["zcdp_rho"] = self.zcdp_rho
+        if self.zcdp_delta:
+            out["zcdp_delta"] = self.zcdp_delta
         if self.rdp is not None:
             out["rdp"] = {"orders": list(RDP_ORDERS), "epsilons": list(self.rdp)}
         return out
@@ -510,6 +519,8 @@ def _describe(i: int, loss: PrivacyLoss) -> str:
         parts.append(f"mu-GDP mu={_fmt(loss.gdp_mu)}")
     if loss.zcdp_rho is not None:
         parts.append(f"rho-zCDP rho={_fmt(loss.zcdp_rho)}")
+        if loss.zcdp_delta:
+            parts.append(f"approximate zCDP delta={_fmt(loss.zcdp_delta)}")
     if loss.rdp is not None:
         parts.append("has RDP curve")
     if loss.kind == "metric":
@@ -536,7 +547,9 @@ def compose(
       Steinke 2016, Lemma 2.3), converted by :func:`zcdp_epsilon` at ``delta`` minus the other
       components' deltas (or at ``zcdp_delta``, the delta the group was calibrated for, when
       given: a difference of floats can lose a small delta next to a large one); the others add
-      by basic composition.  Without such components it is basic composition.
+      by basic composition.  Without such components it is basic composition.  Approximate zCDP
+      components (``zcdp_delta`` > 0, Bun & Steinke 2016 Def. 8.1) add their deltas: the
+      conversion runs at that delta minus their sum.
     * ``"auto"`` - every applicable method, plus the hybrids "gdp+basic"/"rdp+basic" (compose
       the GDP/RDP-capable components at ``delta - sum(other deltas)`` and add the rest by basic
       composition), and picks the smallest epsilon among those meeting the target delta
@@ -613,14 +626,20 @@ def compose(
         rest = [loss for loss in core if loss.zcdp_rho is None]
         r_eps = float(sum(loss.epsilon for loss in rest))
         r_delta = float(sum(loss.delta for loss in rest))
-        d_in = delta - r_delta if zcdp_delta is None else float(zcdp_delta)
+        approx = float(sum(loss.zcdp_delta for loss in zc_in))
+        d_in = (delta - r_delta if zcdp_delta is None else float(zcdp_delta)) - approx
         if d_in > 0:
             rho = float(sum(loss.zcdp_rho for loss in zc_in if loss.zcdp_rho is not None))
             e_in = zcdp_epsilon(rho, d_in)
-            cands["zcdp+basic"] = (e_in + r_eps, delta if zcdp_delta is None else d_in + r_delta)
+            cands["zcdp+basic"] = (e_in + r_eps, delta if zcdp_delta is None else d_in + approx + r_delta)
+            approx_note = (
+                f" (approximate zCDP: the conditioning events' deltas add to {_fmt(approx)}, Bun-Steinke 2016 Def. 8.1)"
+                if approx
+                else ""
+            )
             notes["zcdp+basic"] = (
                 f"zCDP composition of {len(zc_in)} jointly calibrated component(s): "
-                f"rho=sum rho_i={_fmt(rho)}, converted (Canonne-Kamath-Steinke 2020 "
+                f"rho=sum rho_i={_fmt(rho)}{approx_note}, converted (Canonne-Kamath-Steinke 2020 "
                 f"Prop. 12, best order) at delta={_fmt(d_in)} -> eps={_fmt(e_in)}, plus "
                 f"{len(rest)} by basic composition (eps={_fmt(r_eps)}, "
                 f"delta={_fmt(r_delta)}): eps={_fmt(e_in + r_eps)}, delta={_fmt(delta)}"
@@ -708,6 +727,7 @@ def compose(
         gdp_mu=mu_total,
         kind=kind,
         zcdp_rho=rho_total,
+        zcdp_delta=float(sum(loss.zcdp_delta for loss in core)) if rho_total is not None else 0.0,
         details={"method": chosen, "components": len(core)},
     )
     return Composition(

@@ -482,3 +482,175 @@ def dp_select_categories(
         },
     )
     return kept, loss
+
+
+# --------------------------------------------------------------------------- Gaussian (zCDP) selection
+
+
+def _dg_log_weight(z: npt.NDArray[np.float64], sigma: float) -> npt.NDArray[np.float64]:
+    out: npt.NDArray[np.float64] = -(z * z) / (2.0 * sigma * sigma)
+    return out
+
+
+def gaussian_partition_keep_probability(sigma: float, threshold: int) -> float:
+    """An upper bound (tight to ~1e-15 relative for sigma <= 2000) on ``P(1 + Z > T) = P(Z >= T)``
+    for ``Z`` the discrete Gaussian on the integers with ``P(z) ∝ exp(-z^2 / (2 sigma^2))`` and an
+    integer threshold ``T >= 1``: the keep probability of a partition held by one record.
+
+    sigma <= 2000: the tail sums the weights from ``T`` to ``m = T + 12 sigma + 40`` and bounds the
+    rest geometrically (the ratio of consecutive weights beyond ``m`` is at most
+    ``exp(-(2m + 1) / (2 sigma^2))``); the normaliser is summed over ``|z| <= 12 sigma + 40`` only,
+    which makes it smaller and the result larger (conservative).  Larger sigma (a tiny budget):
+    the normaliser is at least ``sigma sqrt(2 pi)`` (Poisson summation) and the tail at most
+    ``exp(-T^2/(2 sigma^2)) + sigma sqrt(2 pi) Phi(-T/sigma)`` (the first term plus the integral
+    of the decreasing weight), so ``p1 <= Phi(-T/sigma) + phi(T/sigma)/sigma`` (relative slack
+    below ``T/sigma^2``)."""
+    t = int(threshold)
+    if t < 1 or not (sigma > 0) or not math.isfinite(sigma):
+        raise ValueError(f"need an integer threshold >= 1 and a finite sigma > 0, got {threshold!r}, {sigma!r}")
+    if sigma > 2000.0:
+        from scipy.stats import norm
+
+        x = t / float(sigma)
+        return min(float(norm.sf(x)) + float(norm.pdf(x)) / float(sigma), 1.0)
+    width = int(math.ceil(12.0 * sigma)) + 40
+    m = t + width
+    z = np.arange(t, m, dtype=np.float64)
+    tail = float(np.exp(_dg_log_weight(z, sigma)).sum())
+    ratio = math.exp(-(2.0 * m + 1.0) / (2.0 * sigma * sigma))
+    tail += math.exp(-(m * m) / (2.0 * sigma * sigma)) / (1.0 - ratio)
+    zz = np.arange(1, width + 1, dtype=np.float64)
+    norm_lower = 1.0 + 2.0 * float(np.exp(_dg_log_weight(zz, sigma)).sum())
+    return min(tail / norm_lower, 1.0)
+
+
+def gaussian_partition_threshold(sigma: float, delta: float) -> int:
+    """Smallest integer threshold ``T >= 1`` at which a partition held by one record is kept with
+    probability ``P(Z >= T) <= delta`` (``Z`` the discrete Gaussian of scale ``sigma``, the bound
+    of :func:`gaussian_partition_keep_probability`): about ``sigma Phi^-1(1 - delta)``.  Found by
+    bisection on the decreasing keep probability; checked against ``delta (1 - 1e-12)``."""
+    if not (0 < delta <= 0.5):
+        raise UserError(f"partition selection needs 0 < delta <= 1/2, got {delta!r}")
+    limit = delta * (1 - 1e-12)
+
+    def ok(t: int) -> bool:
+        return gaussian_partition_keep_probability(sigma, t) <= limit
+
+    if ok(1):
+        return 1
+    from scipy.stats import norm
+
+    lo = 1  # not ok
+    hi = max(2, int(math.ceil(float(sigma) * float(norm.isf(delta)))) + 1)
+    while not ok(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def dp_select_categories_gaussian(
+    values: ColumnValues,
+    *,
+    sigma: float,
+    delta: float,
+    rng: RandomSource,
+    candidates: Sequence[Any] | None = None,
+    selection_delta: float | None = None,
+    false_inclusion: float = 0.05,
+    label: str = "",
+) -> tuple[list[Any], PrivacyLoss]:
+    """DP category list with Gaussian noise of scale ``sigma`` on the counts, accounted in zCDP
+    (docs/domains.md §Partition selection with Gaussian noise).
+
+    Replace-one moves a record from partition ``a`` to ``a'``: two counts move by 1 (squared L2
+    sensitivity 2), so the noisy counts are ``rho = 1 / sigma^2``-zCDP (Bun & Steinke 2016,
+    Prop. 1.6); the discrete Gaussian meets this bound exactly for integer shifts (Canonne,
+    Kamath & Steinke 2020).
+
+    **With a public candidate list**: noisy counts of the candidates (exact discrete Gaussian on
+    the grid 2^-20, as :func:`dp_select_categories` draws it), kept above the noise quantile at
+    which a zero-count candidate is kept with probability ``false_inclusion / len(candidates)``;
+    also ``mu = sqrt 2 / sigma``-GDP.
+
+    **Without a list**: each distinct value with count ``c >= 1`` is kept iff ``c + Z > T``, ``Z``
+    the exact discrete Gaussian on the integers (CKS 2020), ``T`` the smallest integer with
+    ``p1 = P(Z >= T) <= selection_delta`` (:func:`gaussian_partition_threshold`).  The release is
+    ``p1``-approximately ``rho``-zCDP (Bun & Steinke 2016, Def. 8.1), never ``2 p1``: in each
+    case, condition each dataset on the event that the partition only it holds (if any) is not
+    kept -- an event of probability ``1 - p1`` on both sides (for a side that holds no such
+    partition, the same event on the noise of the other's singleton, which it draws but never
+    reads) -- and what remains differs by at most two counts moved by 1.  The loss carries
+    ``zcdp_rho``, ``zcdp_delta = p1``.
+
+    ``delta``: the delta of the stand-alone (epsilon, delta) figure the loss states (its epsilon
+    is the zCDP conversion at ``delta - p1``, Canonne, Kamath & Steinke 2020, Prop. 12).
+    Missing values are not a category here; the kept list is sorted by value (no partitions)
+    or in the candidates' order.
+    """
+    from dpstudio.engine.accounting import zcdp_epsilon
+
+    if not (sigma > 0) or not math.isfinite(sigma):
+        raise UserError(f"sigma must be finite and > 0, got {sigma!r}")
+    rho = 1.0 / (float(sigma) ** 2)
+    if candidates is not None:
+        cands = list(candidates)
+        if not cands:
+            return [], PrivacyLoss(0.0, 0.0, label=label or "DP category selection")
+        if not (0 < delta < 1):
+            raise UserError("Gaussian noise needs 0 < delta < 1")
+        from scipy.stats import norm
+
+        from dpstudio.engine.synth.privacy import gaussian_noise
+
+        counts = candidate_counts(values, cands)
+        k = len(cands)
+        z, how = gaussian_noise(rng, float(sigma), (k,), _COUNT_GRID)
+        thr = float(sigma * norm.isf(false_inclusion / k))
+        loss = PrivacyLoss(
+            epsilon=zcdp_epsilon(rho, delta),
+            delta=float(delta),
+            label=label or "DP category selection",
+            gdp_mu=math.sqrt(2.0) / float(sigma),
+            zcdp_rho=rho,
+            details={
+                "mechanism": "Gaussian noisy counts of public candidates (zCDP)",
+                "sigma": float(sigma),
+                "l2_sensitivity": math.sqrt(2.0),
+                "threshold": thr,
+                "noise": how,
+            },
+        )
+        keep = counts + z > thr
+        return [c for c, kp in zip(cands, keep, strict=True) if kp], loss
+
+    if selection_delta is None or not (0 < selection_delta <= 0.5):
+        raise UserError("selecting categories without a public list needs 0 < selection delta <= 1/2")
+    from dpstudio.engine.mechanisms.sampling import discrete_gaussian
+
+    t = gaussian_partition_threshold(float(sigma), float(selection_delta))
+    p1 = gaussian_partition_keep_probability(float(sigma), t)
+    if not (delta > p1):
+        raise UserError(f"the stated delta {delta!r} must exceed the selection's {p1!r}")
+    vc = pd.Series(values).reset_index(drop=True).value_counts(dropna=True, sort=False)
+    z_int = discrete_gaussian(Fraction(float(sigma)) ** 2, len(vc), rng) if len(vc) else np.zeros(0, np.int64)
+    keep = vc.to_numpy(dtype=np.int64) + z_int > t
+    kept = _sorted_values([v for v, kp in zip(vc.index.tolist(), keep, strict=True) if kp])
+    loss = PrivacyLoss(
+        epsilon=zcdp_epsilon(rho, float(delta) - p1),
+        delta=float(delta),
+        label=label or "DP category discovery",
+        zcdp_rho=rho,
+        zcdp_delta=p1,
+        details={
+            "mechanism": "discrete Gaussian partition selection (replace-one, approximate zCDP)",
+            "sigma": float(sigma),
+            "threshold": float(t),
+            "singleton_keep_probability": p1,
+        },
+    )
+    return kept, loss

@@ -9,6 +9,7 @@ fixed by public inputs only.  The plan is finalised from their outputs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,7 +20,7 @@ import pandas as pd
 from dpstudio.engine.accounting import PrivacyLoss
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import UserError
-from dpstudio.plan.units import PlanUnit, ReleasePlan, UnitMechanism
+from dpstudio.plan.units import NoiseParameters, PlanUnit, ReleasePlan, UnitMechanism
 from dpstudio.recipe.model import Column, Domain, Recipe
 
 
@@ -47,10 +48,17 @@ class BoundsEstimate:
     search_low: float
     search_high: float
     integer: bool
+    #: charged in zCDP (a synthetic release's joint budget): two exponential-mechanism draws at
+    #: epsilon/2, each (epsilon/2)^2/8-zCDP (bounded range, Cesar & Rogers 2021): epsilon^2/16
+    zcdp: bool = False
 
     def privacy_loss(self) -> PrivacyLoss:
         return PrivacyLoss(
-            epsilon=self.epsilon, delta=0.0, kind="dp", label=f"DP estimate of the bounds of {self.column}"
+            epsilon=self.epsilon,
+            delta=0.0,
+            kind="dp",
+            label=f"DP estimate of the bounds of {self.column}",
+            zcdp_rho=self.epsilon**2 / 16.0 if self.zcdp else None,
         )
 
     def release(self, x: npt.NDArray[np.float64], rng: RandomSource) -> tuple[float, float]:
@@ -80,15 +88,53 @@ class CategoryDiscovery:
     epsilon: float
     delta: float
     candidates: tuple[str, ...] | None
+    #: Gaussian noise of this scale on the counts, accounted in zCDP (a synthetic release's joint
+    #: budget; :func:`dpstudio.engine.domains.dp_select_categories_gaussian`); None: Laplace
+    #: noise at (epsilon, delta).  ``epsilon``/``delta`` are then the stand-alone figure.
+    sigma: float | None = None
+    #: without a candidate list: the delta allowed for a value held by one record to be kept
+    #: (the approximate-zCDP delta this unit charges; the threshold keeps it at most this)
+    selection_delta: float | None = None
+    #: with a candidate list in a Gaussian-DP plan: the unit's mu allowance (its noise may be
+    #: calibrated below it, see ``dpstudio.plan.synthetic``); None: not part of a GDP plan
+    gdp_mu: float | None = None
+
+    @property
+    def threshold(self) -> int | None:
+        """Partition selection's integer threshold (None with candidates or Laplace noise)."""
+        if self.sigma is None or self.candidates or self.selection_delta is None:
+            return None
+        from dpstudio.engine.domains import gaussian_partition_threshold
+
+        return gaussian_partition_threshold(self.sigma, self.selection_delta)
 
     def privacy_loss(self) -> PrivacyLoss:
+        label = f"DP estimate of the categories of {self.column}"
+        if self.sigma is None:
+            return PrivacyLoss(epsilon=self.epsilon, delta=self.delta, kind="dp", label=label)
         return PrivacyLoss(
-            epsilon=self.epsilon, delta=self.delta, kind="dp", label=f"DP estimate of the categories of {self.column}"
+            epsilon=self.epsilon,
+            delta=self.delta,
+            kind="dp",
+            label=label,
+            zcdp_rho=1.0 / self.sigma**2,
+            zcdp_delta=0.0 if self.candidates else float(self.selection_delta or 0.0),
+            gdp_mu=self.gdp_mu,
         )
 
     def release(self, values: npt.NDArray[Any], rng: RandomSource) -> tuple[str, ...]:
         from dpstudio.engine import domains as dp_domains
 
+        if self.sigma is not None:
+            kept, _ = dp_domains.dp_select_categories_gaussian(
+                values,
+                sigma=self.sigma,
+                delta=self.delta,
+                rng=rng,
+                candidates=list(self.candidates) if self.candidates else None,
+                selection_delta=self.selection_delta,
+            )
+            return tuple(str(x) for x in kept)
         cats, _loss = dp_domains.dp_select_categories(
             values,
             epsilon=self.epsilon,
@@ -99,9 +145,31 @@ class CategoryDiscovery:
         return tuple(str(x) for x in cats)
 
 
-def domain_units(recipe: Recipe) -> list[PlanUnit]:
+@dataclass(frozen=True)
+class DomainCharge:
+    """A DP domain estimate's part of a budget planned jointly with the rest of the release (a
+    synthetic release: ``dpstudio.plan.synthetic``).  ``rho``: its zCDP charge; ``sigma``: the
+    Gaussian noise on category counts (None for bounds); ``epsilon_bounds``: the bounds'
+    exponential-mechanism epsilon (``rho = epsilon^2/16``); ``selection_delta``: partition
+    selection's approximate-zCDP delta; ``gdp_mu``: the mu allowance in a Gaussian-DP plan;
+    ``epsilon``/``delta``: the stand-alone figure; ``share``: its (epsilon, delta) share of the
+    typed budget (what the budget page and the report show)."""
+
+    rho: float
+    epsilon: float
+    delta: float
+    share: tuple[float, float]
+    sigma: float | None = None
+    epsilon_bounds: float | None = None
+    selection_delta: float | None = None
+    gdp_mu: float | None = None
+
+
+def domain_units(recipe: Recipe, charges: Mapping[str, DomainCharge] | None = None) -> list[PlanUnit]:
     """One unit per domain estimated with DP: still to be run (with its calibrated object), or run
-    earlier (e.g. in the GUI), whose cost still belongs to this release's total."""
+    earlier (e.g. in the GUI), whose cost still belongs to this release's total.  ``charges``:
+    the column's part of a jointly planned budget (synthetic releases), which replaces the
+    column's own cost for an estimate still to run."""
     out: list[PlanUnit] = []
     for c in recipe.columns:
         d = c.domain
@@ -109,31 +177,71 @@ def domain_units(recipe: Recipe) -> list[PlanUnit]:
             continue  # a dropped column's domain that was never estimated costs nothing
         what = "bounds" if d.kind == "numeric" else "categories"
         mech: UnitMechanism | None = None
+        charge = charges.get(c.name) if charges is not None and needs_estimate(c) else None
+        noise = NoiseParameters()
+        share = (float(d.cost.epsilon), float(d.cost.delta))
         if needs_estimate(c):
             label = f"DP estimate of the {what} of {c.name}"
             if d.kind == "numeric":
                 assert d.search_low is not None and d.search_high is not None, c.name  # validated
+                eps_b = float(d.cost.epsilon) if charge is None else float(charge.epsilon_bounds or 0.0)
                 mech = BoundsEstimate(
-                    c.name, float(d.cost.epsilon), float(d.search_low), float(d.search_high), c.type == "integer"
+                    c.name,
+                    eps_b,
+                    float(d.search_low),
+                    float(d.search_high),
+                    c.type == "integer",
+                    zcdp=charge is not None,
                 )
-            else:
+            elif charge is None:
                 mech = CategoryDiscovery(
                     c.name, float(d.cost.epsilon), float(d.cost.delta), tuple(d.candidates) if d.candidates else None
                 )
+            else:
+                mech = CategoryDiscovery(
+                    c.name,
+                    float(charge.epsilon),
+                    float(charge.delta),
+                    tuple(d.candidates) if d.candidates else None,
+                    sigma=charge.sigma,
+                    selection_delta=None if d.candidates else charge.selection_delta,
+                    gdp_mu=charge.gdp_mu,
+                )
+                noise = NoiseParameters(sigma=charge.sigma)
             name = (
                 "exponential-mechanism quantiles"
                 if d.kind == "numeric"
                 else ("noisy candidate counts" if d.candidates else "partition selection")
             )
+            if charge is not None:
+                share = charge.share
+                if d.kind != "numeric":
+                    name = "Gaussian " + name
         else:
             label = f"DP estimate of the {what} of {c.name} (done before the release)"
             name = "done before the release"
-        loss = PrivacyLoss(epsilon=d.cost.epsilon, delta=d.cost.delta, label=label, kind="dp")
+        loss = (
+            mech.privacy_loss()
+            if charge is not None and mech is not None
+            else PrivacyLoss(epsilon=d.cost.epsilon, delta=d.cost.delta, label=label, kind="dp")
+        )
         search = (
             (float(d.search_low), float(d.search_high))
             if d.kind == "numeric" and d.search_low is not None and d.search_high is not None
             else None
         )
+        # a jointly planned estimate's part of the budget, as ``recipe check`` prints it (the loss's)
+        facts: dict[str, float] = {}
+        if charge is not None:
+            if loss.zcdp_rho is not None:
+                facts["zcdp_rho"] = float(loss.zcdp_rho)
+            if loss.zcdp_delta:
+                facts["approximate_zcdp_delta"] = float(loss.zcdp_delta)
+            if loss.gdp_mu is not None:
+                facts["gdp_mu"] = float(loss.gdp_mu)
+            threshold = getattr(mech, "threshold", None)
+            if threshold is not None:
+                facts["threshold"] = float(threshold)
         out.append(
             PlanUnit(
                 name=f"{what} of {c.name}",
@@ -142,10 +250,12 @@ def domain_units(recipe: Recipe) -> list[PlanUnit]:
                 mechanism_name=name,
                 loss=loss,
                 mechanism=mech,
-                budget_share=(float(d.cost.epsilon), float(d.cost.delta)),
+                budget_share=share,
+                noise=noise,
                 search_range=search,
                 domain_source="dp",
                 description=label,
+                facts=facts,
             )
         )
     return out

@@ -1,7 +1,8 @@
 """Release type ``synthetic``: DP synthetic rows from a generator fitted on one-shot private
 releases (PEARL, Liew et al. 2022; or the DP-MERF / MST baselines).  The synthesizer calibrates its
-Gaussian releases so that their exact composition is the recipe's (epsilon, delta); DP domain
-estimates, if any, are added on top by basic composition.  Sampling rows is post-processing.
+Gaussian releases to the part of the budget the plan gives it: the recipe's (epsilon, delta) is
+the total of the release, DP domain estimates included, planned up front and composed in zCDP (or
+Gaussian DP when every part is Gaussian; :func:`budget_split`).  Sampling rows is post-processing.
 """
 
 from __future__ import annotations
@@ -54,10 +55,10 @@ def table_spec(recipe: Recipe) -> TableSpec:
         assert d is not None, c.name  # every kept column has a domain when this runs
         if c.type in NUMERIC_TYPES:
             assert d.low is not None and d.high is not None, c.name
-            spec = ColumnSpec.numeric(c.name, d.low, d.high, integer=c.type == "integer")
+            spec = ColumnSpec.numeric(c.name, d.low, d.high, integer=c.type == "integer", missing=d.missing)
         else:
             assert d.categories is not None, c.name
-            spec = ColumnSpec.categorical(c.name, tuple(d.categories))
+            spec = ColumnSpec.categorical(c.name, tuple(d.categories), missing=d.missing)
         if c.role == "label":
             label = spec
         else:
@@ -101,7 +102,213 @@ def recommend_method(recipe: Recipe) -> tuple[str, str]:
 def _options(recipe: Recipe) -> dict[str, Any]:
     opts = recipe.release.options.to_dict()
     opts.pop("method", None)
+    opts.pop("domain_share", None)  # the plan's, not the synthesizer's
     return opts
+
+
+#: the part of a synthetic release's budget (of its zCDP rho, or GDP mu^2, and of its delta for
+#: partition selections) that DP domain estimates get by default, split over the estimated columns
+DEFAULT_DOMAIN_SHARE = 0.1
+
+
+def domain_share(recipe: Recipe) -> float:
+    """The release option ``domain_share`` (default :data:`DEFAULT_DOMAIN_SHARE`): public."""
+    raw = recipe.release.options.get("domain_share", DEFAULT_DOMAIN_SHARE)
+    try:
+        share = float(raw)
+    except (TypeError, ValueError):
+        share = float("nan")
+    if not (0.0 < share < 1.0):
+        raise refusal(
+            f"release option domain_share={raw!r}: the part of the budget for DP domain estimates "
+            "must lie strictly between 0 and 1",
+            field="release",
+            page="release",
+        )
+    return share
+
+
+def calculus_of(method: str, recipe: Recipe) -> str:
+    """Which calculus the synthesizer's fit calibrates in: "zcdp" or "gdp" (``Synthesizer.calculus``)."""
+    try:
+        synth = _synthesizer_for(method, recipe)
+    except (TypeError, ValueError):  # bad options: the fit reports them; the plan assumes zCDP
+        return "zcdp"
+    return str(getattr(synth, "calculus", "zcdp"))
+
+
+@dataclass(frozen=True)
+class BudgetSplit:
+    """How a synthetic release's typed (epsilon, delta) is shared, from public quantities only.
+
+    ``calculus``: "zcdp" (every part's rho adds; thresholds are approximate zCDP, their deltas
+    add), "gdp" (every part is Gaussian: mu's add in quadrature) or "basic" (no DP domain
+    estimate: the synthesizer has the whole budget).  ``charges``: column -> its estimate's
+    part; ``rho``/``mu``: the synthesizer's; ``synth_epsilon``/``synth_delta``: the
+    (epsilon', delta') handed to the synthesizer, whose calibration yields that rho (or a mu at
+    most that mu); ``share``: the synthesizer's (epsilon, delta) share of the typed budget."""
+
+    calculus: str
+    charges: dict[str, Any]
+    synth_epsilon: float
+    synth_delta: float
+    share: tuple[float, float]
+    rho: float | None = None
+    mu: float | None = None
+
+
+def _label_classes_bound(recipe: Recipe) -> int:
+    """An upper bound on the label's classes before its domain is estimated (public)."""
+    for c in recipe.columns:
+        if c.role == "label" and c.domain is not None:
+            d = c.domain
+            return len(d.categories or d.candidates or ()) + 2  # + "other" + "missing"
+    return 1
+
+
+def budget_split(recipe: Recipe, method: str) -> BudgetSplit:
+    """The split of the typed budget between the DP domain estimates and the synthesizer
+    (docs/domains.md §Who pays; docs/accounting.md §One budget for a synthetic release).
+
+    The domain estimates to run get ``domain_share`` of the budget (of rho, or of mu^2), divided
+    over the columns in proportion to the squares of their recipe costs (equal costs, the
+    default: an even split), and partition selections ``domain_share`` of delta, evenly; domain
+    estimates made before the release keep their recorded (epsilon, delta) and are added by basic
+    composition.  The synthesizer gets the rest, so the composition of every part is the typed
+    (epsilon, delta).  Refused when nothing is left for the synthesizer."""
+    from dpstudio.engine import accounting
+    from dpstudio.engine.synth import privacy
+    from dpstudio.plan.domains import DomainCharge, needs_estimate
+
+    eps_t, delta_t = float(recipe.budget.epsilon), float(recipe.budget.delta)
+    dp_cols = [
+        c
+        for c in recipe.columns
+        if c.domain is not None
+        and c.domain.source == "dp"
+        and c.domain.cost is not None
+        and (needs_estimate(c) or c.domain.known)
+    ]
+    todo = [c for c in dp_cols if needs_estimate(c)]
+    before = [c for c in dp_cols if not needs_estimate(c)]
+    calculus = calculus_of(method, recipe)
+    if not dp_cols:
+        if calculus == "gdp":
+            return BudgetSplit("basic", {}, eps_t, delta_t, (eps_t, delta_t), mu=privacy.gdp_mu_for(eps_t, delta_t))
+        return BudgetSplit("basic", {}, eps_t, delta_t, (eps_t, delta_t), rho=privacy.zcdp_rho_for(eps_t, delta_t))
+    share = domain_share(recipe)
+    weights = {c.name: float(c.domain.cost.epsilon) ** 2 for c in todo if c.domain and c.domain.cost}
+    w_sum = sum(weights.values()) or 1.0
+    names = ", ".join(c.name for c in dp_cols)
+
+    def nothing_left(why: str) -> Exception:
+        return refusal(
+            f"the DP estimates of the domains of {names} {why}: nothing is left for the synthesizer "
+            f"of this release (epsilon {eps_t:g}, delta {delta_t:g}); give a larger budget, a smaller "
+            "domain share or type public domains",
+            field="budget",
+            page="budget",
+        )
+
+    gaussian_only = (
+        calculus == "gdp"
+        and not before
+        and all(c.domain is not None and c.domain.kind != "numeric" and c.domain.candidates for c in todo)
+    )
+    if gaussian_only and todo:
+        # Gaussian DP: every part is Gaussian, so mu's add in quadrature (Dong, Roth & Su 2022).
+        # The noise that runs is discrete (counts on the lattice 2^-20 Z, the synthesizer's on its
+        # lattices): the allowances below compose exactly to the typed total, and the noise is
+        # calibrated to them scaled by the lattice shave of the whole release (privacy.lattice_mu_for
+        # over every released coordinate), so the discrete law meets the typed (epsilon, delta).
+        synth = _synthesizer_for(method, recipe)
+        lattice_dim = getattr(synth, "_lattice_dim", None)
+        if lattice_dim is not None:
+            dims = sum(len(c.domain.candidates or ()) for c in todo if c.domain is not None)
+            dims += int(lattice_dim(_label_classes_bound(recipe)))
+            mu_t = privacy.gdp_mu_for(eps_t, delta_t)
+            shave = privacy.lattice_mu_for(eps_t, delta_t, dims) / mu_t
+            charges: dict[str, Any] = {}
+            used = 0.0
+            for c in todo:
+                mu_c = mu_t * (share * weights[c.name] / w_sum) ** 0.5
+                used += mu_c**2
+                d_c = delta_t * mu_c**2 / mu_t**2
+                charges[c.name] = DomainCharge(
+                    rho=mu_c**2 / 2.0,
+                    epsilon=privacy.gdp_epsilon(mu_c, d_c),
+                    delta=d_c,
+                    share=(eps_t * mu_c**2 / mu_t**2, d_c),
+                    sigma=2.0**0.5 / (mu_c * shave),
+                    gdp_mu=mu_c,
+                )
+            mu_s = (mu_t**2 - used) ** 0.5 * (1.0 - 1e-12)  # float rounding: never above the typed total
+            d_s = delta_t - sum(ch.delta for ch in charges.values())
+            return BudgetSplit(
+                "gdp",
+                charges,
+                privacy.gdp_epsilon(mu_s * shave, d_s),
+                d_s,
+                (eps_t * mu_s**2 / mu_t**2, d_s),
+                mu=mu_s,
+            )
+    # zCDP: bounds are bounded-range exponential mechanisms (eps^2/8 per draw, Cesar & Rogers
+    # 2021), Gaussian counts 1/sigma^2, partition selections approximate zCDP (their deltas add),
+    # the synthesizer's Gaussians mu^2/2 and selections eps^2/8; rho's add (Bun & Steinke 2016)
+    n_sel = sum(1 for c in todo if c.domain is not None and c.domain.kind != "numeric" and not c.domain.candidates)
+    sel_each = share * delta_t / n_sel if n_sel else 0.0
+    pre_eps = sum(float(c.domain.cost.epsilon) for c in before if c.domain and c.domain.cost)
+    pre_delta = sum(float(c.domain.cost.delta) for c in before if c.domain and c.domain.cost)
+    eps_avail = eps_t - pre_eps
+    d_conv = delta_t - pre_delta - n_sel * sel_each
+    if not (eps_avail > 0 and d_conv > 0):
+        raise nothing_left(f"use epsilon {pre_eps:.4g} and delta {pre_delta + n_sel * sel_each:.3g}")
+    rho_t = accounting.zcdp_rho_for(eps_avail, d_conv)
+    charges = {}
+    used = 0.0
+    for c in todo:
+        rho_c = rho_t * share * weights[c.name] / w_sum
+        used += rho_c
+        d_c = d_conv * rho_c / rho_t
+        eps_share = eps_avail * rho_c / rho_t
+        if c.domain is not None and c.domain.kind == "numeric":
+            eps_b = 4.0 * rho_c**0.5
+            charges[c.name] = DomainCharge(
+                rho=eps_b**2 / 16.0, epsilon=eps_b, delta=0.0, share=(eps_share, d_c), epsilon_bounds=eps_b
+            )
+        elif c.domain is not None and c.domain.candidates:
+            charges[c.name] = DomainCharge(
+                rho=rho_c,
+                epsilon=accounting.zcdp_epsilon(rho_c, d_c),
+                delta=d_c,
+                share=(eps_share, d_c),
+                sigma=rho_c**-0.5,
+            )
+        else:
+            charges[c.name] = DomainCharge(
+                rho=rho_c,
+                epsilon=accounting.zcdp_epsilon(rho_c, d_c),
+                delta=d_c + sel_each,
+                share=(eps_share, d_c + sel_each),
+                sigma=rho_c**-0.5,
+                selection_delta=sel_each,
+            )
+    rho_s = (rho_t - used) * (1.0 - 1e-12)  # float rounding: never above the typed total
+    if not rho_s > 0:
+        raise nothing_left("use the whole budget")
+    d_s = d_conv * rho_s / rho_t
+    if calculus == "gdp":  # a Gaussian synthesizer in a zCDP plan: its mu^2/2 is its rho
+        mu_s = (2.0 * rho_s) ** 0.5
+        synth_eps = privacy.gdp_epsilon(mu_s, d_s)
+    else:
+        synth_eps = privacy.zcdp_epsilon(rho_s, d_s)
+    return BudgetSplit("zcdp", charges, synth_eps, d_s, (eps_avail * rho_s / rho_t, d_s), rho=rho_s)
+
+
+def _synthesizer_for(method: str, recipe: Recipe) -> Synthesizer:
+    from dpstudio.engine.synth import SYNTHESIZERS
+
+    return SYNTHESIZERS[method](**_options(recipe))
 
 
 @dataclass(frozen=True)
@@ -113,13 +320,20 @@ class SynthesizerRelease:
     options: tuple[tuple[str, object], ...]
     epsilon: float
     delta: float
+    #: the zCDP rho its releases may spend in all (a zCDP plan; MST and AIM calibrate to it
+    #: exactly from (epsilon, delta), a Gaussian-DP synthesizer's mu^2/2 stays at most it)
+    rho: float | None = None
+    #: the GDP mu allowance (a Gaussian-DP plan; the fit's mu stays at most it)
+    mu: float | None = None
 
     def privacy_loss(self) -> PrivacyLoss:
         return PrivacyLoss(
             epsilon=self.epsilon,
             delta=self.delta,
             kind="dp",
-            label=f"{self.method} synthesizer (its Gaussian releases composed exactly to this total)",
+            label=f"{self.method} synthesizer (its releases composed exactly to this total)",
+            zcdp_rho=self.rho if self.mu is None else None,
+            gdp_mu=self.mu,
         )
 
     def _synthesizer(self) -> Synthesizer:
@@ -153,24 +367,13 @@ def compile(recipe: Recipe) -> ReleasePlan:
 
     method = method_of(recipe)
     opts = _options(recipe)
-    # the epsilon the user typed is the release's total: DP domain estimates are paid out of it
-    # (basic composition, the plan's method) and the synthesizer gets what is left
-    domains = domain_units(recipe)
-    spent_eps = sum(float(u.loss.epsilon) for u in domains)
-    spent_delta = sum(float(u.loss.delta) for u in domains)
-    eps = float(recipe.budget.epsilon) - spent_eps
-    delta = float(recipe.budget.delta) - spent_delta
-    if domains and (eps <= 0 or delta < 0 or (recipe.budget.delta > 0 and delta <= 0)):
-        names = ", ".join(c for u in domains for c in u.columns)
-        raise refusal(
-            f"the DP estimates of the domains of {names} use epsilon {spent_eps:.4g} and delta "
-            f"{spent_delta:.3g}: the whole budget of this release (epsilon {recipe.budget.epsilon:g}, "
-            f"delta {recipe.budget.delta:g}), nothing is left for the synthesizer; give a larger "
-            "budget or type public domains",
-            field="budget",
-            page="budget",
-        )
-    mech = SynthesizerRelease(method, tuple(sorted(opts.items())), eps, delta)
+    # the epsilon the user typed is the release's total: DP domain estimates and the synthesizer
+    # share it, planned up front and composed in zCDP (or Gaussian DP when every part is Gaussian)
+    split = budget_split(recipe, method)
+    domains = domain_units(recipe, split.charges)
+    mech = SynthesizerRelease(
+        method, tuple(sorted(opts.items())), split.synth_epsilon, split.synth_delta, split.rho, split.mu
+    )
     kept = tuple(c.name for c in recipe.columns if c.role not in ("identifier", "ignore", "embedding"))
     unit = PlanUnit(
         name="whole table",
@@ -179,7 +382,7 @@ def compile(recipe: Recipe) -> ReleasePlan:
         mechanism_name=method,
         loss=mech.privacy_loss(),
         mechanism=mech,
-        budget_share=(mech.epsilon, mech.delta),
+        budget_share=split.share,
         description=METHOD_TEXT[method],
         facts=opts,
         post_processing=(
@@ -188,7 +391,8 @@ def compile(recipe: Recipe) -> ReleasePlan:
         ),
     )
     units = domains + [unit]
-    composition = compose([u.loss for u in units], delta=recipe.budget.delta or None, method="basic")
+    how = {"basic": "basic", "zcdp": "zcdp+basic", "gdp": "gdp"}[split.calculus]
+    composition = compose([u.loss for u in units], delta=recipe.budget.delta or None, method=how)
     return ReleasePlan(
         release_type="synthetic",
         guarantee="central",
@@ -229,8 +433,13 @@ def _declared_dtypes(synth: pd.DataFrame, recipe: Recipe) -> pd.DataFrame:
             conv = pd.to_numeric(synth[c.name], errors="coerce")
             if conv.notna().all():
                 synth[c.name] = conv.round().astype(np.int64)
+            elif c.domain is not None and c.domain.missing and conv.notna().sum() == synth[c.name].notna().sum():
+                # a column that may be empty: pandas' nullable integers keep the empty cells
+                synth[c.name] = conv.round().astype("Int64")
         elif c.type == "categorical" and c.domain is not None and c.domain.categories:
-            synth[c.name] = pd.Categorical(synth[c.name].astype(str), categories=list(c.domain.categories))
+            # an empty cell stays empty (never the text "nan"/"None", which could be a category)
+            col = synth[c.name]
+            synth[c.name] = pd.Categorical(col.astype(str).where(col.notna()), categories=list(c.domain.categories))
     return synth
 
 
@@ -266,6 +475,7 @@ def execute(
             f"synthesizer {method} spent ({loss.epsilon}, {loss.delta}) beyond the recipe's "
             f"({recipe.budget.epsilon}, {recipe.budget.delta})"
         )
+    _check_against_unit(method, loss, mech)
     transcript = [
         f"{c.label}: epsilon={c.epsilon:.4g}, delta={c.delta:.3g}"
         + (f", mu={c.gdp_mu:.4g}" if c.gdp_mu is not None else "")
@@ -297,6 +507,20 @@ def execute(
     return ReleaseOutcome(
         data=out, steward_stats=dict(domain_notes), public_stats=public, final_plan=final, drawn_by=drawn_by
     )
+
+
+def _check_against_unit(method: str, loss: PrivacyLoss, mech: SynthesizerRelease) -> None:
+    """The fit's own record (its ``privacy_loss()``) against the plan unit's part of the budget:
+    a zCDP fit's rho at most the unit's, a Gaussian-DP fit's mu at most the unit's allowance."""
+    tol = 1 + 1e-9
+    rho = (loss.details or {}).get("zcdp_rho", loss.zcdp_rho)
+    mu = loss.gdp_mu
+    if mech.rho is not None and mech.mu is None:
+        spent = rho if rho is not None else (mu * mu / 2.0 if mu is not None else None)
+        if spent is None or not spent <= mech.rho * tol:
+            raise RuntimeError(f"synthesizer {method} spent rho {spent} beyond its part of the plan ({mech.rho})")
+    if mech.mu is not None and (mu is None or not mu <= mech.mu * tol):
+        raise RuntimeError(f"synthesizer {method} spent mu {mu} beyond its part of the plan ({mech.mu})")
 
 
 def proven_figure(loss: PrivacyLoss) -> dict[str, Any] | None:

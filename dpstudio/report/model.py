@@ -588,10 +588,14 @@ def synthesizer_components(public_stats: dict) -> list[dict]:
     return out
 
 
-_SYNTH_NAME = {"mst": "MST", "pearl": "PEARL", "merf": "DP-MERF"}
+_SYNTH_NAME = {"mst": "MST", "pearl": "PEARL", "merf": "DP-MERF", "aim": "AIM"}
+#: synthesizers whose releases compose in zero-concentrated DP (the others in Gaussian DP)
+_ZCDP_SYNTHS = ("mst", "aim")
 _ONE_WAY = re.compile(r"^1-way (?P<a>.+)$")
-_TWO_WAY = re.compile(r"^2-way (?P<a>.+) x (?P<b>.+)$")
+_K_WAY = re.compile(r"^(?P<k>[23])-way (?P<cols>.+)$")
 _EDGE = re.compile(r"^tree edge \d+ \(exponential mechanism\)$")
+_ROUND = re.compile(r"^selection round \d+ \(exponential mechanism\)$")
+_K_NAME = {"2": "two-way", "3": "three-way"}
 
 
 def _part_kind(label: str) -> tuple[str, str | None]:
@@ -600,11 +604,14 @@ def _part_kind(label: str) -> tuple[str, str | None]:
     m = _ONE_WAY.match(tail)
     if m:
         return "one-way marginals", m["a"]
-    m = _TWO_WAY.match(tail)
+    m = _K_WAY.match(tail)
     if m:
-        return "two-way marginals along the tree", f"{m['a']} \u00d7 {m['b']}"
+        along = " along the tree" if label.startswith("MST") else ""
+        return f"{_K_NAME[m['k']]} marginals{along}", " \u00d7 ".join(m["cols"].split(" x "))
     if _EDGE.match(tail):
         return "tree edges chosen", None
+    if _ROUND.match(tail):
+        return "marginals chosen (one per round)", None
     return tail, None
 
 
@@ -630,7 +637,7 @@ def synthesizer_groups(components: list[dict]) -> list[dict]:
     out = []
     for g in groups.values():
         gaussian = all(m is not None for m in g["mu"])
-        exponential = "exponential" in g["title"] or g["title"] == "tree edges chosen"
+        exponential = "exponential" in g["title"] or g["title"] in ("tree edges chosen", "marginals chosen (one per round)")
         g["mechanism"] = "Gaussian noise" if gaussian else ("exponential mechanism" if exponential else "\u2014")
         g["gaussian"] = gaussian
         out.append(g)
@@ -645,6 +652,69 @@ def _each(values: list) -> str:
     return fmt(lo) if math.isclose(lo, hi, rel_tol=1e-3) else f"{fmt(lo)} to {fmt(hi)}"
 
 
+def _domain_estimate_rows(plan) -> list[list[Cell]]:
+    """A synthetic release's DP domain estimates as rows of its accounting table: what each found,
+    its noise and its part of the joint budget (zCDP rho, approximate-zCDP delta, or Gaussian-DP
+    mu), read off the plan's units."""
+    rows = []
+    for u in plan.units:
+        if u.kind != "domain":
+            continue
+        col = u.columns[0] if u.columns else u.name
+        loss = u.loss
+        if u.name.startswith("bounds of"):
+            what = f"Range of {col} (two quantiles on a public grid)"
+        elif u.mechanism_name.endswith("partition selection"):
+            what = f"Categories of {col} (values kept when their noisy count passes a threshold)"
+        else:
+            what = f"Categories of {col} (noisy counts of the listed candidates)"
+        releases = 2 if u.name.startswith("bounds of") else 1
+        if u.mechanism is None:
+            what += ", done before this release"
+            noise = f"\u03b5 = {_eps(loss.epsilon)}, \u03b4 = {fmt(loss.delta)} (added by basic composition)"
+        elif u.noise.sigma is not None:
+            noise = f"Gaussian, \u03c3 = {fmt(u.noise.sigma)}"
+            if loss.gdp_mu is not None and plan.composition.method == "gdp":
+                noise += f" (\u03bc = {fmt(loss.gdp_mu)})"
+            elif loss.zcdp_rho is not None:
+                noise += f" (zCDP \u03c1 = {fmt(loss.zcdp_rho)}"
+                noise += f"; approximate zCDP, \u03b4 = {fmt(loss.zcdp_delta)})" if loss.zcdp_delta else ")"
+        elif loss.zcdp_rho is not None:
+            noise = (
+                f"exponential mechanism, \u03b5 = {_eps(loss.epsilon / 2)} each "
+                f"(zCDP \u03c1 = \u03b5\u00b2/8 each, {fmt(loss.zcdp_rho)} in all, bounded range)"
+            )
+        else:
+            noise = f"\u03b5 = {_eps(loss.epsilon)}, \u03b4 = {fmt(loss.delta)}"
+        rows.append([Cell(what), Cell(fmt(releases)), Cell(noise)])
+    return rows
+
+
+def _release_together_row(plan, releases: int) -> list[Cell]:
+    """The last row of a synthetic release's accounting with DP domain estimates: every part
+    composed, which gives the plan's total (the epsilon chosen)."""
+    total = plan.total
+    method = plan.composition.method
+    if method == "gdp" and total.gdp_mu is not None:
+        how = (
+            f"Gaussian differential privacy: the domain estimates and the synthesizer compose to "
+            f"\u03bc = {fmt(total.gdp_mu)} (\u03bc\u00b2's add), converted to \u03b5 = {_eps(total.epsilon)} "
+            f"at \u03b4 = {fmt(total.delta)} (Dong, Roth & Su 2019): the budget chosen"
+        )
+    elif method == "zcdp+basic" and total.zcdp_rho is not None:
+        approx = float(total.zcdp_delta)
+        how = (
+            f"zero-concentrated DP: the domain estimates' and the synthesizer's \u03c1 add up to "
+            f"\u03c1 = {fmt(total.zcdp_rho)}"
+            + (f", the thresholds' \u03b4 to {fmt(approx)} (Bun & Steinke 2016)" if approx else "")
+            + f"; converted at \u03b4 = {fmt(total.delta - approx)} to \u03b5 = {_eps(total.epsilon)}, "
+            f"\u03b4 = {fmt(total.delta)} (Canonne, Kamath & Steinke 2020): the budget chosen"
+        )
+    else:
+        how = f"{method} composition: \u03b5 = {_eps(total.epsilon)}, \u03b4 = {fmt(total.delta)}"
+    return [Cell("Together"), Cell(fmt(releases)), Cell(how)]
+
+
 def synthesizer_accounting(result) -> list[Block]:
     """The synthesizer's accounting as what it is: its releases grouped (what each group measured,
     with which noise), how they compose (zCDP for MST, Gaussian DP for PEARL / DP-MERF), and the
@@ -655,7 +725,7 @@ def synthesizer_accounting(result) -> list[Block]:
         return []
     method = str(ps.get("synthesizer") or "")
     groups = synthesizer_groups(comps)
-    zcdp = method == "mst"
+    zcdp = method in _ZCDP_SYNTHS
     rows, rhos, mus = [], [], []
     for g in groups:
         what = g["title"][:1].upper() + g["title"][1:]
@@ -695,12 +765,20 @@ def synthesizer_accounting(result) -> list[Block]:
         )
     else:
         how = f"composed to \u03b5 = {_eps(eps)}, \u03b4 = {fmt(delta)}"
-    rows.append([Cell("Together"), Cell(fmt(len(comps))), Cell(how)])
+    domain_rows = _domain_estimate_rows(result.plan)
+    if domain_rows:
+        rows = domain_rows + rows
+        rows.append([Cell("The synthesizer's releases together"), Cell(fmt(len(comps))), Cell(how)])
+        rows.append(_release_together_row(result.plan, len(comps) + len(domain_rows)))
+    else:
+        rows.append([Cell("Together"), Cell(fmt(len(comps))), Cell(how)])
     blocks = [
         Block(
             "p",
             f"What the {_SYNTH_NAME.get(method, method)} synthesizer measured on the data, with "
-            "the noise each measurement got. Everything else it did (fitting its model, drawing the "
+            "the noise each measurement got"
+            + (", after the estimates of the domains that were not public" if domain_rows else "")
+            + ". Everything else it did (fitting its model, drawing the "
             "rows) used only these noisy measurements, so it costs no privacy.",
         ),
         Block(

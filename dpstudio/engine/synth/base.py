@@ -36,6 +36,11 @@ class FittedSynth(ABC):
 
 class Synthesizer(ABC):
     name = "base"
+    #: the calculus its fit calibrates in: "zcdp" (its releases' rho's add to the rho of the
+    #: (epsilon, delta) it is given, as MST and AIM do) or "gdp" (Gaussian releases whose mu's
+    #: add in quadrature to the mu of that (epsilon, delta), as PEARL and DP-MERF do).  A
+    #: synthetic release's plan reads it to share one budget with the DP domain estimates.
+    calculus = "zcdp"
 
     def budget_plan(self, epsilon: float, delta: float, n: int, n_classes: int) -> list[dict[str, Any]]:
         """How the fit will split its privacy budget, from public quantities only: one dict per

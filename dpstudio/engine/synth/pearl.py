@@ -6,7 +6,8 @@ Privacy (replace-one neighbours, n public), all releases Gaussian and composed e
 1. frequency scale sigma0 = DP mean distance of a fixed, data-independent pairing of the
    records (pairs (pi(2j), pi(2j+1)), pi a public random permutation).  Each record sits in
    exactly one of the P = floor(n/2) pairs and a pair distance lies in [0, diam] with
-   diam = sqrt(4 n_num + 2 n_cat) (encoded domain), so the replace-one L2 sensitivity of
+   diam = sqrt(4 n_num + 2 n_cat) (encoded domain; missing-value slots and indicator blocks
+   leave it unchanged, see :mod:`.encoding`), so the replace-one L2 sensitivity of
    the mean is diam / P.
 2. class proportions c = (1/n) sum e_{y_i}: a replaced record moves one unit between two
    cells, sensitivity sqrt(2)/n (0 if there is no label: then nothing is released).
@@ -178,6 +179,8 @@ class EmbeddingSynthesizer(Synthesizer):
 
     #: the frequency scale is always a public value (DP-MERF): no sigma0 release
     public_sigma0 = False
+    #: Gaussian releases calibrated in Gaussian DP (Synthesizer.calculus)
+    calculus = "gdp"
 
     def _mu_shares(self, n_classes: int) -> dict[str, float]:
         """mu^2 shares of the releases this config makes (they add up to 1)."""

@@ -134,6 +134,68 @@ def _fmt(x: float) -> str:
     return f"{float(x):.4g}"
 
 
+#: the synthetic release's budget split table (:func:`synthetic_split_rows`)
+SPLIT_COLUMNS = ("part", "share", "epsilon")
+
+
+def split_headers() -> list[str]:
+    return [tr("Part of the release"), tr("Share of the budget"), tr("ε of that share")]
+
+
+def _split_part_text(unit) -> str:
+    col = unit.columns[0] if unit.columns else unit.name
+    if unit.kind == "synthesizer":
+        return tr("Fitting the synthesizer")
+    what = tr("Finding the range of {0}") if unit.name.startswith("bounds of") else tr("Finding the categories of {0}")
+    text = what.format(col)
+    if unit.mechanism is None:
+        text += " " + tr("(done before this release)")
+    return text
+
+
+def synthetic_split_rows(plan) -> list[tuple[str, str, str, str]]:
+    """A synthetic release's budget as the budget page's split table shows it: one row per DP
+    domain estimate and one for the synthesizer (what it is in plain words, its share of the
+    budget in percent, the ε of that share, a tooltip), then the total, which is the ε typed.
+
+    Read off the plan: each unit's ``budget_share`` (its part of the typed (ε, δ), proportional to
+    its zCDP ρ or Gaussian-DP μ²) and the plan's total; nothing is recomputed."""
+    if plan is None or plan.release_type != "synthetic":
+        return []
+    total = float(plan.total.epsilon)
+    rows = []
+    for u in plan.units:
+        eps_share = float(u.budget_share[0])
+        pct = 100.0 * eps_share / total if total > 0 else 0.0
+        tip = tr(
+            "On its own this step would be ε = {0}, δ = {1}; composed with the others it takes this share. "
+            "The accounting is in the details."
+        ).format(fmt_epsilon(u.epsilon), fmt_delta(u.delta))
+        rows.append((_split_part_text(u), f"{pct:.1f} %", fmt_epsilon(eps_share), tip))
+    rows.append(
+        (
+            tr("Total (the ε you chose)"),
+            "100 %",
+            fmt_epsilon(total),
+            tr("Every part composed together: the total the release spends and the ledger records."),
+        )
+    )
+    return rows
+
+
+def split_caption(plan) -> str:
+    """One plain sentence under the split table (why the shares are not simply added)."""
+    if plan is None or plan.release_type != "synthetic":
+        return ""
+    if not any(u.kind == "domain" for u in plan.units):
+        return tr("The synthesizer has the whole budget: every domain is public.")
+    return tr(
+        "The ε you chose is the whole budget: finding the unknown domains takes a fixed share and the "
+        "synthesizer gets the rest. Each share's ε is its part of the total; the parts are composed "
+        "together, which gives each one more than splitting ε by simple addition would."
+    )
+
+
 def details_html(plan, synth_plan: list[dict] | None = None, method: str = "") -> str:
     """The specialist's view of the plan, for the collapsed "Details" area: each unit's mechanism
     id and the accounting quantities (zCDP ρ, Gaussian-DP μ, whether an RDP curve is used), how the
@@ -181,8 +243,27 @@ def details_html(plan, synth_plan: list[dict] | None = None, method: str = "") -
         )
         + "</p>"
     )
+    if plan.release_type == "synthetic" and any(u.kind == "domain" for u in plan.units):
+        if comp.method == "gdp":
+            calc = tr(
+                "One budget for the whole release, in Gaussian DP (Dong, Roth & Su 2022): every part is "
+                "Gaussian, so the parts' μ² add up to the μ of the typed (ε, δ)."
+            )
+        else:
+            calc = tr(
+                "One budget for the whole release, in zero-concentrated DP (Bun & Steinke 2016): the parts' "
+                "ρ add up (a domain's exponential-mechanism bounds ε²/8 per quantile, Gaussian counts 1/σ²); "
+                "finding categories without a list is approximate zCDP, whose δ's add; the sum is converted "
+                "to (ε, δ) (Canonne, Kamath & Steinke 2020) at the typed δ minus those δ's."
+            )
+        approx = [u for u in plan.units if u.loss.zcdp_delta]
+        if approx:
+            calc += " " + tr("Approximate-zCDP δ: {0}.").format(
+                ", ".join(f"{u.name} {_fmt(u.loss.zcdp_delta)}" for u in approx)
+            )
+        parts.append("<p>" + e(calc) + "</p>")
     if synth_plan:
-        unit = tr("zCDP ρ") if method == "mst" else tr("Gaussian-DP μ²")
+        unit = tr("Gaussian-DP μ²") if method in ("pearl", "merf") else tr("zCDP ρ")
         lines = [e(tr("The synthesizer's accounting: shares of {0}, which add up exactly:").format(unit))]
         for part in synth_plan:
             lines.append("• " + e(tr("{0}: {1:.1f} % of {2}").format(tr(part["part"]), 100 * part["share"], unit)))
@@ -327,6 +408,26 @@ class PreviewPanel(QWidget):
         tl.setSpacing(2)
         tl.addWidget(self.table, 1)
         tl.addWidget(self.share_note)
+        # a synthetic release: how the typed budget is split (domain estimates, synthesizer, total)
+        self.split_table = QTableWidget(0, len(SPLIT_COLUMNS))
+        self.split_table.setObjectName("budgetSplit")
+        self.split_table.setHorizontalHeaderLabels(split_headers())
+        self.split_table.verticalHeader().setVisible(False)
+        self.split_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.split_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.split_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.split_table.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.split_table.setWordWrap(False)
+        self.split_table.setToolTip(
+            tr("How the ε you chose is shared by the steps of this release. Open the details for the accounting.")
+        )
+        self.split_table.setVisible(False)
+        self.split_note = QLabel()
+        self.split_note.setWordWrap(True)
+        self.split_note.setObjectName("note")
+        self.split_note.setVisible(False)
+        tl.addWidget(self.split_table, 1)
+        tl.addWidget(self.split_note)
         tl.addStretch(0)
 
         # the specialist's figures (mechanism ids, zCDP ρ, μ², RDP), collapsed by default
@@ -575,6 +676,44 @@ class PreviewPanel(QWidget):
         t = self.table
         rows_h = t.verticalHeader().defaultSectionSize() * max(len(units), 3)
         t.setMaximumHeight(t.horizontalHeader().sizeHint().height() + rows_h + 2 * t.frameWidth() + 20)
+        self._fill_split(plan)
+
+    def _fill_split(self, plan) -> None:
+        """A synthetic release: the split table (domain estimates, synthesizer, total) in place
+        of the per-unit table."""
+        rows = synthetic_split_rows(plan)
+        synthetic = bool(rows)
+        self.table.setVisible(not synthetic)
+        if synthetic:
+            self.share_note.setVisible(False)
+        self.split_table.setVisible(synthetic)
+        self.split_note.setText(split_caption(plan))
+        self.split_note.setVisible(synthetic)
+        if not synthetic:
+            return
+        t = self.split_table
+        if t.rowCount() != len(rows):
+            t.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            for j, text in enumerate(row[: len(SPLIT_COLUMNS)]):
+                item = t.item(i, j)
+                if item is None:
+                    item = QTableWidgetItem()
+                    if j > 0:
+                        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    t.setItem(i, j, item)
+                if item.text() != text:
+                    item.setText(text)
+                item.setToolTip(row[3])
+            bold = i == len(rows) - 1
+            for j in range(len(SPLIT_COLUMNS)):
+                item = t.item(i, j)
+                if item is not None and item.font().bold() != bold:
+                    f = item.font()
+                    f.setBold(bold)
+                    item.setFont(f)
+        h = t.verticalHeader().defaultSectionSize() * len(rows)
+        t.setMaximumHeight(t.horizontalHeader().sizeHint().height() + h + 2 * t.frameWidth() + 6)
 
     def _row_clicked(self, row: int, _col: int) -> None:
         item = self.table.item(row, COL["unit"])
