@@ -371,3 +371,20 @@ def test_a_release_records_the_typed_total(tmp_path, method, kind):
     together = table["rows"][-1]
     assert together[0].text == "Together" and "the budget chosen" in together[2].text
     assert "\u03b5 = 1" in together[2].text
+    # each estimate's part of the typed total (the budget page's figure), not its stand-alone
+    # epsilon, is what the estimates table shows; the parts and the synthesizer's add to the total
+    est = next(
+        b.content
+        for s in model.sections
+        for b in s.blocks
+        if b.kind == "table" and b.content["head"][:3] == ["Estimate", "Method", "Part of the total (ε)"]
+    )
+    domain_units = [u for u in res.plan.units if u.kind == "domain"]
+    assert [r[2].text for r in est["rows"]] == [_eps_text(u.budget_share[0]) for u in domain_units]
+    assert sum(u.budget_share[0] for u in res.plan.units) == pytest.approx(1.0, rel=1e-9)
+
+
+def _eps_text(v):
+    from dpstudio.report.model import _eps
+
+    return _eps(v)

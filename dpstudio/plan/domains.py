@@ -291,7 +291,7 @@ def run_domain_units(
             if len(cats) < 2:
                 raise UserError(
                     f"column {col.name!r}: DP category discovery kept no category; "
-                    f"give a public category list (or a larger cost)"
+                    "give a public category list, or more budget for this estimate"
                 )
             new_domain[col.name] = replace(d, categories=cats, other=other)
             notes[f"dp_domain:{col.name}"] = list(cats)

@@ -247,7 +247,12 @@ def _domain_text(col, dp_values, external: bool, estimate=None) -> tuple[str, st
         return "\u2014", "\u2014", False
     src = T.SOURCE_TEXT.get(d.source, d.source)
     if d.source == "dp" and estimate is not None:
-        src += f" (cost {_loss_text(estimate.epsilon, estimate.delta)}, included in the total)"
+        share = _own_share(estimate)
+        if share is not None:  # a part of a total composed tightly (a synthetic release's split)
+            alone = _loss_text(estimate.epsilon, estimate.delta)
+            src += f" (part of the total: \u03b5 {_eps(share[0])}; on its own {alone})"
+        else:
+            src += f" (cost {_loss_text(estimate.epsilon, estimate.delta)}, included in the total)"
     if d.source == "data" and external:
         return T.WITHHELD, src, True
     if d.kind == "numeric":
@@ -269,6 +274,15 @@ def _domain_text(col, dp_values, external: bool, estimate=None) -> tuple[str, st
     if d.other:
         shown += f" (other values \u2192 {d.other})"
     return shown, src, d.source == "data"
+
+
+def _own_share(unit) -> tuple[float, float] | None:
+    """A unit's part of the typed total when it differs from its stand-alone (epsilon, delta): the
+    plan composed its parts more tightly than by adding them (a synthetic release's split)."""
+    share = getattr(unit, "budget_share", None)
+    if not share or share[0] is None or math.isclose(float(share[0]), float(unit.epsilon), rel_tol=1e-6):
+        return None
+    return float(share[0]), float(share[1])
 
 
 def _copied_columns(recipe) -> set[str]:
@@ -637,7 +651,10 @@ def synthesizer_groups(components: list[dict]) -> list[dict]:
     out = []
     for g in groups.values():
         gaussian = all(m is not None for m in g["mu"])
-        exponential = "exponential" in g["title"] or g["title"] in ("tree edges chosen", "marginals chosen (one per round)")
+        exponential = "exponential" in g["title"] or g["title"] in (
+            "tree edges chosen",
+            "marginals chosen (one per round)",
+        )
         g["mechanism"] = "Gaussian noise" if gaussian else ("exponential mechanism" if exponential else "\u2014")
         g["gaussian"] = gaussian
         out.append(g)
@@ -1533,22 +1550,43 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             "Domains estimated with differential privacy before the columns were released; their "
             "cost is part of the total:",
         )
-        s.add(
-            "table",
-            {
-                "head": ["Estimate", "Method", "ε", "δ"],
-                "rows": [
-                    [
-                        Cell(u.name),
-                        Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
-                        Cell(_eps(u.epsilon)),
-                        Cell(fmt(u.delta)),
-                    ]
-                    for u in estimates
-                ],
-                "widths": [30, 46, 12, 12],
-            },
-        )
+        shares = [_own_share(u) for u in estimates]
+        if any(sh is not None for sh in shares):
+            # composed tightly (zCDP / Gaussian DP): each estimate's part of the typed total, and
+            # the (epsilon, delta) it would have on its own, which do not add up
+            s.add(
+                "table",
+                {
+                    "head": ["Estimate", "Method", "Part of the total (ε)", "On its own (ε, δ)"],
+                    "rows": [
+                        [
+                            Cell(u.name),
+                            Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
+                            Cell(_eps(sh[0]) if sh is not None else _eps(u.epsilon)),
+                            Cell(_loss_text(u.epsilon, u.delta)),
+                        ]
+                        for u, sh in zip(estimates, shares, strict=True)
+                    ],
+                    "widths": [30, 34, 16, 20],
+                },
+            )
+        else:
+            s.add(
+                "table",
+                {
+                    "head": ["Estimate", "Method", "ε", "δ"],
+                    "rows": [
+                        [
+                            Cell(u.name),
+                            Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
+                            Cell(_eps(u.epsilon)),
+                            Cell(fmt(u.delta)),
+                        ]
+                        for u in estimates
+                    ],
+                    "widths": [30, 46, 12, 12],
+                },
+            )
     s.add(
         "table",
         {"head": ["Part", "Mechanism", "ε", "δ"], "rows": _accounting_rows(plan), "widths": [30, 46, 12, 12]},

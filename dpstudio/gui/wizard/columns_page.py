@@ -341,7 +341,7 @@ class ColumnsPage(WizardPage):
                 else (
                     self.tr("— (released as is)")
                     if passes
-                    else domain_summary(c)
+                    else domain_summary(c, rec.release.type)
                     or (
                         self.tr("⚠ missing: type the public range")
                         if domain_kind(c.type) == "numeric"
@@ -433,6 +433,7 @@ class ColumnsPage(WizardPage):
         schema = self.session.schema  # empty cells per column: the "may be empty" proposal
         self.editor.empty_cells = {c.name: c.missing for c in schema.columns} if schema is not None else {}
         offer = self._offer(cols[0]) if len(cols) == 1 else None
+        self.editor.set_release_type(self.session.recipe.release.type if self.session.recipe is not None else None)
         self.editor.show_columns(cols, offer)
 
     def _offer(self, col):

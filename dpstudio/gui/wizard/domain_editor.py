@@ -48,14 +48,18 @@ def _list(text: str):
     return items or None
 
 
-def domain_summary(col) -> str:
+def domain_summary(col, release_type: str | None = None) -> str:
     d = col.domain
     if d is None:
         return ""
     if d.source == "dp":
-        return (f"DP estimate (ε {d.cost.epsilon:g})" if d.cost else "DP estimate") + (
-            " · may be empty" if d.missing else ""
-        )
+        # in a synthetic release the estimates share a part of the typed budget (the plan's
+        # split): the column's cost is only its weight in that part, not an epsilon of its own
+        if release_type == "synthetic" and not d.known:
+            head = "DP estimate (within the budget)"
+        else:
+            head = f"DP estimate (ε {d.cost.epsilon:g})" if d.cost else "DP estimate"
+        return head + (" · may be empty" if d.missing else "")
     if d.kind == "numeric":
         body = f"{_fmt(d.low)} … {_fmt(d.high)}" if d.known else "bounds from data"
     else:
@@ -167,7 +171,8 @@ class DomainEditor(QGroupBox):
         self.form.addRow(self.tr("Search from"), self.search_low)
         self.form.addRow(self.tr("Search to"), self.search_high)
         self.form.addRow(self.tr("Candidate categories"), self.candidates)
-        self.form.addRow(self.tr("Privacy cost (ε)"), self.cost)
+        self.cost_label = QLabel(self.tr("Privacy cost (ε)"))
+        self.form.addRow(self.cost_label, self.cost)
         self.form.addRow(self.tr("Rare-category risk (δ)"), self.delta)
         self.form.addRow(self.delta_note)
         box.addLayout(self.form)
@@ -208,6 +213,23 @@ class DomainEditor(QGroupBox):
             self.delta_note,
         ):
             self.form.setRowVisible(w, w in visible)
+
+    def set_release_type(self, release_type: str | None) -> None:
+        """Name the cost field for what it is in this release: an epsilon added to the total, or
+        (synthetic data) a weight within the part of the typed budget the estimates share."""
+        if release_type == "synthetic":
+            self.cost_label.setText(self.tr("Weight in the estimates' share"))
+            self.cost.setToolTip(
+                self.tr(
+                    "In a synthetic-data release the ε you chose is the total: the domain estimates "
+                    "share a small part of it (10 % by default) and the synthesizer gets the rest. "
+                    "A column with a larger weight gets a larger piece of that part. The Budget step "
+                    "shows the split."
+                )
+            )
+        else:
+            self.cost_label.setText(self.tr("Privacy cost (ε)"))
+            self.cost.setToolTip(self.tr("The ε spent on estimating this domain; it adds to the release's total."))
 
     def show_columns(self, cols, offer: Domain | None = None) -> None:
         """Show the domain of one column, or the one choice for several selected columns (of
