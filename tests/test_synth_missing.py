@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpstudio.engine.rng import RandomSource
+from dpstudio.engine.synth.aim import AIMSynthesizer
 from dpstudio.engine.synth.cells import CellLayout
 from dpstudio.engine.synth.encoding import ColumnSpec, Encoder, TableSpec
 from dpstudio.engine.synth.merf import MerfSynthesizer
@@ -53,10 +54,11 @@ def rate_by_label(frame: pd.DataFrame, col: str) -> dict[str, float]:
 
 SMALL = {  # fast settings (a few seconds each); rows of the table each is tested on
     "mst": lambda: MSTSynthesizer(),
+    "aim": lambda: AIMSynthesizer(),
     "pearl": lambda: PearlSynthesizer(steps=150, k=64),
     "merf": lambda: MerfSynthesizer(steps=150, k=64),
 }
-ROWS = {"mst": N, "pearl": 2000, "merf": 2000}
+ROWS = {"mst": N, "aim": N, "pearl": 2000, "merf": 2000}
 
 
 # ---- the cells and the encoding ------------------------------------------------------------
@@ -147,7 +149,7 @@ def test_encoded_records_with_missing_values_stay_inside_the_stated_bounds(num_f
 # ---- the synthesizers ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["mst", "pearl", "merf"])
+@pytest.mark.parametrize("method", ["mst", "aim", "pearl", "merf"])
 def test_synthesizers_produce_missing_values_at_about_the_real_rate(method):
     real = missing_table(ROWS[method])
     fitted = SMALL[method]().fit(real, missing_spec(), epsilon=1.0, delta=1e-5, rng=RandomSource(11))
@@ -157,13 +159,13 @@ def test_synthesizers_produce_missing_values_at_about_the_real_rate(method):
         # real rates ~0.22 and ~0.17; a fixed seed, and a band far wider than the noise at eps = 1
         assert abs(s - r) < 0.08, (method, col, r, s)
     assert not synth["y"].isna().any()  # the label may not be missing: never produced
-    if method == "mst":
-        # the dependence on the label survives (the tree joins each column to the label here)
+    if method in ("mst", "aim"):
+        # the dependence on the label survives (the model joins each column to the label here)
         a, v = rate_by_label(synth, "a"), rate_by_label(synth, "v")
         assert a["1"] - a["0"] > 0.2 and v["0"] - v["1"] > 0.12, (a, v)
 
 
-@pytest.mark.parametrize("method", ["mst", "pearl"])
+@pytest.mark.parametrize("method", ["mst", "aim", "pearl"])
 def test_without_the_flag_no_missing_value_is_produced(method):
     real = missing_table(1500)
     fitted = SMALL[method]().fit(real, missing_spec(missing=False), epsilon=1.0, delta=1e-5, rng=RandomSource(3))
@@ -172,11 +174,12 @@ def test_without_the_flag_no_missing_value_is_produced(method):
     assert set(synth["a"]) <= {"x", "y", "z"} and synth["v"].dtype.kind == "i"
 
 
-def test_mst_never_merges_the_missing_cell_into_other():
+@pytest.mark.parametrize("synth", [MSTSynthesizer, AIMSynthesizer])
+def test_compression_never_merges_the_missing_cell_into_other(synth):
     """Domain compression merges every small cell (a huge threshold here), but "missing" stays
     a cell of its own, so empty cells are still produced at about their rate."""
     real = missing_table(2000)
-    fitted = MSTSynthesizer(compress=1e9).fit(real, missing_spec(), epsilon=1.0, delta=1e-5, rng=RandomSource(5))
+    fitted = synth(compress=1e9).fit(real, missing_spec(), epsilon=1.0, delta=1e-5, rng=RandomSource(5))
     sizes = fitted.info["compressed_sizes"]
     assert sizes["a"] == 2 and sizes["v"] == 2  # "(other)" + "missing"
     synth = fitted.sample(2000, RandomSource(6))

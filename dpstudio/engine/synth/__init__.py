@@ -40,6 +40,8 @@ def _lazy(name: str) -> Callable[..., Synthesizer]:
             from .pearl import PearlSynthesizer as cls
         elif name == "merf":
             from .merf import MerfSynthesizer as cls
+        elif name == "aim":
+            from .aim import AIMSynthesizer as cls
         else:
             from .mst import MSTSynthesizer as cls
         return cls(*args, **kwargs)
@@ -52,6 +54,7 @@ SYNTHESIZERS: dict[str, Callable[..., Synthesizer]] = {
     "pearl": _lazy("pearl"),
     "merf": _lazy("merf"),
     "mst": _lazy("mst"),
+    "aim": _lazy("aim"),
 }
 
 __all__ = ["ColumnSpec", "Encoder", "TableSpec", "Synthesizer", "FittedSynth", "SYNTHESIZERS"]
