@@ -686,7 +686,10 @@ def build_parser() -> argparse.ArgumentParser:
         "they get a leading ' so a spreadsheet cannot run them as formulas)",
     )
     pi.add_argument(
-        "--synth", choices=("pearl", "merf", "mst"), default=None, help="synthetic data method (release type synthetic)"
+        "--synth",
+        choices=("aim", "mst", "pearl", "merf"),
+        default=None,
+        help="synthetic data method (release type synthetic)",
     )
     pi.add_argument("--option", action="append", metavar="KEY=VALUE", help="release option (JSON value)")
     pi.add_argument(

@@ -594,7 +594,9 @@ def test_the_typed_epsilon_is_the_total_of_a_synthetic_release(tmp_path):
     assert sum(rho[:-1]) == pytest.approx(0.1 * sum(rho)) and synth.loss.zcdp_rho == pytest.approx(0.9 * sum(rho))
     assert synth.epsilon < 2.0 and synth.delta < 1e-6
     data = tmp_path / "x.csv"
-    _frame()[["age", "city", "sick"]].to_csv(data, index=False)
+    # 25 copies: each city's count (~1,700) is far above the discovery threshold (~2.2 sigma,
+    # sigma ~35 for city's small part of the share), so no draw can drop every category
+    pd.concat([_frame()[["age", "city", "sick"]]] * 25).to_csv(data, index=False)
     ledger = Ledger(tmp_path / "ledger.sqlite")
     res = execute_release(replace(recipe, input=InputSpec(str(data))), output_path=tmp_path / "o.csv", ledger=ledger)
     assert res.plan.total.epsilon == pytest.approx(2.0) and res.plan.total.delta == pytest.approx(1e-6)

@@ -42,7 +42,7 @@ from dpstudio.recipe.model import (
     ReleaseSpec,
 )
 
-METHODS = ("mst", "pearl", "merf")
+METHODS = ("aim", "mst", "pearl", "merf")
 
 
 def _col(name, type_, role, domain):
@@ -328,7 +328,9 @@ def _data(n=3000, seed=3) -> pd.DataFrame:
     )
 
 
-@pytest.mark.parametrize(("method", "kind"), [("mst", "mixed"), ("mst", "no-lists"), ("merf", "lists")])
+@pytest.mark.parametrize(
+    ("method", "kind"), [("mst", "mixed"), ("mst", "no-lists"), ("merf", "lists"), ("aim", "mixed")]
+)
 def test_a_release_records_the_typed_total(tmp_path, method, kind):
     from dpstudio.ledger import Ledger
     from dpstudio.pipeline import execute_release
@@ -350,7 +352,7 @@ def test_a_release_records_the_typed_total(tmp_path, method, kind):
     # its mu stays within the unit's allowance (Gaussian DP)
     unit = res.plan.units[-1]
     comps = res.outcome.public_stats["synthesizer_components"]
-    if unit.loss.zcdp_rho is not None and method == "mst":
+    if unit.loss.zcdp_rho is not None and method in ("mst", "aim"):
         spent = sum(c["gdp_mu"] ** 2 / 2 if c["gdp_mu"] is not None else c["epsilon"] ** 2 / 8 for c in comps)
         assert spent == pytest.approx(unit.loss.zcdp_rho, rel=1e-9)
     else:

@@ -25,16 +25,22 @@ if TYPE_CHECKING:
     from dpstudio.engine.synth.base import FittedSynth, Synthesizer
     from dpstudio.engine.synth.encoding import ColumnSpec, TableSpec
 
-DEFAULT_METHOD = "pearl"
 METHOD_TEXT = {
+    "aim": "AIM: adaptively chosen noisy marginals + graphical model (McKenna et al. 2022)",
+    "mst": "MST: noisy marginals on a maximum spanning tree (McKenna et al. 2021)",
     "pearl": "PEARL: private characteristic-function embedding + generator (Liew et al. 2022)",
     "merf": "DP-MERF: random-Fourier-feature mean embedding + generator (Harder et al. 2021)",
-    "mst": "MST: noisy marginals on a maximum spanning tree (McKenna et al. 2021)",
 }
+#: the short names users see
+METHOD_NAME = {"aim": "AIM", "mst": "MST", "pearl": "PEARL", "merf": "DP-MERF"}
+#: synthesizers that measure noisy marginals (counts) rather than one embedding
+MARGINAL_METHODS = ("aim", "mst")
 
 
 def method_of(recipe: Recipe) -> str:
-    method: str = recipe.release.options.get("method", DEFAULT_METHOD)
+    """The recipe's synthesizer: its ``method`` option, or the recommended one when it names none
+    (:func:`recommend_method`, a function of the public schema)."""
+    method: str = recipe.release.options.get("method") or recommend_method(recipe)[0]
     if method not in METHOD_TEXT:
         raise refusal(
             f"release option method={method!r}: choose one of {', '.join(METHOD_TEXT)}", field="release", page="release"

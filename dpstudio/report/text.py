@@ -136,6 +136,7 @@ MECHANISM_TEXT = {
     "rr": "randomized response (categories)",
     "metric": "metric-DP selection (embeddings)",
     "none": "released unchanged",
+    "aim": "AIM synthesizer (adaptively chosen noisy marginals)",
     "mst": "MST synthesizer (noisy marginals)",
     "merf": "DP-MERF synthesizer (mean embedding)",
     "pearl": "PEARL synthesizer (characteristic-function embedding)",

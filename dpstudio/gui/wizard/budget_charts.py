@@ -634,7 +634,7 @@ class PreviewPanel(QWidget):
 
     def _update_details(self, rec, plan) -> None:
         synth = None
-        method = rec.release.options.get("method", "pearl") if rec.release.type == "synthetic" else ""
+        method = _method(rec) if rec.release.type == "synthetic" else ""
         if rec.release.type == "synthetic":
             rows = self.session.schema.rows if self.session.schema is not None else 0
             synth = synth_budget_plan(rec, rows)
@@ -974,7 +974,7 @@ class PreviewPanel(QWidget):
         rows = self.session.schema.rows if self.session.schema is not None else 0
         # the synthesizer's own split of its budget (Synthesizer.budget_plan: public quantities only)
         synth_plan = synth_budget_plan(rec, rows)
-        split = budget_plan_text(synth_plan, rec.release.options.get("method", "pearl"))
+        split = budget_plan_text(synth_plan, _method(rec))
         self.error_chart.show_message(
             tr(
                 "Synthetic data adds its noise inside the synthesizer, not to each "
@@ -1001,14 +1001,16 @@ class PreviewPanel(QWidget):
                 ).format(calc["sigma"], calc["dim"])
             )
         else:
-            method = rec.release.options.get("method", "pearl")
+            from dpstudio.plan.synthetic import MARGINAL_METHODS
+
+            method = _method(rec)
             self.synth_text.setText(
                 tr(
                     "The synthesizer adds Gaussian noise to counts of the data "
-                    "(MST: no single embedding, so no noise-to-signal ratio). "
+                    "(no single embedding, so no noise-to-signal ratio). "
                     "A trial fit shows the result on a small sample."
                 )
-                if method == "mst"
+                if method in MARGINAL_METHODS
                 else tr(
                     "The noise-to-signal ratio needs a valid budget (ε and δ > 0). "
                     "A trial fit shows the result on a small sample."
@@ -1127,7 +1129,7 @@ def embedding_noise_to_signal(recipe, rows: int, plan: list[dict] | None = None)
     ratio.  None for MST or an invalid budget.  ``plan``: the recipe's plan if already at hand."""
     import math
 
-    if recipe.release.options.get("method", "pearl") not in ("pearl", "merf"):
+    if _method(recipe) not in ("pearl", "merf"):
         return None
     plan = plan if plan is not None else synth_budget_plan(recipe, rows)
     emb = next((p for p in plan or () if "sigma" in p and "embedding" in p["part"]), None)
@@ -1146,7 +1148,7 @@ def embedding_noise_to_signal(recipe, rows: int, plan: list[dict] | None = None)
 
 
 TRIAL_ROWS = 2000
-TRIAL_OPTIONS = {"pearl": {"steps": 300, "k": 100}, "merf": {"steps": 300, "k": 100}, "mst": {}}
+TRIAL_OPTIONS = {"pearl": {"steps": 300, "k": 100}, "merf": {"steps": 300, "k": 100}, "mst": {}, "aim": {}}
 
 
 def _marginal(col, orig, synth):
@@ -1170,6 +1172,18 @@ def _marginal(col, orig, synth):
     return "categorical", cats, ha, hb
 
 
+def _method(recipe) -> str:
+    """The synthesizer the plan will run (the recipe's choice or the recommended one); "" when
+    the recipe names an unknown one (the Release page reports it)."""
+    from dpstudio.errors import UserError
+    from dpstudio.plan.synthetic import method_of
+
+    try:
+        return method_of(recipe)
+    except UserError:
+        return ""
+
+
 def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> dict:
     """Worker job: a short fit of the synthesizer (few steps, few frequencies) on a sample, and the
     1-way marginals of every column, original sample vs synthetic rows.  Nothing is published."""
@@ -1179,7 +1193,9 @@ def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> di
     from dpstudio.plan import release_module
 
     rows = rows or TRIAL_ROWS
-    method = recipe.release.options.get("method", "pearl")
+    from dpstudio.plan.synthetic import method_of
+
+    method = method_of(recipe)
     quick = dict(TRIAL_OPTIONS.get(method, {}))
     opts = recipe.release.options.to_dict()
     for k, v in quick.items():

@@ -88,7 +88,12 @@ class ReleasePage(WizardPage):
         self.method_label = QLabel(self.tr("Synthesizer:"))
         self.method_row.addWidget(self.method_label)
         self.method_row.addWidget(self.method, 1)
-        grid.addLayout(self.method_row, 4, 0, 1, 2)
+        # why the recommended synthesizer is recommended, visible (not only in a tooltip)
+        self.method_why = note_label()
+        method_box = QVBoxLayout()
+        method_box.addLayout(self.method_row)
+        method_box.addWidget(self.method_why)
+        grid.addLayout(method_box, 4, 0, 1, 2)
         self.options_box = self._build_options()
         grid.addWidget(self.options_box, 5, 0, 1, 2)
         self.clamp = QCheckBox(self.tr("Keep released numbers within their public bounds"))
@@ -193,9 +198,10 @@ class ReleasePage(WizardPage):
         show = rec.release.type == "synthetic"
         self.method.setVisible(show)
         self.method_label.setVisible(show)
+        self.method_why.setVisible(show)
         if not show:
             return
-        from dpstudio.plan.synthetic import DEFAULT_METHOD, METHOD_TEXT, recommend_method
+        from dpstudio.plan.synthetic import METHOD_NAME, METHOD_TEXT, recommend_method
 
         best, why = recommend_method(rec)
         with blocked(self.method):
@@ -204,8 +210,10 @@ class ReleasePage(WizardPage):
                 for k, text in METHOD_TEXT.items():
                     self.method.addItem(text + (self.tr(" (recommended)") if k == best else ""), k)
                 self.method.setProperty("recommended", best)
-            self.method.setToolTip(self.tr("Recommended: {0} ({1})").format(best.upper(), why))
-            self.method.setCurrentIndex(max(0, self.method.findData(rec.release.options.get("method", DEFAULT_METHOD))))
+            self.method.setToolTip(self.tr("Recommended: {0} ({1})").format(METHOD_NAME[best], why))
+            self.method_why.setText(self.tr("Why {0} is recommended: {1}.").format(METHOD_NAME[best], why))
+            # no method chosen yet: the plan runs the recommended one, so that is what is shown
+            self.method.setCurrentIndex(max(0, self.method.findData(rec.release.options.get("method") or best)))
 
     def _refresh_table(self, rec):
         rtype = rec.release.type
