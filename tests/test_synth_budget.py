@@ -390,3 +390,38 @@ def _eps_text(v):
     from dpstudio.report.model import _eps
 
     return _eps(v)
+
+
+def test_a_synthetic_release_goes_on_when_discovery_keeps_no_category(tmp_path):
+    """A column whose values are all rare (a zip code held by one record each) loses every value
+    to the discovery threshold: the release goes on with the column reduced to its "other" value
+    (its estimate is already part of the total), instead of stopping after the data was read."""
+    from dpstudio.ledger import Ledger
+    from dpstudio.pipeline import execute_release
+
+    n = 600
+    g = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "age": g.integers(18, 90, n),
+            "zip": [f"{i:05d}" for i in range(n)],  # every value held by one record
+            "sick": g.choice(["no", "yes"], n),
+        }
+    )
+    data = tmp_path / "z.csv"
+    frame.to_csv(data, index=False)
+    zip_dp = Domain("categorical", source="dp", cost=Cost(0.1, 1e-8))
+    cols = [PUBLIC[0], _col("zip", "categorical", "sensitive", zip_dp), PUBLIC[2]]
+    recipe = _recipe(cols, 1.0, 1e-6, {"method": "mst"}, path=str(data))
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    res = execute_release(recipe, output_path=tmp_path / "o.csv", ledger=ledger)
+    out = pd.read_csv(tmp_path / "o.csv", dtype=str)
+    assert set(out["zip"]) == {"(other)"}
+    assert res.outcome.steward_stats["dp_domain:zip"] == ["(other)"]
+    assert ledger.show(res.input_sha256)["entries"][-1]["epsilon"] == pytest.approx(1.0)
+    # a record release still needs two categories for its randomized response: it stops
+    from dpstudio.errors import UserError
+
+    rec = replace(recipe, release=ReleaseSpec("record", Params.of({})))
+    with pytest.raises(UserError, match="kept no category"):
+        execute_release(rec, output_path=tmp_path / "r.csv", ledger=ledger)
