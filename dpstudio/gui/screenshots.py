@@ -61,7 +61,7 @@ def recipe_for(base, rtype: str):
         return set_release_type(r, rtype)
     if rtype == "synthetic":
         r = set_release_type(r, "synthetic")
-        r = replace(r, release=replace(r.release, options=r.release.options.with_(method="mst")))
+        r = replace(r, release=replace(r.release, options=r.release.options.with_(method="aim")))
         for c in r.columns:  # a column without a public domain is left out of the quick demo
             if c.role not in ("identifier", "ignore") and c.domain is None:
                 r = set_role(r, c.name, "ignore")

@@ -974,11 +974,18 @@ class PreviewPanel(QWidget):
         rows = self.session.schema.rows if self.session.schema is not None else 0
         # the synthesizer's own split of its budget (Synthesizer.budget_plan: public quantities only)
         synth_plan = synth_budget_plan(rec, rows)
-        split = budget_plan_text(synth_plan, _method(rec))
+        from dpstudio.plan.synthetic import MARGINAL_METHODS
+
+        method = _method(rec)
+        split = budget_plan_text(synth_plan, method)
         self.error_chart.show_message(
-            tr(
-                "Synthetic data adds its noise inside the synthesizer, not to each "
-                "value: see the noise-to-signal ratio and the trial fit."
+            (
+                tr("Synthetic data adds its noise inside the synthesizer, not to each value: see the trial fit.")
+                if method in MARGINAL_METHODS
+                else tr(
+                    "Synthetic data adds its noise inside the synthesizer, not to each "
+                    "value: see the noise-to-signal ratio and the trial fit."
+                )
             )
             + ("<br><br>" + split if split else "")
         )
