@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -92,12 +93,10 @@ def test_synthetic_release_on_adult(tmp_path, method, options):
         assert html.count("2 batch shards") == 1
 
 
-def test_recommended_method_follows_public_domain_sizes(tmp_path):
-    """recipe init without --synth writes the recommended method (MST on Adult's domains) and
-    says why; a declared domain with too many categories tips it to an embedding method."""
-    from dataclasses import replace
-
-    from dpstudio.plan.synthetic import MST_MAX_CATEGORIES, recommend_method
+def test_recommended_method_follows_the_public_schema(tmp_path):
+    """recipe init without --synth writes the recommended method (AIM on Adult) and says why; a
+    table wider than AIM's search can handle quickly tips it to MST (public input only)."""
+    from dpstudio.plan.synthetic import AIM_MAX_COLUMNS, recommend_method
     from dpstudio.recipe.model import load_recipe
 
     train = shared_dataset("adult", "train.csv")
@@ -105,9 +104,17 @@ def test_recommended_method_follows_public_domain_sizes(tmp_path):
     code, _, err = cli(*init_args(train, recipe))
     assert code == 0, err
     rec = load_recipe(recipe)
-    assert rec.release.options.get("method") == "mst" and "recommended" in err
-    many = ",".join(str(i) for i in range(MST_MAX_CATEGORIES + 1))
-    dom = rec.column("native-country").domain
-    rec2 = rec.with_column("native-country", domain=replace(dom, categories=tuple(many.split(","))))
-    method, why = recommend_method(rec2)
-    assert method == "merf" and str(MST_MAX_CATEGORIES + 1) in why
+    assert rec.release.options.get("method") == "aim" and "recommended" in err
+    kept = [c for c in rec.columns if c.role not in ("identifier", "ignore", "embedding")]
+    assert len(kept) <= AIM_MAX_COLUMNS
+    extra = tuple(replace(kept[0], name=f"copy{i}") for i in range(AIM_MAX_COLUMNS + 1 - len(kept)))
+    wide = replace(rec, columns=rec.columns + extra)
+    method, why = recommend_method(wide)
+    assert method == "mst" and str(AIM_MAX_COLUMNS + 1) in why
+    # the recommendation is also what runs when a recipe names no method
+    from dpstudio.plan.synthetic import method_of
+    from dpstudio.recipe.model import Params
+
+    opts = {k: v for k, v in wide.release.options.to_dict().items() if k != "method"}
+    bare = replace(wide, release=replace(wide.release, options=Params.of(opts)))
+    assert method_of(bare) == "mst"

@@ -115,6 +115,8 @@ def test_release_page_types_and_explanations(qtbot, loaded_demo):
     assert win.session.recipe.release.options.get("method") == best
     assert page.method.currentData() == best and "(recommended)" in page.method.currentText()
     assert why in page.method.toolTip()
+    # and why, visibly, not only in a tooltip
+    assert page.method_why.isVisible() and why in page.method_why.text()
     page.type_buttons["record"].setChecked(True)
     # every mechanism combo has a tooltip explaining it
     for r in range(page.table.rowCount()):
