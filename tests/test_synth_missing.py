@@ -290,6 +290,9 @@ def test_synthetic_release_of_a_csv_with_empty_cells_writes_empty_cells(tmp_path
     filled = pd.to_numeric(synth.loc[synth["v"] != "", "v"])
     assert filled.between(0, 100).all() and (filled == filled.round()).all()  # integers, not "12.0"
     assert set(synth.loc[synth["a"] != "", "a"]) <= {"x", "y", "z"}
+    # the report says which columns may be empty (a declared schema fact, like the domain)
+    report = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert report.count("may be empty (missing values kept as a value of their own)") == 2
 
 
 def test_declared_dtypes_keep_empty_cells():

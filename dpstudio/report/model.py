@@ -246,6 +246,8 @@ def _domain_text(col, dp_values, external: bool, estimate=None) -> tuple[str, st
     if d is None:
         return "\u2014", "\u2014", False
     src = T.SOURCE_TEXT.get(d.source, d.source)
+    if getattr(d, "missing", False):  # a public schema fact, declared like the domain
+        src += "; may be empty (missing values kept as a value of their own)"
     if d.source == "dp" and estimate is not None:
         share = _own_share(estimate)
         if share is not None:  # a part of a total composed tightly (a synthetic release's split)
