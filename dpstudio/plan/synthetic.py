@@ -171,7 +171,8 @@ def _label_classes_bound(recipe: Recipe) -> int:
 
 def budget_split(recipe: Recipe, method: str) -> BudgetSplit:
     """The split of the typed budget between the DP domain estimates and the synthesizer
-    (docs/domains.md §Who pays; docs/accounting.md §One budget for a synthetic release).
+    (docs/accounting.md §One budget for a synthetic release; the Gaussian category discovery:
+    docs/domains.md §Partition selection with Gaussian noise).
 
     The domain estimates to run get ``domain_share`` of the budget (of rho, or of mu^2), divided
     over the columns in proportion to the squares of their recipe costs (equal costs, the
