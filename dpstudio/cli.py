@@ -200,7 +200,7 @@ def cmd_recipe_init(args) -> int:
     if inferred:
         # the type fixes the output grid and the role whether a column is released at all
         print(
-            f"{len(inferred)} column(s) have a type or role read from the data, not confirmed "
+            f"{len(inferred)} column(s) have a type, role or 'may be empty' flag read from the data, not confirmed "
             f"(listed by 'dpstudio recipe check'); confirm with --type/--role or --confirm-inferred",
             file=sys.stderr,
         )

@@ -216,8 +216,12 @@ def test_recipe_round_trips_the_flag(tmp_path):
     back = recipe_from_json(data)
     assert back.column("a").domain.missing and not back.column("v").domain.missing
     assert back.sha256() == rec.sha256()
+    data["columns"][0]["domain"]["missing"] = "inferred"  # read from the data, not confirmed
+    inferred = recipe_from_json(data)
+    assert inferred.column("a").domain.missing and inferred.column("a").domain.missing_inferred
+    assert json.loads(inferred.dumps())["columns"][0]["domain"]["missing"] == "inferred"
     data["columns"][0]["domain"]["missing"] = "yes"
-    with pytest.raises(RecipeError, match="missing: expected true or false"):
+    with pytest.raises(RecipeError, match="missing"):
         recipe_from_json(data)
 
 
@@ -271,6 +275,32 @@ def test_recipe_init_proposes_the_flag_from_empty_cells(tmp_path, capsys):
     assert rec.column("a").domain.missing and rec.column("v").domain.missing
     assert not rec.column("y").domain.missing  # the label has no empty cell
     assert "a: may be empty (read from the data" in err and "v: may be empty" in err
+    # read from the data, so one record can flip it: an inferred fact until confirmed
+    from dpstudio.recipe.build import confirm_inferred_facts
+    from dpstudio.recipe.validate import inferred_facts
+
+    assert rec.column("a").domain.missing_inferred and '"missing": "inferred"' in recipe.read_text()
+    flagged = {f["column"] for f in inferred_facts(rec) if f.get("may be empty")}
+    assert flagged == {"a", "v"}
+    sure = confirm_inferred_facts(rec)
+    assert sure.column("a").domain.missing and not sure.column("a").domain.missing_inferred
+    assert not any(f.get("may be empty") for f in inferred_facts(sure))
+    assert '"missing": true' in sure.dumps()
+
+
+def test_an_unconfirmed_may_be_empty_flag_is_flagged_in_the_external_report(tmp_path, capsys):
+    """The flag is published (the external report's domains table), so one read from the data
+    and not confirmed is named in the report's caveat, like an inferred type."""
+    from dpstudio.cli import main
+
+    code, recipe = _init(tmp_path, _csv_with_empty_cells(tmp_path), "--synth", "mst", "--rows", "500")
+    assert code == 0, capsys.readouterr().err
+    rep = tmp_path / "ext.html"
+    args = ["release", str(recipe), "--output", str(tmp_path / "s.csv"), "--report", str(rep)]
+    assert main([*args, "--report-variant", "external"]) == 0, capsys.readouterr().err
+    text = rep.read_text(encoding="utf-8")
+    assert "Column facts read from the private data and not confirmed" in text
+    assert "a (" in text and "may be empty)" in text
 
 
 def test_synthetic_release_of_a_csv_with_empty_cells_writes_empty_cells(tmp_path, capsys):

@@ -190,7 +190,7 @@ def recipe_from_schema(
         if domain is not None and release == "synthetic" and getattr(cs, "missing", 0) > 0:
             # proposed like the type (read from the data, listed for review): the column has
             # empty cells, so the synthesizer gives them a value of their own
-            domain = replace(domain, missing=True)
+            domain = replace(domain, missing=True, missing_inferred=True)
         if domain is not None and domain.source == "data" and ACK_DOMAIN_FROM_DATA not in acks:
             acks.append(ACK_DOMAIN_FROM_DATA)
         mech = None
@@ -319,10 +319,16 @@ def _source(confirmed: bool) -> str:
 
 
 def confirm_inferred_facts(recipe: Recipe) -> Recipe:
-    """Every column's type and role marked as the user's confirmed choice (values unchanged)."""
-    return replace(
-        recipe, columns=tuple(replace(c, type_source="confirmed", role_source="confirmed") for c in recipe.columns)
-    )
+    """Every column's type, role and "may be empty" flag marked as the user's confirmed choice
+    (values unchanged)."""
+
+    def confirmed(c: Column) -> Column:
+        d = c.domain
+        if d is not None and d.missing_inferred:
+            d = replace(d, missing_inferred=False)
+        return replace(c, type_source="confirmed", role_source="confirmed", domain=d)
+
+    return replace(recipe, columns=tuple(confirmed(c) for c in recipe.columns))
 
 
 def _text_rows(s) -> str:
@@ -357,10 +363,10 @@ def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
                 low, high = float(np.nanmin(vals)), float(np.nanmax(vals))
                 if low == high:
                     high = low + 1.0
-                d = Domain(kind="numeric", source="data", low=low, high=high, missing=d.missing)
+                d = replace(d, low=low, high=high)
             else:
                 cats = tuple(sorted(str(v) for v in s.dropna().unique()))
-                d = Domain(kind="categorical", source="data", categories=cats, other=d.other, missing=d.missing)
+                d = replace(d, categories=cats)
             c = replace(c, domain=d)  # replace keeps every other field (type/role sources, ...)
         cols.append(c)
     return replace(recipe, columns=tuple(cols))

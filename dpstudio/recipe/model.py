@@ -110,7 +110,10 @@ class Domain:
     ``missing``: the column may be empty (a public schema fact, chosen like the type).  Only
     synthetic releases read it: their synthesizers give empty cells a value of their own
     ("missing"), measured and sampled like any other, so the synthetic table has empty cells
-    where the real one tends to.  Other release types ignore it.
+    where the real one tends to.  Other release types ignore it.  ``missing_inferred``: the flag
+    was read from the private data (``recipe init`` saw empty cells) and nobody confirmed it: one
+    record can flip it, so it is listed with the other inferred facts until confirmed (serialised
+    as ``"missing": "inferred"``).
     """
 
     kind: str  # "numeric" | "categorical"
@@ -124,6 +127,7 @@ class Domain:
     search_high: float | None = None
     candidates: tuple[str, ...] | None = None
     missing: bool = False
+    missing_inferred: bool = False
 
     @property
     def known(self) -> bool:
@@ -258,7 +262,8 @@ def domain_to_json(d: Domain) -> dict:
         "search_low": _f(d.search_low),
         "search_high": _f(d.search_high),
         "candidates": list(d.candidates) if d.candidates is not None else None,
-        "missing": True if d.missing else None,  # written only when set: older recipes hash alike
+        # written only when set: older recipes hash alike
+        "missing": ("inferred" if d.missing_inferred else True) if d.missing else None,
     }
     return _drop_none(out)
 
@@ -500,7 +505,9 @@ def recipe_from_json(data: Any) -> Recipe:
                 search_low=rd.number(dd.get("search_low"), f"{where} domain search_low", allow_none=True),
                 search_high=rd.number(dd.get("search_high"), f"{where} domain search_high", allow_none=True),
                 candidates=rd.strings(dd.get("candidates"), f"{where} domain candidates"),
-                missing=rd.flag(dd.get("missing", False), f"{where} domain missing"),
+                missing=dd.get("missing") == "inferred"
+                or rd.flag(dd.get("missing", False), f'{where} domain missing (true, false or "inferred")'),
+                missing_inferred=dd.get("missing") == "inferred",
             )
         mech = None
         if c.get("mechanism") is not None:

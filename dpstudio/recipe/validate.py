@@ -111,6 +111,8 @@ def inferred_facts(recipe: Recipe) -> list[dict]:
             facts["type"] = c.type
         if c.role_source != "confirmed":
             facts["role"] = c.role
+        if c.domain is not None and c.domain.missing_inferred and c.role not in DROPPED_ROLES:
+            facts["may be empty"] = True  # read from the file's empty cells (synthetic releases)
         if facts:
             out.append({"column": c.name, **facts})
     return out

@@ -304,13 +304,20 @@ def inferred_caveat(recipe) -> str | None:
     facts = inferred_facts(recipe)
     if not facts:
         return None
-    parts = [f"{f['column']} (" + ", ".join(f"{k} {f[k]}" for k in ("type", "role") if k in f) + ")" for f in facts]
+
+    def listed(f: dict) -> str:
+        bits = [f"{k} {f[k]}" for k in ("type", "role") if k in f]
+        if f.get("may be empty"):
+            bits.append("may be empty")
+        return f"{f['column']} (" + ", ".join(bits) + ")"
+
     return (
-        "Column types or roles read from the private data and not confirmed by the user: "
-        + "; ".join(parts)
-        + ". They decide the released form (an integer or a float grid) and which "
-        "columns are released, so a single record can change them; confirm them as public choices "
-        "(recipe init --type/--role/--confirm-inferred, or the Columns page)."
+        "Column facts read from the private data and not confirmed by the user: "
+        + "; ".join(listed(f) for f in facts)
+        + ". They decide the released form (an integer or a float grid, whether a column has "
+        "empty cells) and which columns are released, so a single record can change them; "
+        "confirm them as public choices (recipe init --type/--role/--confirm-inferred, or the "
+        "Columns page)."
     )
 
 

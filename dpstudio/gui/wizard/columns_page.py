@@ -386,9 +386,9 @@ class ColumnsPage(WizardPage):
         facts = inferred_facts(rec)
         self.inferred_label.setText(
             self.tr(
-                "{0} column(s) have a type or role (in italics) read from the data, not chosen by you. "
-                "They decide the released grid (integer or float) and which columns are released: change "
-                "them, or confirm them."
+                "{0} column(s) have a type or role (in italics) or a “may be empty” setting read from the "
+                "data, not chosen by you. They decide the released grid (integer or float), empty cells and "
+                "which columns are released: change them, or confirm them."
             ).format(len(facts))
             if facts
             else ""
