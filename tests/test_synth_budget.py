@@ -425,3 +425,22 @@ def test_a_synthetic_release_goes_on_when_discovery_keeps_no_category(tmp_path):
     rec = replace(recipe, release=ReleaseSpec("record", Params.of({})))
     with pytest.raises(UserError, match="kept no category"):
         execute_release(rec, output_path=tmp_path / "r.csv", ledger=ledger)
+
+
+def test_a_fit_that_spends_the_typed_total_instead_of_its_part_is_stopped(tmp_path, monkeypatch):
+    """The release checks the fit's own record against the synthesizer's part of the plan: a fit
+    calibrated to the whole typed budget (forgetting the domain estimates' share) is refused."""
+    from dpstudio.pipeline import execute_release
+    from dpstudio.plan import synthetic
+
+    data = tmp_path / "x.csv"
+    _data().to_csv(data, index=False)
+    recipe = _recipe(_columns(3, "mixed"), 1.0, 1e-6, {"method": "mst"}, path=str(data))
+
+    def greedy(self, frame, spec, rng, *, progress, cancel):
+        synth = self._synthesizer()
+        return synth.fit(frame, spec, epsilon=1.0, delta=1e-6 * 0.9, rng=rng, progress=progress, cancel=cancel)
+
+    monkeypatch.setattr(synthetic.SynthesizerRelease, "release", greedy)
+    with pytest.raises(RuntimeError, match="beyond its part of the plan"):
+        execute_release(recipe, output_path=tmp_path / "o.csv", ledger=None)

@@ -152,3 +152,18 @@ def test_sampling_frequencies_match_the_model_and_skip_structural_zeros(systemat
         assert np.all(np.abs(cnt - n * model.marg[root].ravel()) < 1.0 + 1e-9)
     # the model's zeros are its marginals' zeros
     assert np.all(model.marginal((1,))[2] == 0)
+
+
+def test_a_uniform_that_rounds_up_to_one_never_draws_a_trailing_structural_zero():
+    """u = (k - 1 + v)/k rounds to exactly 1.0 for v just below 1; the draw must then stay on the
+    last cell with weight, not fall on a trailing zero-weight (hidden) cell."""
+    from dpstudio.engine.synth.pgm import _inverse_cdf
+
+    class AlmostOne:
+        def random(self, size):
+            return np.full(size, np.nextafter(1.0, 0.0))
+
+    table = np.array([[0.3, 0.7, 0.0]])  # the last cell is a structural zero
+    for k in (2, 3, 5, 1000):
+        drawn = _inverse_cdf(table, np.zeros(k, dtype=np.int64), AlmostOne(), systematic=True)
+        assert drawn.max() <= 1, k

@@ -539,12 +539,15 @@ def _inverse_cdf(table: FloatArray, row: IntArray, gen: np.random.Generator, sys
         u = gen.random(n)
     for g, a, b in zip(groups, starts, ends, strict=True):
         w = np.clip(table[g], 0.0, None)
+        if not w.sum() > 0:
+            w = colsum
         cs = np.cumsum(w)
-        if not cs[-1] > 0:
-            cs = np.cumsum(colsum)
         rows = order[a:b]
-        # first index with cs > u * total: a zero-weight cell never satisfies it first
-        out[rows] = np.minimum(np.searchsorted(cs, u[rows] * cs[-1], side="right"), len(cs) - 1)
+        # first index with cs > u * total: a zero-weight cell never satisfies it first; u * total
+        # can round up to the total (u = (k - 1 + v)/k rounds to 1.0 for v near 1), so clamp to
+        # the last cell with weight, never to a trailing structural zero
+        last = int(np.flatnonzero(w > 0)[-1]) if (w > 0).any() else len(cs) - 1
+        out[rows] = np.minimum(np.searchsorted(cs, u[rows] * cs[-1], side="right"), last)
     return out
 
 

@@ -252,7 +252,8 @@ def details_html(plan, synth_plan: list[dict] | None = None, method: str = "") -
         else:
             calc = tr(
                 "One budget for the whole release, in zero-concentrated DP (Bun & Steinke 2016): the parts' "
-                "ρ add up (a domain's exponential-mechanism bounds ε²/8 per quantile, Gaussian counts 1/σ²); "
+                "ρ add up (the exponential-mechanism bounds (ε/2)²/8 per quantile, ε²/16 in all, "
+                "Gaussian counts 1/σ²); "
                 "finding categories without a list is approximate zCDP, whose δ's add; the sum is converted "
                 "to (ε, δ) (Canonne, Kamath & Steinke 2020) at the typed δ minus those δ's."
             )
