@@ -106,7 +106,7 @@ def inferred_facts(recipe: Recipe) -> list[dict]:
     only for columns that are released, since a dropped column's type changes nothing."""
     out = []
     for c in recipe.columns:
-        facts = {}
+        facts: dict[str, object] = {}
         if c.type_source != "confirmed" and c.role not in DROPPED_ROLES:
             facts["type"] = c.type
         if c.role_source != "confirmed":
