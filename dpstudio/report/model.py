@@ -1560,42 +1560,25 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             "cost is part of the total:",
         )
         shares = [_own_share(u) for u in estimates]
-        if any(sh is not None for sh in shares):
-            # composed tightly (zCDP / Gaussian DP): each estimate's part of the typed total, and
-            # the (epsilon, delta) it would have on its own, which do not add up
-            s.add(
-                "table",
-                {
-                    "head": ["Estimate", "Method", "Part of the total (ε)", "On its own (ε, δ)"],
-                    "rows": [
-                        [
-                            Cell(u.name),
-                            Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
-                            Cell(_eps(sh[0]) if sh is not None else _eps(u.epsilon)),
-                            Cell(_loss_text(u.epsilon, u.delta)),
-                        ]
-                        for u, sh in zip(estimates, shares, strict=True)
-                    ],
-                    "widths": [30, 34, 16, 20],
-                },
-            )
-        else:
-            s.add(
-                "table",
-                {
-                    "head": ["Estimate", "Method", "ε", "δ"],
-                    "rows": [
-                        [
-                            Cell(u.name),
-                            Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)),
-                            Cell(_eps(u.epsilon)),
-                            Cell(fmt(u.delta)),
-                        ]
-                        for u in estimates
-                    ],
-                    "widths": [30, 46, 12, 12],
-                },
-            )
+        tight = any(sh is not None for sh in shares)
+
+        def row(u, sh) -> list[Cell]:
+            method = Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name))
+            if tight:  # composed tightly: its part of the typed total, and the figure on its own
+                part = _eps(sh[0]) if sh is not None else _eps(u.epsilon)
+                return [Cell(u.name), method, Cell(part), Cell(_loss_text(u.epsilon, u.delta))]
+            return [Cell(u.name), method, Cell(_eps(u.epsilon)), Cell(fmt(u.delta))]
+
+        s.add(
+            "table",
+            {
+                "head": ["Estimate", "Method", "Part of the total (ε)", "On its own (ε, δ)"]
+                if tight
+                else ["Estimate", "Method", "ε", "δ"],
+                "rows": [row(u, sh) for u, sh in zip(estimates, shares, strict=True)],
+                "widths": [30, 34, 16, 20] if tight else [30, 46, 12, 12],
+            },
+        )
     s.add(
         "table",
         {"head": ["Part", "Mechanism", "ε", "δ"], "rows": _accounting_rows(plan), "widths": [30, 46, 12, 12]},

@@ -49,15 +49,15 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..accounting import RDP_ORDERS, PrivacyLoss
+from ..accounting import PrivacyLoss
 from ..progress import NEVER_CANCELLED, CancelToken, no_progress
 from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
-from .cells import CellLayout, draw
+from .cells import CellLayout, expand, noisy_fidelity
 from .encoding import FloatArray, IntArray, TableSpec
 from .mst import exp_mech_choice
 from .pgm import Clique, MarkovModel, Measurement, cells, downward_closure, estimate, model_size
-from .privacy import release_gaussian, release_scale, zcdp_epsilon, zcdp_rho_for
+from .privacy import release_gaussian, release_scale, selection_loss, zcdp_rho_for, zcdp_total
 
 _SQ2PI = math.sqrt(2.0 / math.pi)
 
@@ -144,27 +144,12 @@ class FittedAIM(FittedSynth):
         noisy = self.noisy_one_way
         if noisy is None:
             return None
-        codes = self.layout.codes(synthetic)
-        out: dict[str, float] = {}
-        for j, name in enumerate(self.layout.names):
-            m = int(self.sizes[j])
-            keep = np.ones(m, dtype=bool)
-            keep[list(self.layout.hidden[j])] = False
-            p_noisy = np.clip(np.asarray(noisy[j], dtype=np.float64)[keep], 0.0, None)
-            p_syn = np.bincount(codes[:, j], minlength=m)[keep].astype(np.float64)
-            if p_noisy.sum() <= 0 or p_syn.sum() <= 0:
-                continue
-            out[name] = float(0.5 * np.abs(p_syn / p_syn.sum() - p_noisy / p_noisy.sum()).sum())
-        return out
+        return noisy_fidelity(self.layout, noisy, synthetic)
 
     def sample(self, n_rows: int, rng: RandomSource) -> pd.DataFrame:
         gen = rng.numpy_generator()
         codes = self.model.sample(int(n_rows), gen)
-        full = np.empty_like(codes)
-        for j in range(codes.shape[1]):
-            dm = self.decompress[j]
-            full[:, j] = codes[:, j] if dm is None else draw(dm[codes[:, j]], gen)
-        return self.layout.decode(full, gen)
+        return self.layout.decode(expand(codes, self.decompress, gen), gen)
 
 
 class AIMSynthesizer(Synthesizer):
@@ -312,19 +297,8 @@ class AIMSynthesizer(Synthesizer):
             if not finite and max(scores) <= 1e-9 * n * max(weight.values()):
                 break  # exact measurements and nothing left to fit
             pick = ok[exp_mech_choice(scores, eps_sel, sel_sens, rng)]
-            rdp = tuple(float(min(eps_sel * eps_sel / 8.0 * a, eps_sel)) for a in RDP_ORDERS) if finite else None
             comps.append(
-                PrivacyLoss(
-                    epsilon=eps_sel,
-                    delta=0.0,
-                    label=f"{self.label}: selection round {t} (exponential mechanism)",
-                    rdp=rdp,
-                    details={
-                        "zcdp_rho": eps_sel * eps_sel / 8.0,
-                        "sensitivity": sel_sens,
-                        "mechanism": "exponential (bounded range)",
-                    },
-                )
+                selection_loss(eps_sel, sel_sens, f"{self.label}: selection round {t} (exponential mechanism)")
             )
             what = f"{len(pick)}-way " + " x ".join(names[a] for a in pick)
             before = model.marginal(pick)
@@ -341,7 +315,7 @@ class AIMSynthesizer(Synthesizer):
         cancel.check()
         progress(0.9, "final estimate")
         model, step, _ = estimate(csizes, meas, n, zeros=zeros, warm=model, iters=self.final_iters, step=step)
-        total = self._total(comps, delta)
+        total = zcdp_total(comps, delta, self.label)
         progress(1.0, "done")
         info: dict[str, Any] = {
             "cliques": [tuple(names[a] for a in c) for c in selected],
@@ -403,35 +377,3 @@ class AIMSynthesizer(Synthesizer):
             else:
                 decompress.append(None)
         return cmap, csizes, zeros, decompress
-
-    def _total(self, comps: list[PrivacyLoss], delta: float) -> PrivacyLoss:
-        total_rho = sum(float(c.details.get("zcdp_rho", math.inf)) for c in comps)
-        tot_eps = zcdp_epsilon(total_rho, delta) if math.isfinite(total_rho) else math.inf
-        curves = [c.rdp for c in comps if c.rdp is not None]
-        rdp_tot = (
-            tuple(float(sum(r[i] for r in curves)) for i in range(len(RDP_ORDERS)))
-            if len(curves) == len(comps)
-            else None
-        )
-        return PrivacyLoss(
-            epsilon=tot_eps,
-            delta=delta,
-            label=self.label,
-            rdp=rdp_tot,
-            details={
-                "composition": "zCDP (Gaussian rho = mu^2/2, EM eps^2/8)",
-                "zcdp_rho": total_rho,
-                "n_releases": len(comps),
-                # already proven for the noise that runs: the discrete Gaussian
-                # on integer lattice shifts meets the continuous zCDP bound
-                # (Canonne, Kamath & Steinke 2020) and the exponential mechanism
-                # is sampled exactly, so no lattice correction is due
-                "proven_epsilon": tot_eps,
-                "proven_delta": delta,
-                "proven_by": "zCDP of the discrete Gaussian on its lattice (Canonne, "
-                "Kamath & Steinke 2020) and of the exactly sampled "
-                "exponential mechanism (Cesar & Rogers 2021), converted "
-                "to (epsilon, delta) (Canonne, Kamath & Steinke 2020, "
-                "Prop. 12)",
-            },
-        )

@@ -190,3 +190,32 @@ def draw(prob_rows: FloatArray, gen: np.random.Generator) -> IntArray:
     u = gen.random(len(cs)) * cs[:, -1]
     codes: IntArray = np.minimum((cs < u[:, None]).sum(axis=1), cs.shape[1] - 1)
     return codes
+
+
+def expand(codes: IntArray, decompress: list[FloatArray | None], gen: np.random.Generator) -> IntArray:
+    """Compressed cell codes back to the layout's cells: a merged "other" cell becomes one of its
+    cells with the probabilities in ``decompress[j]`` (post-processing of noisy counts)."""
+    full = np.empty_like(codes)
+    for j in range(codes.shape[1]):
+        dm = decompress[j]
+        full[:, j] = codes[:, j] if dm is None else draw(dm[codes[:, j]], gen)
+    return full
+
+
+def noisy_fidelity(layout: CellLayout, noisy_one_way: list[FloatArray], synthetic: pd.DataFrame) -> dict[str, float]:
+    """Per column, the total variation between ``synthetic``'s one-way distribution and a
+    marginal synthesizer's own noisy one-way release (clipped at zero, normalised, hidden cells
+    left out).  Both sides are DP outputs, so the figure is a post-processing and may be
+    published."""
+    codes = layout.codes(synthetic)
+    out: dict[str, float] = {}
+    for j, name in enumerate(layout.names):
+        m = int(layout.sizes[j])
+        keep = np.ones(m, dtype=bool)
+        keep[list(layout.hidden[j])] = False
+        p_noisy = np.clip(np.asarray(noisy_one_way[j], dtype=np.float64)[keep], 0.0, None)
+        p_syn = np.bincount(codes[:, j], minlength=m)[keep].astype(np.float64)
+        if p_noisy.sum() <= 0 or p_syn.sum() <= 0:
+            continue
+        out[name] = float(0.5 * np.abs(p_syn / p_syn.sum() - p_noisy / p_noisy.sum()).sum())
+    return out

@@ -70,13 +70,13 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..accounting import RDP_ORDERS, PrivacyLoss
+from ..accounting import PrivacyLoss
 from ..progress import NEVER_CANCELLED, CancelToken, no_progress
 from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
-from .cells import CellLayout, draw
+from .cells import CellLayout, draw, expand, noisy_fidelity
 from .encoding import FloatArray, IntArray, TableSpec
-from .privacy import release_gaussian, zcdp_epsilon, zcdp_rho_for
+from .privacy import release_gaussian, selection_loss, zcdp_rho_for, zcdp_total
 
 Edge = tuple[int, int]
 
@@ -165,19 +165,7 @@ class FittedMST(FittedSynth):
         noisy = self.noisy_one_way
         if noisy is None:
             return None
-        codes = self.layout.codes(synthetic)
-        out: dict[str, float] = {}
-        for j, name in enumerate(self.layout.names):
-            m = int(self.sizes[j])
-            # hidden cells (a categorical column's "unknown") are not values
-            keep = np.ones(m, dtype=bool)
-            keep[list(self.layout.hidden[j])] = False
-            p_noisy = np.clip(np.asarray(noisy[j], dtype=np.float64)[keep], 0.0, None)
-            p_syn = np.bincount(codes[:, j], minlength=m)[keep].astype(np.float64)
-            if p_noisy.sum() <= 0 or p_syn.sum() <= 0:
-                continue
-            out[name] = float(0.5 * np.abs(p_syn / p_syn.sum() - p_noisy / p_noisy.sum()).sum())
-        return out
+        return noisy_fidelity(self.layout, noisy, synthetic)
 
     def sample(self, n_rows: int, rng: RandomSource) -> pd.DataFrame:
         gen = rng.numpy_generator()
@@ -192,11 +180,7 @@ class FittedMST(FittedSynth):
             rs = t.sum(axis=1, keepdims=True)
             cond = np.where(rs > 0, t / np.maximum(rs, 1e-300), self.marg[child][None, :])
             codes[:, child] = draw(cond[codes[:, parent]], gen)
-        full = np.empty_like(codes)
-        for j in range(d):
-            dm = self.decompress[j]
-            full[:, j] = codes[:, j] if dm is None else draw(dm[codes[:, j]], gen)
-        return self.layout.decode(full, gen)
+        return self.layout.decode(expand(codes, self.decompress, gen), gen)
 
 
 class MSTSynthesizer(Synthesizer):
@@ -336,24 +320,7 @@ class MSTSynthesizer(Synthesizer):
             old, new = comp_of[pick[1]], comp_of[pick[0]]
             comp_of = [new if c == old else c for c in comp_of]
             if eps_r > 0:
-                rdp = (
-                    tuple(float(min(eps_r * eps_r / 8.0 * a, eps_r)) for a in RDP_ORDERS)
-                    if math.isfinite(eps_r)
-                    else None
-                )
-                comps.append(
-                    PrivacyLoss(
-                        epsilon=eps_r,
-                        delta=0.0,
-                        label=f"{self.label}: tree edge {r + 1} (exponential mechanism)",
-                        rdp=rdp,
-                        details={
-                            "zcdp_rho": eps_r * eps_r / 8.0,
-                            "sensitivity": 2.0,
-                            "mechanism": "exponential (bounded range)",
-                        },
-                    )
-                )
+                comps.append(selection_loss(eps_r, 2.0, f"{self.label}: tree edge {r + 1} (exponential mechanism)"))
         progress(0.5, "tree selected")
         # ---- 2-way measurements (compressed domains)
         noisy_tab: dict[Edge, FloatArray] = {}
@@ -407,38 +374,7 @@ class MSTSynthesizer(Synthesizer):
                     seen.add(c)
                     order.append((p, c))
                     queue.append(c)
-        total_rho = sum(
-            (c.gdp_mu**2) / 2.0 if c.gdp_mu is not None else c.details.get("zcdp_rho", math.inf) for c in comps
-        )
-        tot_eps = zcdp_epsilon(total_rho, delta) if math.isfinite(total_rho) else math.inf
-        curves = [c.rdp for c in comps if c.rdp is not None]
-        rdp_tot = (
-            tuple(float(sum(r[i] for r in curves)) for i in range(len(RDP_ORDERS)))
-            if len(curves) == len(comps)
-            else None
-        )
-        total = PrivacyLoss(
-            epsilon=tot_eps,
-            delta=delta,
-            label=self.label,
-            rdp=rdp_tot,
-            details={
-                "composition": "zCDP (Gaussian rho = mu^2/2, EM eps^2/8)",
-                "zcdp_rho": total_rho,
-                "n_releases": len(comps),
-                # already proven for the noise that runs: the discrete Gaussian
-                # on integer lattice shifts meets the continuous zCDP bound
-                # (Canonne, Kamath & Steinke 2020) and the exponential mechanism
-                # is sampled exactly, so no lattice correction is due
-                "proven_epsilon": tot_eps,
-                "proven_delta": delta,
-                "proven_by": "zCDP of the discrete Gaussian on its lattice (Canonne, "
-                "Kamath & Steinke 2020) and of the exactly sampled "
-                "exponential mechanism (Cesar & Rogers 2021), converted "
-                "to (epsilon, delta) (Canonne, Kamath & Steinke 2020, "
-                "Prop. 12)",
-            },
-        )
+        total = zcdp_total(comps, delta, self.label)
         progress(1.0, "done")
         info: dict[str, Any] = {
             "edges": [(self._name(spec, i), self._name(spec, j)) for i, j in edges],
