@@ -21,7 +21,7 @@ its replace-one proof): docs/domains.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, TypeAlias, overload
 
@@ -77,8 +77,35 @@ def quantile_utility(
     """
     n = sorted_values.size
     below = np.searchsorted(sorted_values, points, side="left")
-    u: npt.NDArray[np.float64] = -np.abs(below - q * n)
+    return quantile_utility_from_counts(below, n, q)
+
+
+def quantile_utility_from_counts(below: npt.ArrayLike, n: int, q: float) -> npt.NDArray[np.float64]:
+    """:func:`quantile_utility` from its summary of the data: ``below[k] = #{x_j < points[k]}``
+    (:func:`grid_below_counts`) and the number ``n`` of values, the only things it reads."""
+    b = np.asarray(below)
+    u: npt.NDArray[np.float64] = -np.abs(b - q * n)
     return u
+
+
+def grid_below_counts(values: ColumnValues, grid: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """The data summary a DP quantile on ``grid`` reads: ``below[k] = #{x < grid[k]}`` over the
+    values clipped to ``[grid[0], grid[-1]]`` (the public range: :func:`public_grid` starts at
+    ``low`` and ends at ``high``), as ``int64[len(grid)]``.
+
+    Exact and additive: the counts of a table split into batches are the sums of the batches'
+    counts (with ``n`` the sum of the batches' sizes), so streamed or partitioned data give the
+    same summary as one pass.  Memory: the grid's size, whatever the number of rows.  NaN values
+    are rejected (drop or impute them first).
+    """
+    g = np.asarray(grid, dtype=float)
+    if g.ndim != 1 or g.size == 0:
+        raise ValueError("the grid must be a non-empty 1-d array")
+    x = _clean_numeric(values)
+    if np.isnan(x).any():
+        raise UserError("the column has missing or non-numeric values; impute them first")
+    x = np.sort(np.clip(x, g[0], g[-1]))
+    return np.searchsorted(x, g, side="left").astype(np.int64)
 
 
 #: the default grid has at most this many steps over the search range (and more than 2/5 of it)
@@ -220,6 +247,15 @@ def dp_quantile(
     count is not returned).  ``q`` may be an array: each quantile is a separate
     ``epsilon``-DP release (total ``len(q) * epsilon`` by basic composition; the caller records it).
     """
+    _check_quantile_inputs(epsilon, low, high, q)
+    x = _clean_numeric(values)
+    if np.isnan(x).any():
+        raise UserError("dp_quantile: the column has missing or non-numeric values; impute them first")
+    grid = public_grid(low, high, integer=integer, n_bins=n_bins)
+    return dp_quantile_from_counts(grid_below_counts(x, grid), x.size, q, epsilon=epsilon, grid=grid, rng=rng)
+
+
+def _check_quantile_inputs(epsilon: float, low: float, high: float, q: npt.ArrayLike) -> None:
     if not (epsilon > 0):
         raise UserError(f"epsilon must be > 0, got {epsilon!r}")
     if not (np.isfinite(low) and np.isfinite(high) and low <= high):
@@ -227,15 +263,38 @@ def dp_quantile(
     qs = np.atleast_1d(np.asarray(q, dtype=float))
     if np.any((qs < 0) | (qs > 1)):
         raise UserError(f"quantile levels must lie in [0, 1], got {q!r}")
-    x = _clean_numeric(values)
-    if np.isnan(x).any():
-        raise UserError("dp_quantile: the column has missing or non-numeric values; impute them first")
-    x = np.sort(np.clip(x, low, high))
-    grid = public_grid(low, high, integer=integer, n_bins=n_bins)
+
+
+@overload
+def dp_quantile_from_counts(
+    below: npt.ArrayLike, n: int, q: float, *, epsilon: float, grid: npt.ArrayLike, rng: RandomSource
+) -> float: ...
+@overload
+def dp_quantile_from_counts(
+    below: npt.ArrayLike, n: int, q: npt.ArrayLike, *, epsilon: float, grid: npt.ArrayLike, rng: RandomSource
+) -> float | npt.NDArray[np.float64]: ...
+
+
+def dp_quantile_from_counts(
+    below: npt.ArrayLike, n: int, q: npt.ArrayLike, *, epsilon: float, grid: npt.ArrayLike, rng: RandomSource
+) -> float | npt.NDArray[np.float64]:
+    """:func:`dp_quantile` from the data's summary: ``below`` = :func:`grid_below_counts` of the
+    values on the public ``grid`` and ``n`` the number of values (summed over batches for
+    streamed or partitioned data).  The same draws as :func:`dp_quantile` on the values, so the
+    same output for the same random source.  ``q`` may be an array (one epsilon-DP release each).
+    """
+    g = np.asarray(grid, dtype=float)
+    b = np.asarray(below)
+    if g.ndim != 1 or g.size == 0:
+        raise ValueError("the grid must be a non-empty 1-d array")
+    _check_quantile_inputs(epsilon, float(g[0]), float(g[-1]), q)
+    if b.shape != g.shape:
+        raise ValueError(f"below has shape {b.shape}, the grid {g.shape}")
+    qs = np.atleast_1d(np.asarray(q, dtype=float))
     out = np.empty(qs.size)
     for j, qq in enumerate(qs):
-        logw = 0.5 * epsilon * quantile_utility(x, qq, grid)
-        out[j] = grid[_sample_log_weights(logw, rng)]
+        logw = 0.5 * epsilon * quantile_utility_from_counts(b, n, qq)
+        out[j] = g[_sample_log_weights(logw, rng)]
     return float(out[0]) if np.ndim(q) == 0 else out
 
 
@@ -262,12 +321,50 @@ def dp_bounds(
     """
     if not (0 <= lower_q < upper_q <= 1):
         raise UserError(f"need 0 <= lower_q < upper_q <= 1, got {lower_q!r}, {upper_q!r}")
-    lo = dp_quantile(
-        values, lower_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high, rng=rng, n_bins=n_bins, integer=integer
+    _check_quantile_inputs(epsilon / 2, coarse_low, coarse_high, [lower_q, upper_q])
+    x = _clean_numeric(values)
+    if np.isnan(x).any():
+        raise UserError("dp_quantile: the column has missing or non-numeric values; impute them first")
+    grid = public_grid(coarse_low, coarse_high, integer=integer, n_bins=n_bins)
+    return dp_bounds_from_counts(
+        grid_below_counts(x, grid),
+        x.size,
+        epsilon=epsilon,
+        coarse_low=coarse_low,
+        coarse_high=coarse_high,
+        rng=rng,
+        lower_q=lower_q,
+        upper_q=upper_q,
+        n_bins=n_bins,
+        integer=integer,
+        label=label,
     )
-    hi = dp_quantile(
-        values, upper_q, epsilon=epsilon / 2, low=coarse_low, high=coarse_high, rng=rng, n_bins=n_bins, integer=integer
-    )
+
+
+def dp_bounds_from_counts(
+    below: npt.ArrayLike,
+    n: int,
+    *,
+    epsilon: float,
+    coarse_low: float,
+    coarse_high: float,
+    rng: RandomSource,
+    lower_q: float = 0.01,
+    upper_q: float = 0.99,
+    n_bins: int | None = None,
+    integer: bool = False,
+    label: str = "",
+) -> tuple[float, float, PrivacyLoss]:
+    """:func:`dp_bounds` from the data's summary: ``below`` = :func:`grid_below_counts` of the
+    values on ``public_grid(coarse_low, coarse_high, integer=integer, n_bins=n_bins)`` and ``n``
+    the number of values (each summed over batches).  The same draws, output and loss as
+    :func:`dp_bounds` on the values."""
+    if not (0 <= lower_q < upper_q <= 1):
+        raise UserError(f"need 0 <= lower_q < upper_q <= 1, got {lower_q!r}, {upper_q!r}")
+    _check_quantile_inputs(epsilon / 2, coarse_low, coarse_high, [lower_q, upper_q])
+    grid = public_grid(coarse_low, coarse_high, integer=integer, n_bins=n_bins)
+    lo = dp_quantile_from_counts(below, n, lower_q, epsilon=epsilon / 2, grid=grid, rng=rng)
+    hi = dp_quantile_from_counts(below, n, upper_q, epsilon=epsilon / 2, grid=grid, rng=rng)
     lo, hi = min(lo, hi), max(lo, hi)
     half = np.asarray(rdp_pure_dp(epsilon / 2))
     loss = PrivacyLoss(
@@ -300,6 +397,48 @@ def candidate_counts(values: ColumnValues, candidates: Sequence[Any]) -> npt.NDA
     pos = idx.get_indexer(pd.Series(values).reset_index(drop=True))
     pos = pos[pos >= 0]
     return np.bincount(pos, minlength=len(idx)).astype(np.int64)
+
+
+def category_counts(values: ColumnValues) -> dict[Any, int]:
+    """Counts of each distinct value (missing values dropped), in order of first appearance: the
+    summary :func:`dp_select_categories_from_counts` reads without a candidate list (the order
+    is the order its noise is drawn in).  Memory: O(distinct values), not bounded by a public
+    size (a column of identifiers has as many entries as rows); with a public candidate list use
+    :func:`candidate_counts` (O(candidates)).  Counts of batches add up per value; for the same
+    noise order as one pass, merge the batches' dicts in row order (first appearance)."""
+    keys, counts = _value_counts(values)
+    return dict(zip(keys, counts.tolist(), strict=True))
+
+
+def _value_counts(values: ColumnValues) -> tuple[list[Any], npt.NDArray[np.int64]]:
+    vc = pd.Series(values).reset_index(drop=True).value_counts(dropna=True, sort=False)
+    out: npt.NDArray[np.int64] = np.asarray(vc.to_numpy(), dtype=np.int64)
+    return vc.index.tolist(), out
+
+
+def _counts_input(
+    counts: Mapping[Any, int] | npt.ArrayLike, candidates: Sequence[Any] | None
+) -> tuple[list[Any] | None, npt.NDArray[np.int64]]:
+    """``(values in noise order or None, counts)`` from a ``*_from_counts`` argument: with a
+    candidate list, counts aligned with it (or a mapping, absent candidates count 0); without,
+    a mapping of the values present to their counts (each >= 1), in the order to draw noise."""
+    if candidates is not None:
+        cands = list(candidates)
+        if not pd.Index(cands).is_unique:
+            raise UserError("the candidate category list has duplicates")
+        if isinstance(counts, Mapping):
+            arr = np.array([int(counts.get(c, 0)) for c in cands], dtype=np.int64)
+        else:
+            arr = np.asarray(counts, dtype=np.int64).reshape(-1)
+            if arr.size != len(cands):
+                raise ValueError(f"{arr.size} counts for {len(cands)} candidates")
+        return None, arr
+    if not isinstance(counts, Mapping):
+        raise ValueError("without a candidate list the counts must map each value present to its count")
+    arr = np.fromiter((int(v) for v in counts.values()), dtype=np.int64, count=len(counts))
+    if np.any(arr < 1):
+        raise ValueError("partition selection reads the values present in the data only (counts >= 1)")
+    return list(counts.keys()), arr
 
 
 def _partition_scale(epsilon: float) -> Fraction:
@@ -388,14 +527,93 @@ def dp_select_categories(
     Under add/remove neighbours the classical rule is Lap(1/eps) with
     ``T = 1 + log(1/(2 delta))/eps``; replace-one needs the doubled scale.  The kept list is
     returned sorted by value, so its order carries no count information.  Missing values are not a category here.
+
+    Reads the data through :func:`candidate_counts` (with a list) or :func:`category_counts`
+    (without) only: :func:`dp_select_categories_from_counts` does the rest.
     """
     if not (epsilon > 0):
         raise UserError(f"epsilon must be > 0, got {epsilon!r}")
     if candidates is not None:
         cands = list(candidates)
+        counts = candidate_counts(values, cands) if cands else np.zeros(0, dtype=np.int64)
+        return _select_categories(
+            None,
+            counts,
+            epsilon=epsilon,
+            delta=delta,
+            rng=rng,
+            candidates=cands,
+            threshold=threshold,
+            noise=noise,
+            false_inclusion=false_inclusion,
+            label=label,
+        )
+    keys, counts = _value_counts(values)
+    return _select_categories(
+        keys,
+        counts,
+        epsilon=epsilon,
+        delta=delta,
+        rng=rng,
+        candidates=None,
+        threshold=threshold,
+        noise=noise,
+        false_inclusion=false_inclusion,
+        label=label,
+    )
+
+
+def dp_select_categories_from_counts(
+    counts: Mapping[Any, int] | npt.ArrayLike,
+    *,
+    epsilon: float,
+    delta: float,
+    rng: RandomSource,
+    candidates: Sequence[Any] | None = None,
+    threshold: float | None = None,
+    noise: str = "laplace",
+    false_inclusion: float = 0.05,
+    label: str = "",
+) -> tuple[list[Any], PrivacyLoss]:
+    """:func:`dp_select_categories` from the data's summary: with ``candidates``, their counts
+    (:func:`candidate_counts`, aligned with the list; or a mapping); without, the counts of the
+    values present (:func:`category_counts`: a mapping whose order is the order the noise is
+    drawn in).  Counts of batches are summed first.  The same draws as
+    :func:`dp_select_categories` on the values, so the same list for the same random source."""
+    keys, arr = _counts_input(counts, candidates)
+    return _select_categories(
+        keys,
+        arr,
+        epsilon=epsilon,
+        delta=delta,
+        rng=rng,
+        candidates=None if candidates is None else list(candidates),
+        threshold=threshold,
+        noise=noise,
+        false_inclusion=false_inclusion,
+        label=label,
+    )
+
+
+def _select_categories(
+    keys: list[Any] | None,
+    counts: npt.NDArray[np.int64],
+    *,
+    epsilon: float,
+    delta: float,
+    rng: RandomSource,
+    candidates: list[Any] | None,
+    threshold: float | None,
+    noise: str,
+    false_inclusion: float,
+    label: str,
+) -> tuple[list[Any], PrivacyLoss]:
+    if not (epsilon > 0):
+        raise UserError(f"epsilon must be > 0, got {epsilon!r}")
+    if candidates is not None:
+        cands = candidates
         if not cands:
             return [], PrivacyLoss(0.0, 0.0, label=label or "DP category selection")
-        counts = candidate_counts(values, cands)
         k = len(cands)
         beta = false_inclusion / k
         if noise == "laplace":
@@ -458,7 +676,7 @@ def dp_select_categories(
         raise UserError("partition selection without a candidate list uses Laplace noise")
     from dpstudio.engine.mechanisms.sampling import discrete_laplace
 
-    vc = pd.Series(values).reset_index(drop=True).value_counts(dropna=True, sort=False)
+    assert keys is not None
     scale = _partition_scale(epsilon)
     least = partition_selection_threshold(epsilon, delta)
     thr = float(least) if threshold is None else float(threshold)
@@ -467,9 +685,9 @@ def dp_select_categories(
             f"a threshold below {least} (the smallest at which a value held by one "
             f"record is kept with probability <= delta) does not deliver (eps, delta)-DP"
         )
-    z_int = discrete_laplace(scale, len(vc), rng)
-    keep = vc.to_numpy(dtype=np.int64) + z_int > thr
-    kept = _sorted_values([v for v, kp in zip(vc.index.tolist(), keep, strict=True) if kp])
+    z_int = discrete_laplace(scale, len(keys), rng)
+    keep = counts + z_int > thr
+    kept = _sorted_values([v for v, kp in zip(keys, keep, strict=True) if kp])
     loss = PrivacyLoss(
         epsilon=float(epsilon),
         delta=float(delta),
@@ -591,14 +809,86 @@ def dp_select_categories_gaussian(
     is the zCDP conversion at ``delta - p1``, Canonne, Kamath & Steinke 2020, Prop. 12).
     Missing values are not a category here; the kept list is sorted by value (no partitions)
     or in the candidates' order.
+
+    Reads the data through :func:`candidate_counts` (with a list) or :func:`category_counts`
+    (without) only: :func:`dp_select_categories_gaussian_from_counts` does the rest.
     """
+    if candidates is not None:
+        cands = list(candidates)
+        return _select_categories_gaussian(
+            None,
+            lambda: candidate_counts(values, cands),
+            sigma=sigma,
+            delta=delta,
+            rng=rng,
+            candidates=cands,
+            selection_delta=selection_delta,
+            false_inclusion=false_inclusion,
+            label=label,
+        )
+    keys, counts = _value_counts(values)
+    return _select_categories_gaussian(
+        keys,
+        lambda: counts,
+        sigma=sigma,
+        delta=delta,
+        rng=rng,
+        candidates=None,
+        selection_delta=selection_delta,
+        false_inclusion=false_inclusion,
+        label=label,
+    )
+
+
+def dp_select_categories_gaussian_from_counts(
+    counts: Mapping[Any, int] | npt.ArrayLike,
+    *,
+    sigma: float,
+    delta: float,
+    rng: RandomSource,
+    candidates: Sequence[Any] | None = None,
+    selection_delta: float | None = None,
+    false_inclusion: float = 0.05,
+    label: str = "",
+) -> tuple[list[Any], PrivacyLoss]:
+    """:func:`dp_select_categories_gaussian` from the data's summary (the counts as
+    :func:`dp_select_categories_from_counts` takes them).  The same draws, so the same list for
+    the same random source."""
+    keys, arr = _counts_input(counts, candidates)
+    return _select_categories_gaussian(
+        keys,
+        lambda: arr,
+        sigma=sigma,
+        delta=delta,
+        rng=rng,
+        candidates=None if candidates is None else list(candidates),
+        selection_delta=selection_delta,
+        false_inclusion=false_inclusion,
+        label=label,
+    )
+
+
+def _select_categories_gaussian(
+    keys: list[Any] | None,
+    get_counts: Callable[[], npt.NDArray[np.int64]],
+    *,
+    sigma: float,
+    delta: float,
+    rng: RandomSource,
+    candidates: list[Any] | None,
+    selection_delta: float | None,
+    false_inclusion: float,
+    label: str,
+) -> tuple[list[Any], PrivacyLoss]:
+    """The selection; ``get_counts`` is called where the checks of the public inputs are done
+    (so a bad input is reported before a duplicate in the candidate list, as before)."""
     from dpstudio.engine.accounting import zcdp_epsilon
 
     if not (sigma > 0) or not math.isfinite(sigma):
         raise UserError(f"sigma must be finite and > 0, got {sigma!r}")
     rho = 1.0 / (float(sigma) ** 2)
     if candidates is not None:
-        cands = list(candidates)
+        cands = candidates
         if not cands:
             return [], PrivacyLoss(0.0, 0.0, label=label or "DP category selection")
         if not (0 < delta < 1):
@@ -607,7 +897,7 @@ def dp_select_categories_gaussian(
 
         from dpstudio.engine.synth.privacy import gaussian_noise
 
-        counts = candidate_counts(values, cands)
+        counts = get_counts()
         k = len(cands)
         z, how = gaussian_noise(rng, float(sigma), (k,), _COUNT_GRID)
         thr = float(sigma * norm.isf(false_inclusion / k))
@@ -636,10 +926,11 @@ def dp_select_categories_gaussian(
     p1 = gaussian_partition_keep_probability(float(sigma), t)
     if not (delta > p1):
         raise UserError(f"the stated delta {delta!r} must exceed the selection's {p1!r}")
-    vc = pd.Series(values).reset_index(drop=True).value_counts(dropna=True, sort=False)
-    z_int = discrete_gaussian(Fraction(float(sigma)) ** 2, len(vc), rng) if len(vc) else np.zeros(0, np.int64)
-    keep = vc.to_numpy(dtype=np.int64) + z_int > t
-    kept = _sorted_values([v for v, kp in zip(vc.index.tolist(), keep, strict=True) if kp])
+    assert keys is not None
+    counts = get_counts()
+    z_int = discrete_gaussian(Fraction(float(sigma)) ** 2, len(keys), rng) if len(keys) else np.zeros(0, np.int64)
+    keep = counts + z_int > t
+    kept = _sorted_values([v for v, kp in zip(keys, keep, strict=True) if kp])
     loss = PrivacyLoss(
         epsilon=zcdp_epsilon(rho, float(delta) - p1),
         delta=float(delta),
