@@ -36,6 +36,11 @@ rho for the recipe's (eps, delta) (:func:`~.privacy.zcdp_rho_for`), spent exactl
 
 Total rho = sum of the component rhos (Gaussian mu^2/2, selections eps^2/8) = the target rho,
 converted to (eps, delta) with Canonne, Kamath & Steinke 2020, Prop. 12.
+
+Data access: the fit reads the records only through exact counts of the full-domain cliques
+``cliques_needed(spec)`` (:class:`~.counts.MarginalCounts`, mergeable over batches), which
+``fit_counts`` maps through the compression; ``fit(frame)`` counts the frame in one batch and
+calls it, so a streamed or distributed count gives the same fit, bit for bit, for a fixed seed.
 """
 
 from __future__ import annotations
@@ -54,18 +59,13 @@ from ..progress import NEVER_CANCELLED, CancelToken, no_progress
 from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
 from .cells import CellLayout, expand, noisy_fidelity
+from .counts import MarginalCounts
 from .encoding import FloatArray, IntArray, TableSpec
 from .mst import exp_mech_choice
 from .pgm import Clique, MarkovModel, Measurement, cells, downward_closure, estimate, model_size
 from .privacy import release_gaussian, release_scale, selection_loss, zcdp_rho_for, zcdp_total
 
 _SQ2PI = math.sqrt(2.0 / math.pi)
-
-
-def _counts(xc: IntArray, cl: Clique, sizes: Sequence[int]) -> FloatArray:
-    shape = [int(sizes[a]) for a in cl]
-    idx = np.ravel_multi_index(tuple(xc[:, a] for a in cl), shape)
-    return np.bincount(idx, minlength=math.prod(shape)).reshape(shape).astype(np.float64)
 
 
 class _ModelSize:
@@ -197,6 +197,28 @@ class AIMSynthesizer(Synthesizer):
             {"part": "selected 1-, 2- and 3-way marginals, adaptive rounds (Gaussian)", "share": self.alpha * rest},
         ]
 
+    def layout(self, spec: TableSpec) -> CellLayout:
+        """The public cells the fit uses (bins and categories from ``spec`` and the options)."""
+        return CellLayout(spec, self.bins, self.binning, self.max_values)
+
+    def _workload(self, d: int, has_label: bool) -> list[Clique]:
+        """Every 2-way marginal, plus every 3-way one holding the label (public: from d)."""
+        label_j = d - 1 if has_label else None
+        workload: list[Clique] = [(i, j) for i in range(d) for j in range(i + 1, d)]
+        if label_j is not None and self.label_triples:
+            workload += [(i, j, label_j) for i in range(label_j) for j in range(i + 1, label_j)]
+        if not workload:
+            workload = [(j,) for j in range(d)]
+        return workload
+
+    def cliques_needed(self, spec: TableSpec) -> list[tuple[int, ...]]:
+        """The full-domain cliques :meth:`fit_counts` reads: the 1-way marginals and the
+        candidates (the workload's downward closure).  Public: from the number of columns and
+        whether there is a label only."""
+        d = self.layout(spec).d
+        cands = downward_closure(self._workload(d, spec.label is not None))
+        return [(j,) for j in range(d)] + [c for c in cands if len(c) > 1]
+
     def fit(
         self,
         frame: pd.DataFrame,
@@ -208,10 +230,32 @@ class AIMSynthesizer(Synthesizer):
         progress: Callable[[float, str], None] = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> FittedAIM:
+        """In memory: the frame's cell codes counted in one batch, then :meth:`fit_counts`."""
         t0 = time.perf_counter()
-        layout = CellLayout(spec, self.bins, self.binning, self.max_values)
-        x, sizes = layout.codes(frame), layout.sizes
-        n, d = x.shape
+        layout = self.layout(spec)
+        counts = MarginalCounts(layout.sizes, self.cliques_needed(spec)).add(layout.codes(frame))
+        fitted = self.fit_counts(counts, spec, epsilon=epsilon, delta=delta, rng=rng, progress=progress, cancel=cancel)
+        fitted.info["fit_seconds"] = time.perf_counter() - t0
+        return fitted
+
+    def fit_counts(
+        self,
+        counts: MarginalCounts,
+        spec: TableSpec,
+        *,
+        epsilon: float,
+        delta: float,
+        rng: RandomSource,
+        progress: Callable[[float, str], None] = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> FittedAIM:
+        """The fit from exact counts of :meth:`cliques_needed` over :meth:`layout`'s cells (the
+        only view of the private data; ``counts.n`` is the number of records)."""
+        t0 = time.perf_counter()
+        layout = self.layout(spec)
+        sizes = layout.sizes
+        counts.check(sizes, self.cliques_needed(spec))
+        n, d = counts.n, layout.d
         names = layout.names
         rho = zcdp_rho_for(epsilon, delta) if math.isfinite(epsilon) else math.inf
         finite = math.isfinite(rho)
@@ -233,14 +277,12 @@ class AIMSynthesizer(Synthesizer):
         sig1: list[float] = []
         for j in range(d):
             cancel.check()
-            noisy, s = gauss(np.bincount(x[:, j], minlength=sizes[j]).astype(np.float64), mu, f"1-way {names[j]}")
+            noisy, s = gauss(counts.counts((j,)), mu, f"1-way {names[j]}")
             one.append(noisy)
             sig1.append(s)
             rho_used += mu * mu / 2.0 if finite else 0.0
         # ---- domain compression (post-processing of the 1-way releases)
         cmap, csizes, zeros, decompress = self._compress(layout, one, sig1)
-        xc = np.column_stack([cmap[j][x[:, j]] for j in range(d)]) if d else np.zeros((n, 0), dtype=np.int64)
-        del x
         meas: list[Measurement] = []
         for j in range(d):
             y1: FloatArray = np.bincount(cmap[j], weights=one[j], minlength=csizes[j]).astype(np.float64)
@@ -248,16 +290,10 @@ class AIMSynthesizer(Synthesizer):
             meas.append(Measurement((j,), y1, np.sqrt(var) if finite else 1.0))
         progress(0.05, "1-way marginals measured")
         # ---- workload and candidates (compressed domains)
-        label_j = d - 1 if spec.label is not None else None
-        workload: list[Clique] = [(i, j) for i in range(d) for j in range(i + 1, d)]
-        if label_j is not None and self.label_triples:
-            workload += [(i, j, label_j) for i in range(label_j) for j in range(i + 1, label_j)]
-        if not workload:
-            workload = [(j,) for j in range(d)]
+        workload = self._workload(d, spec.label is not None)
         cands = downward_closure(workload)
         weight = {c: float(sum(len(set(c) & set(w)) for w in workload)) for c in cands}
-        answers = {c: _counts(xc, c, csizes) for c in cands}
-        del xc
+        answers = {c: counts.compressed(c, cmap, csizes).reshape([csizes[a] for a in c]) for c in cands}
         sel_sens = 2.0 * max(weight.values())
         model, step, _ = estimate(csizes, meas, n, zeros=zeros, iters=self.iters)
         sizer = _ModelSize(csizes)

@@ -186,9 +186,26 @@ class CellLayout:
 
 def draw(prob_rows: FloatArray, gen: np.random.Generator) -> IntArray:
     """One index per row of ``prob_rows`` (non-negative weights, not necessarily normalised)."""
-    cs = np.cumsum(prob_rows, axis=1)
-    u = gen.random(len(cs)) * cs[:, -1]
-    codes: IntArray = np.minimum((cs < u[:, None]).sum(axis=1), cs.shape[1] - 1)
+    return draw_rows(prob_rows, np.arange(len(prob_rows)), gen)
+
+
+_DRAW_CHUNK_CELLS = 1 << 22  # cells of the cumulative table compared at once (32 MB of float64)
+
+
+def draw_rows(table: FloatArray, rows: IntArray, gen: np.random.Generator) -> IntArray:
+    """One index per entry of ``rows``, drawn with weights ``table[rows[i]]`` (non-negative,
+    not necessarily normalised): one uniform per entry (``gen.random(len(rows))``), the first
+    index whose cumulative weight reaches ``u`` x the row total.  Rows are compared in chunks,
+    so the memory is O(len(rows)) plus a fixed chunk, never len(rows) x the table's width."""
+    cs_table = np.cumsum(np.asarray(table, dtype=np.float64), axis=1)
+    m = cs_table.shape[1]
+    n = len(rows)
+    u = gen.random(n) * cs_table[rows, -1]
+    codes: IntArray = np.empty(n, dtype=np.int64)
+    step = max(1, _DRAW_CHUNK_CELLS // max(m, 1))
+    for a in range(0, n, step):
+        cs = cs_table[rows[a : a + step]]
+        codes[a : a + step] = np.minimum((cs < u[a : a + step, None]).sum(axis=1), m - 1)
     return codes
 
 
@@ -198,7 +215,7 @@ def expand(codes: IntArray, decompress: list[FloatArray | None], gen: np.random.
     full = np.empty_like(codes)
     for j in range(codes.shape[1]):
         dm = decompress[j]
-        full[:, j] = codes[:, j] if dm is None else draw(dm[codes[:, j]], gen)
+        full[:, j] = codes[:, j] if dm is None else draw_rows(dm, codes[:, j], gen)
     return full
 
 

@@ -57,6 +57,11 @@ marginal, then child | parent from each edge's table, every edge used once); a m
 cell is expanded to one of its original cells in proportion to their clipped noisy 1-way counts;
 numbers are decoded uniformly within their bin (integer columns: uniformly over the bin's
 integers, exact for one-value bins).
+
+Data access: the fit reads the records only through exact counts of the full-domain cliques
+``cliques_needed(spec)`` (:class:`~.counts.MarginalCounts`, mergeable over batches), which
+``fit_counts`` maps through the compression; ``fit(frame)`` counts the frame in one batch and
+calls it, so a streamed or distributed count gives the same fit, bit for bit, for a fixed seed.
 """
 
 from __future__ import annotations
@@ -74,7 +79,8 @@ from ..accounting import PrivacyLoss
 from ..progress import NEVER_CANCELLED, CancelToken, no_progress
 from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
-from .cells import CellLayout, draw, expand, noisy_fidelity
+from .cells import CellLayout, draw_rows, expand, noisy_fidelity
+from .counts import MarginalCounts
 from .encoding import FloatArray, IntArray, TableSpec
 from .privacy import release_gaussian, selection_loss, zcdp_rho_for, zcdp_total
 
@@ -173,13 +179,13 @@ class FittedMST(FittedSynth):
         d = len(self.sizes)
         codes = np.full((n, d), -1, dtype=np.int64)
         root = self.order[0][1]
-        codes[:, root] = draw(np.broadcast_to(self.marg[root], (n, len(self.marg[root]))), gen)
+        codes[:, root] = draw_rows(self.marg[root][None, :], np.zeros(n, dtype=np.int64), gen)
         for parent, child in self.order[1:]:
             assert parent is not None  # only the root, order[0], has none
             t = self.tables[(parent, child)]  # (m_parent, m_child)
             rs = t.sum(axis=1, keepdims=True)
             cond = np.where(rs > 0, t / np.maximum(rs, 1e-300), self.marg[child][None, :])
-            codes[:, child] = draw(cond[codes[:, parent]], gen)
+            codes[:, child] = draw_rows(cond, codes[:, parent], gen)
         return self.layout.decode(expand(codes, self.decompress, gen), gen)
 
 
@@ -220,6 +226,17 @@ class MSTSynthesizer(Synthesizer):
         plan.append({"part": "2-way marginals along the tree (Gaussian)", "share": share2})
         return plan
 
+    def layout(self, spec: TableSpec) -> CellLayout:
+        """The public cells the fit uses (bins and categories from ``spec`` and the options)."""
+        return CellLayout(spec, self.bins, self.binning, self.max_values)
+
+    def cliques_needed(self, spec: TableSpec) -> list[tuple[int, ...]]:
+        """The full-domain cliques :meth:`fit_counts` reads: every column and every pair (the
+        selection scores every pair; the tree's 2-way tables are pairs).  Public: from the
+        number of columns only."""
+        d = self.layout(spec).d
+        return [(j,) for j in range(d)] + [(i, j) for i in range(d) for j in range(i + 1, d)]
+
     def fit(
         self,
         frame: pd.DataFrame,
@@ -231,11 +248,33 @@ class MSTSynthesizer(Synthesizer):
         progress: Callable[[float, str], None] = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> FittedMST:
+        """In memory: the frame's cell codes counted in one batch, then :meth:`fit_counts`."""
         t0 = time.perf_counter()
-        layout = CellLayout(spec, self.bins, self.binning, self.max_values)
+        layout = self.layout(spec)
+        counts = MarginalCounts(layout.sizes, self.cliques_needed(spec)).add(layout.codes(frame))
+        fitted = self.fit_counts(counts, spec, epsilon=epsilon, delta=delta, rng=rng, progress=progress, cancel=cancel)
+        fitted.info["fit_seconds"] = time.perf_counter() - t0
+        return fitted
+
+    def fit_counts(
+        self,
+        counts: MarginalCounts,
+        spec: TableSpec,
+        *,
+        epsilon: float,
+        delta: float,
+        rng: RandomSource,
+        progress: Callable[[float, str], None] = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> FittedMST:
+        """The fit from exact counts of :meth:`cliques_needed` over :meth:`layout`'s cells (the
+        only view of the private data; ``counts.n`` is the number of records)."""
+        t0 = time.perf_counter()
+        layout = self.layout(spec)
         col_bins = layout.col_bins
-        x, sizes = layout.codes(frame), layout.sizes
-        n, d = x.shape
+        sizes = layout.sizes
+        counts.check(sizes, self.cliques_needed(spec))
+        n, d = counts.n, layout.d
         rho = zcdp_rho_for(epsilon, delta) if math.isfinite(epsilon) else math.inf
         finite = math.isfinite(rho)
         share1, share_sel, share2 = self.budget
@@ -249,7 +288,7 @@ class MSTSynthesizer(Synthesizer):
         var1: list[float] = []
         for j in range(d):
             cancel.check()
-            cnt = np.bincount(x[:, j], minlength=sizes[j]).astype(np.float64)
+            cnt = counts.counts((j,))
             noisy, loss = release_gaussian(rng, cnt, sens, mu1, delta, f"{self.label}: 1-way {self._name(spec, j)}")
             comps.append(loss)
             one.append(noisy)
@@ -291,7 +330,6 @@ class MSTSynthesizer(Synthesizer):
                 decompress.append(dm)
             else:
                 decompress.append(None)
-        xc = np.column_stack([cmap[j][x[:, j]] for j in range(d)])
         one_c = [np.bincount(cmap[j], weights=one[j], minlength=csizes[j]) for j in range(d)]
         var1_c = [np.bincount(cmap[j], minlength=csizes[j]) * var1[j] for j in range(d)]
         p_hat = [self._normalise(one_c[j], czero[j]) for j in range(d)]
@@ -304,9 +342,11 @@ class MSTSynthesizer(Synthesizer):
         edges: list[Edge] = []
         pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
         scores: dict[Edge, float] = {}
+        pair_c: dict[Edge, FloatArray] = {}
         for i, j in pairs:
+            pair_c[(i, j)] = counts.compressed((i, j), cmap, csizes).reshape(csizes[i], csizes[j])
             scores[(i, j)] = (
-                selection_score(pair_counts(xc[:, i], xc[:, j], csizes[i], csizes[j]), p_hat[i], p_hat[j], n)
+                selection_score(pair_c[(i, j)], p_hat[i], p_hat[j], n)
                 - self.penalty * math.sqrt(2.0 / math.pi) * sigma2 * csizes[i] * csizes[j]
             )
         for r in range(d - 1):
@@ -327,14 +367,14 @@ class MSTSynthesizer(Synthesizer):
         var2: dict[Edge, float] = {}
         for i, j in edges:
             cancel.check()
-            cnt = pair_counts(xc[:, i], xc[:, j], csizes[i], csizes[j])
+            cnt = pair_c[(i, j)]
             noisy, loss = release_gaussian(
                 rng, cnt, sens, mu2, delta, f"{self.label}: 2-way {self._name(spec, i)} x {self._name(spec, j)}"
             )
             comps.append(loss)
             noisy_tab[(i, j)] = noisy
             var2[(i, j)] = loss.details["sigma"] ** 2
-        del x, xc
+        del pair_c
         # ---- consistent estimate (post-processing)
         marg: list[FloatArray] = []
         for j in range(d):
