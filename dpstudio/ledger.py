@@ -387,11 +387,14 @@ def _cell_hashes(s):
         return h
     # each distinct value is canonicalised once (text columns rarely have one value per row)
     codes, uniques = pd.factorize(s.astype(object), use_na_sentinel=True)
+    if len(uniques) == 0:  # every cell missing (or no cells): common in one batch of a column
+        return np.full(len(s), _NA_HASH, dtype=np.uint64)
     h = _text_hashes(np.asarray(uniques, dtype=object))
     return np.where(codes < 0, np.uint64(_NA_HASH), h[np.maximum(codes, 0)]).astype(np.uint64)
 
 
 _NUMBER_TEXT = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+_INF_TEXT = r"^[+-]?inf(inity)?$"  # lower case: how an infinite number reads as text
 
 
 def _text_hashes(values):
@@ -404,8 +407,9 @@ def _text_hashes(values):
     from pandas.util import hash_array
 
     text = pc.utf8_trim_whitespace(pa.array(np.asarray(values).astype(str), type=pa.string()))
-    is_num = pc.match_substring_regex(text, _NUMBER_TEXT).to_numpy(zero_copy_only=False)
     lower = pc.utf8_lower(text)
+    is_num = pc.or_(pc.match_substring_regex(text, _NUMBER_TEXT), pc.match_substring_regex(lower, _INF_TEXT))
+    is_num = is_num.to_numpy(zero_copy_only=False)
     truth = pc.equal(lower, "true").to_numpy(zero_copy_only=False)
     false = pc.equal(lower, "false").to_numpy(zero_copy_only=False)
     strs = text.to_numpy(zero_copy_only=False)
@@ -486,23 +490,304 @@ def row_sketch(frame, key: bytes, k: int = SKETCH_K):
     ledger's secret key (a pseudorandom function: Aumasson & Bernstein 2012), so the stored
     values say nothing about the rows without the key.  The k smallest values of a random hash
     are a uniform sample of the rows that two files sample consistently (bottom-k sketches:
-    Broder 1997; Cohen & Kaplan 2007).  Vectorised; memory O(rows) while hashing, k kept."""
+    Broder 1997; Cohen & Kaplan 2007).  Vectorised; memory O(rows) while hashing, k kept.  The
+    same sketch of a table read in batches: :class:`RowSketcher`; of a Dask DataFrame:
+    :func:`row_sketch_dask`."""
     import numpy as np
     import pandas as pd
-    from pandas.util import hash_pandas_object
 
     n = len(frame)
     if n == 0 or frame.shape[1] == 0:
         return np.empty(0, dtype=np.uint64), n
+    rows = _row_hashes(frame)
+    copy_no = pd.Series(rows).groupby(rows, sort=False).cumcount().to_numpy(dtype=np.uint64)
+    keyed = _siphash24(_sip_key(key), _copy_hashes(rows, copy_no))
+    # O(n) selection; the k smallest are then sorted (distinct: copies are numbered)
+    return np.unique(_smallest(keyed, k)), n
+
+
+def _row_hashes(frame):
+    """The unkeyed uint64 hash of each row of ``frame`` (columns in name order, each cell by
+    :func:`_cell_hashes`): a function of the row's values only, so the same whatever the other
+    rows, the batch the row comes in, the columns' order or (mostly) their dtypes."""
+    import pandas as pd
+    from pandas.util import hash_pandas_object
+
     order = sorted(range(frame.shape[1]), key=lambda i: str(frame.columns[i]).strip())
     cells = pd.DataFrame({j: _cell_hashes(frame.iloc[:, i]) for j, i in enumerate(order)})
-    rows = hash_pandas_object(cells, index=False).to_numpy()
-    copy_no = pd.Series(rows).groupby(rows, sort=False).cumcount().to_numpy(dtype=np.uint64)
-    multi = hash_pandas_object(pd.DataFrame({"r": rows, "c": copy_no}), index=False).to_numpy()
-    keyed = _siphash24(_sip_key(key), multi)
-    if n > k:  # O(n) selection; the k smallest are then sorted (distinct: copies are numbered)
-        keyed = np.partition(keyed, k - 1)[:k]
-    return np.unique(keyed), n
+    return hash_pandas_object(cells, index=False).to_numpy()
+
+
+def _copy_hashes(rows, copy_no):
+    """The unkeyed hash of each (row hash, copy number) pair (both uint64 arrays)."""
+    import pandas as pd
+    from pandas.util import hash_pandas_object
+
+    return hash_pandas_object(pd.DataFrame({"r": rows, "c": copy_no}), index=False).to_numpy()
+
+
+def _smallest(values, k: int):
+    """The ``k`` smallest of ``values`` as a multiset (unsorted; all of them when there are at most k)."""
+    import numpy as np
+
+    return np.partition(values, k - 1)[:k] if len(values) > k else values
+
+
+# ---- the row sketch over batches (streamed releases) and over a Dask DataFrame -------------------
+
+#: bytes of row hashes held in memory before they spill to disk, and the most a bucket may hold
+#: while its copies are counted (8 bytes per row: 8M rows; peak about 6 times this)
+_SKETCH_BUCKET_BYTES = 64 << 20
+#: (row, copy) pairs expanded and hashed at a time (temporaries: about 100 bytes per pair)
+_SKETCH_EXPAND = 1 << 21
+_SPILL_BITS = 8  # a spill or a split sorts row hashes into 2**8 bucket files by 8 of their bits
+
+
+def _bottom_k_of_counts(uniq, counts, sip: bytes, k: int, chunk: int = _SKETCH_EXPAND):
+    """The ``k`` smallest keyed hashes (a multiset, unsorted) of the rows with the distinct row
+    hashes ``uniq``, each present ``counts`` times: copy i of row r is hashed as (r, i), as in
+    :func:`row_sketch`.  The pairs are expanded ``chunk`` at a time, so memory is
+    O(len(uniq) + chunk + k) even when one row has millions of copies."""
+    import numpy as np
+
+    best = np.empty(0, dtype=np.uint64)
+    counts = np.asarray(counts, dtype=np.int64)
+    if len(counts) == 0 or k <= 0:
+        return best
+    uniq = np.asarray(uniq, dtype=np.uint64)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    for lo in range(0, int(ends[-1]), chunk):
+        hi = min(lo + chunk, int(ends[-1]))
+        a = int(np.searchsorted(ends, lo, side="right"))  # the rows whose copies overlap [lo, hi)
+        b = int(np.searchsorted(ends, hi - 1, side="right")) + 1
+        take = np.minimum(ends[a:b], hi) - np.maximum(starts[a:b], lo)
+        rows = np.repeat(uniq[a:b], take)
+        copy_no = (np.arange(lo, hi, dtype=np.int64) - np.repeat(starts[a:b], take)).astype(np.uint64)
+        keyed = _siphash24(sip, _copy_hashes(rows, copy_no))
+        best = _smallest(np.concatenate([best, keyed]), k)
+    return best
+
+
+def _merge_counts(u, c, u2, c2):
+    """Two (sorted distinct values, counts) pairs summed into one."""
+    import numpy as np
+
+    if len(u) == 0:
+        return u2, c2
+    values, counts = np.concatenate([u, u2]), np.concatenate([c, c2])
+    order = np.argsort(values, kind="stable")
+    values, counts = values[order], counts[order]
+    first = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+    return values[first], np.add.reduceat(counts, first)
+
+
+def _scatter(values, shift: int, folder: str) -> None:
+    """Append ``values`` (uint64) to the bucket files ``folder/<b>`` by b = 8 bits from ``shift``."""
+    import numpy as np
+
+    top = ((values >> np.uint64(shift)) & np.uint64((1 << _SPILL_BITS) - 1)).astype(np.uint16)
+    order = np.argsort(top, kind="stable")
+    values, top = values[order], top[order]
+    bounds = np.searchsorted(top, np.arange((1 << _SPILL_BITS) + 1))
+    for b in range(1 << _SPILL_BITS):
+        if bounds[b + 1] > bounds[b]:
+            with open(os.path.join(folder, f"{b:03d}"), "ab") as f:
+                values[bounds[b] : bounds[b + 1]].tofile(f)
+
+
+class RowSketcher:
+    """:func:`row_sketch` of a table read in batches, in memory bounded independently of the
+    number of rows: :meth:`add` each batch in turn, then :meth:`finish` gives ``(sketch, n)``, bit
+    for bit what ``row_sketch`` gives for all the rows at once.
+
+    A batch may hold any number of rows; all hold the same columns (in any order), and a column's
+    dtype may differ from batch to batch (cells hash by value: :func:`_cell_hashes`).  The copy
+    number of a row needs the count of its copies in the whole table, so the unkeyed row hashes
+    (8 bytes per row) are kept, in memory up to ``bucket_bytes`` and beyond that in bucket files
+    of a private temporary folder (under ``spill_dir``, default the system's temporary folder),
+    sorted by their top 8 bits: every copy of a row lands in the same bucket.  :meth:`finish`
+    counts the copies bucket by bucket (a bucket with more than ``bucket_bytes`` of distinct row
+    hashes is split again by the next 8 bits) and keeps the ``k`` smallest keyed hashes.  Memory:
+    about 6 x ``bucket_bytes`` plus a batch; disk: 8 bytes per row.  The folder is deleted by
+    :meth:`finish`, by :meth:`close` (or leaving a ``with`` block), when an :meth:`add` fails
+    (the sketcher is then closed) and at garbage collection.  Not picklable (open temporary files).
+    """
+
+    def __init__(self, key: bytes, k: int = SKETCH_K, spill_dir=None, *, bucket_bytes: int = _SKETCH_BUCKET_BYTES):
+        if int(k) < 0 or int(bucket_bytes) < 8:
+            raise ValueError(f"invalid row sketch size k={k!r}, bucket_bytes={bucket_bytes!r}")
+        self.k = int(k)
+        self.n = 0  # rows added so far
+        self._sip = _sip_key(key)
+        self._spill_dir = None if spill_dir is None else os.fspath(spill_dir)
+        self._limit = int(bucket_bytes) // 8  # row hashes per bucket
+        self._columns: list[str] | None = None
+        self._buffer: list = []
+        self._buffered = 0
+        self._dir: str | None = None
+        self._cleanup: list = []  # the finaliser deleting the folder, once there is one
+        self._result: tuple | None = None
+        self._closed = False
+
+    def __enter__(self) -> RowSketcher:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def spill_folder(self) -> str | None:
+        """The private temporary folder of the bucket files, once rows have spilled to disk."""
+        return self._dir
+
+    def add(self, frame) -> None:
+        """Hash the rows of one batch (a pandas DataFrame); a batch without rows is ignored."""
+        if self._closed:
+            raise ValueError("this row sketcher is already finished or closed")
+        if len(frame) == 0:
+            return
+        try:
+            names = sorted(str(c).strip() for c in frame.columns)
+            if self._columns is None:
+                self._columns = names
+            elif names != self._columns:
+                raise ValueError(f"a batch has the columns {names}, the first batch had {self._columns}")
+            self.n += len(frame)
+            if names:
+                self._buffer.append(_row_hashes(frame))
+                self._buffered += len(frame)
+                if self._buffered >= self._limit:
+                    self._spill()
+        except BaseException:
+            self.close()
+            raise
+
+    def _spill(self) -> None:
+        import shutil
+        import tempfile
+        import weakref
+
+        import numpy as np
+
+        if self._dir is None:
+            self._dir = tempfile.mkdtemp(prefix="dpstudio-sketch-", dir=self._spill_dir)
+            self._cleanup.append(weakref.finalize(self, shutil.rmtree, self._dir, True))
+        rows = np.concatenate(self._buffer)
+        self._buffer, self._buffered = [], 0
+        _scatter(rows, 64 - _SPILL_BITS, self._dir)
+
+    def finish(self):
+        """``(sketch, n)``: the ``k`` smallest keyed row hashes (sorted uint64) and the row count,
+        as :func:`row_sketch` of all the rows added; deletes the temporary files."""
+        import numpy as np
+
+        done = self._result
+        if done is not None:
+            return done[0].copy(), done[1]
+        if self._closed:
+            raise ValueError("this row sketcher was closed before it finished")
+        try:
+            if self._dir is None:  # everything fitted in memory
+                rows = np.concatenate(self._buffer) if self._buffer else np.empty(0, dtype=np.uint64)
+                self._buffer = []
+                best = _bottom_k_of_counts(*np.unique(rows, return_counts=True), self._sip, self.k)
+            else:
+                if self._buffer:
+                    self._spill()
+                best = self._buckets(self._dir, 64 - 2 * _SPILL_BITS)
+            done = self._result = (np.unique(best), self.n)
+        finally:
+            self.close()
+        return done[0].copy(), done[1]
+
+    def _buckets(self, folder: str, shift: int):
+        """The k smallest keyed hashes of the rows in the bucket files of ``folder``; a bucket with
+        too many distinct row hashes is split into ``folder/<b>.d`` by the 8 bits from ``shift``."""
+        import numpy as np
+
+        best = np.empty(0, dtype=np.uint64)
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if not os.path.isfile(path):
+                continue
+            counts = self._count(path, exact=shift < 0)
+            if counts is None:  # too many distinct rows for memory: split by the next bits
+                sub = path + ".d"
+                os.mkdir(sub)
+                with open(path, "rb") as f:
+                    while len(chunk := np.fromfile(f, dtype=np.uint64, count=self._limit)):
+                        _scatter(chunk, shift, sub)
+                os.remove(path)
+                part = self._buckets(sub, shift - _SPILL_BITS)
+            else:
+                os.remove(path)
+                part = _bottom_k_of_counts(counts[0], counts[1], self._sip, self.k)
+            best = _smallest(np.concatenate([best, part]), self.k)
+        return best
+
+    def _count(self, path: str, *, exact: bool):
+        """(distinct row hashes, their counts) of a bucket file, read ``bucket_bytes`` at a time;
+        None when it holds more than a bucket's worth of distinct hashes (unless ``exact``: then
+        every hash in it is the same, as all of its 64 bits were used to sort it)."""
+        import numpy as np
+
+        u = np.empty(0, dtype=np.uint64)
+        c = np.empty(0, dtype=np.int64)
+        with open(path, "rb") as f:
+            while len(chunk := np.fromfile(f, dtype=np.uint64, count=self._limit)):
+                u, c = _merge_counts(u, c, *np.unique(chunk, return_counts=True))
+                if len(u) > self._limit and not exact:
+                    return None
+        return u, c
+
+    def close(self) -> None:
+        """Delete the temporary files (also after an error); the sketcher cannot be used again."""
+        self._closed = True
+        self._buffer, self._buffered = [], 0
+        for cleanup in self._cleanup:
+            cleanup()
+
+
+def _partition_row_hashes(frame):
+    """Dask: the unkeyed row hashes of one partition (run on the workers)."""
+    import numpy as np
+    import pandas as pd
+
+    rows = _row_hashes(frame) if len(frame) and frame.shape[1] else np.empty(0, dtype=np.uint64)
+    return pd.Series(rows, dtype=np.uint64, name="row")
+
+
+def _partition_smallest(counts, sip: bytes, k: int):
+    """Dask: the k smallest keyed hashes of one partition of the rows' copy counts."""
+    import numpy as np
+    import pandas as pd
+
+    u = counts.index.to_numpy(dtype=np.uint64)
+    best = _bottom_k_of_counts(u, counts.to_numpy(dtype=np.int64), sip, k)
+    return pd.Series(best, dtype=np.uint64, name="keyed")
+
+
+def row_sketch_dask(ddf, key: bytes, k: int = SKETCH_K):
+    """:func:`row_sketch` of the rows of a Dask DataFrame, bit for bit: ``(sketch, n)``.
+
+    The row hashes are computed on the workers, partition by partition; the copies of each row
+    are counted by a distributed ``value_counts`` (its result split over as many partitions as
+    the input, so no worker holds every distinct row); each partition of the counts is expanded
+    into (row, copy) pairs, keyed and cut to its k smallest on the workers, and only those are
+    merged on the client.  The SipHash key derived from the ledger key is sent to the workers.
+    Dask is an optional dependency, imported here."""
+    import dask
+    import numpy as np
+    import pandas as pd
+
+    if len(ddf.columns) == 0:
+        return np.empty(0, dtype=np.uint64), int(len(ddf))
+    rows = ddf.map_partitions(_partition_row_hashes, meta=pd.Series(dtype=np.uint64, name="row"))
+    counts = rows.value_counts(sort=False, split_out=max(1, rows.npartitions))
+    parts = counts.map_partitions(_partition_smallest, _sip_key(key), k, meta=pd.Series(dtype=np.uint64, name="keyed"))
+    n, kept = dask.compute(rows.size, parts)
+    return np.unique(_smallest(kept.to_numpy(dtype=np.uint64), k)), int(n)
 
 
 def sketch_overlap(a, b, k: int = SKETCH_K) -> float:
@@ -867,6 +1152,30 @@ class Ledger:
         if key is None:
             raise UserError(f"the privacy ledger's key file {self.key_path} is missing or damaged; {REINIT_HINT}")
         sketch, n = row_sketch(frame, key)
+        return Fingerprint(sketch=_pack(sketch), rows=int(n))
+
+    def _sketch_key(self) -> bytes:
+        key = self._load_key()
+        if key is None:
+            raise UserError(f"the privacy ledger's key file {self.key_path} is missing or damaged; {REINIT_HINT}")
+        return key
+
+    def row_sketcher(self, spill_dir=None) -> RowSketcher:
+        """A :class:`RowSketcher` with this ledger's key: the row sketch of a table read in
+        batches (streamed releases); turn it into a fingerprint with :meth:`fingerprint_from`."""
+        return RowSketcher(self._sketch_key(), spill_dir=spill_dir)
+
+    def fingerprint_from(self, sketcher: RowSketcher) -> Fingerprint:
+        """The fingerprint of the rows added to ``sketcher`` (finishing it): what
+        :meth:`fingerprint_rows` gives for all of them at once."""
+        if not hmac.compare_digest(sketcher._sip, _sip_key(self._sketch_key())):
+            raise ValueError("these rows were sketched with another key than this ledger's")
+        sketch, n = sketcher.finish()
+        return Fingerprint(sketch=_pack(sketch), rows=int(n))
+
+    def fingerprint_dask(self, ddf) -> Fingerprint:
+        """The fingerprint of the rows of a Dask DataFrame (:func:`row_sketch_dask`)."""
+        sketch, n = row_sketch_dask(ddf, self._sketch_key())
         return Fingerprint(sketch=_pack(sketch), rows=int(n))
 
     # -- integrity ------------------------------------------------------------------------------
