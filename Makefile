@@ -16,7 +16,7 @@ $(VENV)/.installed-app: pyproject.toml | $(VENV)/bin/python
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
-	$(PIP) install -q -e '.[test]'
+	$(PIP) install -q -e '.[test,cluster]'
 	@touch $@ $(VENV)/.installed-app
 
 # Opens the GUI on the demo data; without a display it runs the headless release of the demo.

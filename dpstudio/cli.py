@@ -345,6 +345,9 @@ def cmd_release(args) -> int:
             recipe_path=args.recipe,
             on_commit=on_commit,
             operator=_remember_operator(args.operator),
+            engine=args.engine,
+            scheduler=args.scheduler,
+            block_rows=args.block_rows,
         )
         return _print_release(result)
 
@@ -372,6 +375,7 @@ def _print_release(result) -> int:
         "guarantee": result.plan.guarantee,
         "recorded": _recorded(result),
         "randomness": result.randomness,
+        "engine": result.engine,
         "warnings": result.warnings,
     }
     summary["ledger"] = (
@@ -745,6 +749,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="for tests and simulations: record nothing. An existing ledger is still "
         "consulted, so a cap still refuses; the output and report say 'not recorded "
         "in any ledger'",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("memory", "stream", "dask"),
+        default="memory",
+        help="memory: load the table (default); stream: read it in blocks, with memory bounded "
+        "whatever its size (CSV or Parquet; records and AIM/MST synthetic data); dask: run on the "
+        "Dask cluster at --scheduler (pip install 'dpstudio[cluster]')",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="the Dask scheduler (tcp://host:8786) for --engine dask; without it, a local cluster "
+        "on this computer's cores",
+    )
+    p.add_argument(
+        "--block-rows",
+        type=_bounded_int(1, 1 << 24),
+        default=None,
+        help="rows per block for --engine stream/dask (default 262144); a fixed seed reproduces "
+        "a release only with the same block size",
     )
     _add_ledger_option(p)
     p.set_defaults(func=cmd_release)

@@ -9,6 +9,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -240,6 +241,64 @@ def write_table(
             raise UserError(f"cannot write a table as {fmt!r}")
         cancel.check()
     return file_sha256(target)
+
+
+#: formats a streamed release can write block by block
+STREAM_FORMATS = ("csv", "tsv", "parquet")
+
+
+class BlockWriter:
+    """Write a table block by block to ``path`` (a temporary name the caller renames into place:
+    :func:`atomic_path` or the ledger's commit), as :func:`write_table` writes it whole: CSV/TSV
+    with CRLF rows and formula protection, Parquet one row group per block, without pandas
+    metadata.  Use as a context manager; :meth:`write` each block in order."""
+
+    def __init__(self, path, fmt: str, *, formula_protection: bool = True) -> None:
+        if fmt not in STREAM_FORMATS:
+            raise UserError(f"a streamed release writes {', '.join(STREAM_FORMATS)}, not {fmt!r}")
+        self.path, self.fmt, self.formula_protection = Path(path), fmt, formula_protection
+        self.rows = 0
+        self._parquet: Any = None
+        self._schema: Any = None
+        self._started = False
+
+    def __enter__(self) -> BlockWriter:
+        return self
+
+    def write(self, frame: pd.DataFrame) -> None:
+        if self.fmt in _SEPARATORS:
+            data = protect_formulas(frame) if self.formula_protection else frame
+            data.to_csv(
+                self.path,
+                index=False,
+                sep=_SEPARATORS[self.fmt],
+                lineterminator="\r\n",
+                mode="a" if self._started else "w",
+                header=not self._started,
+            )
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+            if self._parquet is None:
+                self._schema = table.schema
+                self._parquet = pq.ParquetWriter(self.path, self._schema)
+            elif table.schema != self._schema:
+                table = table.cast(self._schema)
+            self._parquet.write_table(table)
+        self._started = True
+        self.rows += len(frame)
+
+    def close(self) -> None:
+        if self._parquet is not None:
+            self._parquet.close()
+            self._parquet = None
+        elif not self._started:
+            self.path.write_bytes(b"")
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def write_text(text: str, target) -> str:

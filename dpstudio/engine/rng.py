@@ -120,6 +120,24 @@ class RandomSource:
         """Uniform floats on the grid ``k / 2**53`` in [0, 1) (no privacy role by itself)."""
         return (self.uint64(n) >> np.uint64(11)).astype(np.float64) * (1.0 / 2**53)
 
+    def stream(self, *key: int) -> RandomSource:
+        """An independent source for one part of a batched release, named by ``key`` (e.g.
+        ``(purpose, block)``).
+
+        Secure mode: a fresh secure source (every draw comes from the OS CSPRNG anyway).  Seeded
+        mode: PCG64 seeded from ``SeedSequence(seed, spawn_key=key)``, so a block's noise depends
+        on the seed and the block's key only -- not on what was drawn before, nor on which
+        process or machine draws it: a streamed or Dask run reproduces the in-memory one."""
+        if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0 for k in key):
+            raise ValueError(f"stream key must be non-negative integers, got {key!r}")
+        child = RandomSource(None)
+        if self._gen is not None:
+            assert self.seed is not None
+            seq = np.random.SeedSequence(self.seed, spawn_key=tuple(int(k) for k in key))
+            child._gen = np.random.Generator(np.random.PCG64(seq))
+            child.seed = self.seed
+        return child
+
     def numpy_generator(self) -> np.random.Generator:
         """A numpy Generator for randomness without a privacy role.
 

@@ -103,14 +103,20 @@ def execute(
     *,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
+    block_rows: int | None = None,
 ) -> ReleaseOutcome:
-    """Release ``frame`` as ``plan`` says.  ``outcome.final_plan`` is the plan whose mechanism
+    """Release ``frame`` as ``plan`` says (a record release block by block, ``block_rows`` rows
+    each: the default is the streamed engine's).  ``outcome.final_plan`` is the plan whose mechanism
     objects drew the noise (``outcome.drawn_by``); its total never exceeds ``plan.total``."""
     if plan.recipe is None:
         raise ValueError("this plan was not compiled from a recipe")
-    outcome: ReleaseOutcome = release_module(plan.release_type).execute(
-        plan, frame, rng, progress=progress, cancel=cancel
-    )
+    module = release_module(plan.release_type)
+    if block_rows is not None and plan.release_type in ("record", "label", "semi-sensitive"):
+        outcome: ReleaseOutcome = module.execute(  # type: ignore[call-arg]
+            plan, frame, rng, progress=progress, cancel=cancel, block_rows=block_rows
+        )
+    else:
+        outcome = module.execute(plan, frame, rng, progress=progress, cancel=cancel)
     if outcome.final_plan is None:
         outcome.final_plan = plan
     return outcome

@@ -702,41 +702,67 @@ def _vectors(frame: pd.DataFrame, cols: list[str]) -> npt.NDArray[np.float32]:
     return frame[cols].to_numpy(dtype=np.float32)
 
 
-def execute(
-    plan: ReleasePlan,
-    frame: pd.DataFrame,
-    rng: RandomSource,
-    *,
-    progress: ProgressCallback = no_progress,
-    cancel: CancelToken = NEVER_CANCELLED,
-) -> ReleaseOutcome:
-    """Run the plan's domain estimates, finalise the plan from them, and perturb with exactly
-    the finalised plan's mechanism objects (``ReleaseOutcome.drawn_by`` names them)."""
-    from dpstudio.plan.domains import run_domain_units
+#: ``RandomSource.stream`` purpose of record perturbation: block ``k`` draws from stream (1, k)
+RECORD_STREAM = 1
 
-    if plan.recipe is None:
-        raise ValueError("this plan was not compiled from a recipe")
-    drawn_by: dict[str, UnitMechanism] = {}
-    recipe, domain_stats = run_domain_units(plan.recipe, plan.units, frame, rng, drawn_by)
-    final = finalise(plan, recipe, frame)
+
+def check_within_plan(plan: ReleasePlan, final: ReleasePlan) -> None:
+    """Refuse to draw noise with mechanisms that spend more than the plan the ledger reserved."""
     planned, ran = plan.total, final.total
     if ran.epsilon > planned.epsilon * (1 + 1e-12) + 1e-15 or ran.delta > planned.delta * (1 + 1e-12) + 1e-300:
-        # the ledger reserved the plan's total: never draw noise that spends more
         raise RuntimeError(
             f"internal error: the mechanisms built for the release spend (eps={ran.epsilon!r}, "
             f"delta={ran.delta!r}), more than planned ({planned.epsilon!r}, {planned.delta!r})"
         )
+
+
+def streamable_problem(recipe: Recipe) -> str | None:
+    """Why this record release cannot run block by block (None: it can)."""
+    for _name, cols in perturbed_units(recipe):
+        if _mechanism_name(cols[0]) == "metric":
+            pool = cols[0].mechanism.params.get("pool") if cols[0].mechanism else None
+            if pool == "dataset":
+                return (
+                    f"column {cols[0].name!r} draws replacement vectors from the dataset itself, "
+                    "which needs the whole table in memory; use a public pool file"
+                )
+    return None
+
+
+def merge_stats(into: dict[str, Any], more: dict[str, Any]) -> None:
+    """Add one block's per-column counts (clipped, filled, mapped to "other") to ``into``."""
+    for col, counts in more.items():
+        acc = into.setdefault(col, {})
+        for k, v in counts.items():
+            acc[k] = acc.get(k, 0) + v
+
+
+def perturb_block(
+    final: ReleasePlan,
+    recipe: Recipe,
+    block: pd.DataFrame,
+    rng: RandomSource,
+    stats: dict[str, Any],
+    *,
+    start: int = 0,
+    whole: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One block of a record release: every perturbation unit of ``final`` (the finalised plan)
+    applied to the block's rows, in plan order, with the block's own random stream; ``recipe``
+    is the recipe with the DP-estimated domains filled in.  Public
+    columns pass through.  ``start``: the block's first row in the table (a dataset pool's
+    self-exclusion is by position); ``whole``: the table, for a pool drawn from the dataset.
+    Counts of clipped / filled / "other" cells are added to ``stats``."""
+    block = block.reset_index(drop=True)
     unit_of = {c: u for u in final.perturbation_units for c in u.columns}
-    stats: dict[str, Any] = {}
     out: dict[str, object] = {}
     done_units: set[str] = set()
     kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore")]
     clamp = clamps_to_bounds(recipe)
-    for i, col in enumerate(kept):
-        cancel.check()
-        progress(i / max(len(kept), 1), f"perturbing {col.name}")
+    here: dict[str, Any] = {}
+    for col in kept:
         if col.name not in unit_of:
-            out[col.name] = frame[col.name]  # public column (or not perturbed by this release type)
+            out[col.name] = block[col.name]  # public column (or not perturbed by this release type)
             continue
         u = unit_of[col.name]
         if u.name in done_units:
@@ -744,23 +770,24 @@ def execute(
         done_units.add(u.name)
         mech, cols = u.mechanism, [recipe.column(n) for n in u.columns]
         assert mech is not None, u.name  # the finalised plan has every perturbation unit's object
-        drawn_by[u.name] = mech
         mech_name = u.mechanism_name
         if mech_name == "metric":
             names = [c.name for c in cols]
             pool_param = col.mechanism.params.get("pool") if col.mechanism else None
             # a record's own vector is excluded by position (never by value: excluding equal
             # vectors would make some outputs impossible for one neighbour only, breaking DP)
-            self_index = np.arange(len(frame)) if pool_param == "dataset" else None
-            chosen = mech.release(_vectors(frame, names), rng, self_index=self_index)
+            self_index = np.arange(start, start + len(block)) if pool_param == "dataset" else None
+            if self_index is not None and whole is None:
+                raise UserError(streamable_problem(recipe) or "a dataset pool needs the whole table")
+            chosen = mech.release(_vectors(block, names), rng, self_index=self_index)
             if len(names) == 1 and col.type == "vector":
-                out[col.name] = pd.Series(list(chosen), index=frame.index)
+                out[col.name] = pd.Series(list(chosen), index=block.index)
             else:
                 for j, n in enumerate(names):
                     out[n] = chosen[:, j]
             continue
         if mech_name in ("laplace", "gaussian"):
-            x = _numeric_values(frame[col.name], col, stats)
+            x = _numeric_values(block[col.name], col, here)
             y = mech.release(x, rng)
             if clamp:
                 # post-processing: plausible values at the price of bias near the bounds
@@ -769,10 +796,54 @@ def execute(
             # an integer column's grid step is a whole number (rint only guards the cast)
             out[col.name] = np.rint(y).astype(np.int64) if col.type == "integer" else y
         else:
-            codes = category_codes(frame[col.name], col, stats)
+            codes = category_codes(block[col.name], col, here)
             out[col.name] = decode_categories(mech.release(codes, rng), col)
+    merge_stats(stats, here)
+    return pd.DataFrame({c.name: out[c.name] for c in kept if c.name in out})
+
+
+def block_starts(n_rows: int, block_rows: int) -> range:
+    """First rows of the blocks of a table of ``n_rows`` (one empty block for an empty table)."""
+    return range(0, max(n_rows, 1), block_rows)
+
+
+def execute(
+    plan: ReleasePlan,
+    frame: pd.DataFrame,
+    rng: RandomSource,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+    block_rows: int | None = None,
+) -> ReleaseOutcome:
+    """Run the plan's domain estimates, finalise the plan from them, and perturb with exactly
+    the finalised plan's mechanism objects (``ReleaseOutcome.drawn_by`` names them), block by
+    block (:data:`dpstudio.engine.data.stream.BLOCK_ROWS` rows, block ``k`` with the random
+    stream ``(RECORD_STREAM, k)``) as a streamed or cluster run does, so a fixed seed gives the
+    same output whichever runs it."""
+    from dpstudio.engine.data.stream import BLOCK_ROWS
+    from dpstudio.plan.domains import run_domain_units
+
+    if plan.recipe is None:
+        raise ValueError("this plan was not compiled from a recipe")
+    drawn_by: dict[str, UnitMechanism] = {}
+    recipe, domain_stats = run_domain_units(plan.recipe, plan.units, frame, rng, drawn_by)
+    final = finalise(plan, recipe, frame)
+    check_within_plan(plan, final)
+    drawn_by.update({u.name: u.mechanism for u in final.perturbation_units if u.mechanism is not None})
+    stats: dict[str, Any] = {}
+    rows = block_rows or BLOCK_ROWS
+    starts = block_starts(len(frame), rows)
+    pieces = []
+    for k, first in enumerate(starts):
+        cancel.check()
+        progress(k / len(starts), "perturbing")
+        block = frame.iloc[first : first + rows]
+        pieces.append(
+            perturb_block(final, recipe, block, rng.stream(RECORD_STREAM, k), stats, start=first, whole=frame)
+        )
     progress(1.0, "perturbation done")
-    data = pd.DataFrame({c.name: out[c.name] for c in kept if c.name in out})
+    data = pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
     return ReleaseOutcome(
         data=data, steward_stats={"columns": stats, **domain_stats}, final_plan=final, drawn_by=drawn_by
     )

@@ -7,6 +7,7 @@ Gaussian DP when every part is Gaussian; :func:`budget_split`).  Sampling rows i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -435,16 +436,22 @@ def _declared_dtypes(synth: pd.DataFrame, recipe: Recipe) -> pd.DataFrame:
             c.domain is not None and c.domain.categories and all(is_integer_text(x) for x in c.domain.categories)
         ):
             conv = pd.to_numeric(synth[c.name], errors="coerce")
-            if conv.notna().all():
+            if c.domain is not None and c.domain.missing:
+                if conv.notna().sum() == synth[c.name].notna().sum():
+                    # a column that may be empty: pandas' nullable integers keep the empty cells,
+                    # whether or not this block drew one (the type follows the recipe only)
+                    synth[c.name] = conv.round().astype("Int64")
+            elif conv.notna().all():
                 synth[c.name] = conv.round().astype(np.int64)
-            elif c.domain is not None and c.domain.missing and conv.notna().sum() == synth[c.name].notna().sum():
-                # a column that may be empty: pandas' nullable integers keep the empty cells
-                synth[c.name] = conv.round().astype("Int64")
         elif c.type == "categorical" and c.domain is not None and c.domain.categories:
             # an empty cell stays empty (never the text "nan"/"None", which could be a category)
             col = synth[c.name]
             synth[c.name] = pd.Categorical(col.astype(str).where(col.notna()), categories=list(c.domain.categories))
     return synth
+
+
+#: ``RandomSource.stream`` purpose of sampling synthetic rows: block ``k`` from stream (2, k)
+SYNTH_STREAM = 2
 
 
 def execute(
@@ -461,18 +468,41 @@ def execute(
     recipe, domain_notes, final, unit, drawn_by = start_central(plan, frame, rng, "synthesizer")
     mech = unit.mechanism
     assert isinstance(mech, SynthesizerRelease), unit.name
-    method = mech.method
     spec = table_spec(recipe)
     data = _as_strings(frame, spec)
     drawn_by[unit.name] = mech
     fitted = mech.release(data, spec, rng, progress=sub_progress(progress, 0.0, 0.9), cancel=cancel)
-    cancel.check()
     rows = recipe.outputs.rows or len(frame)
-    progress(0.92, f"sampling {rows} rows")
-    sample = fitted.sample(rows, rng)
-    # the fidelity figure compares the sample as drawn (the synthesizer's own category labels)
-    fidelity = fitted.marginal_fidelity(sample)
-    out = _declared_dtypes(sample.copy(), recipe)
+    return finish_fit(
+        final, recipe, unit, mech, fitted, rows, rng, domain_notes, drawn_by, progress=progress, cancel=cancel
+    )
+
+
+def finish_fit(
+    final: ReleasePlan,
+    recipe: Recipe,
+    unit: PlanUnit,
+    mech: SynthesizerRelease,
+    fitted: FittedSynth,
+    rows: int,
+    rng: RandomSource,
+    domain_notes: dict[str, Any],
+    drawn_by: dict[str, Any],
+    *,
+    write: Callable[[pd.DataFrame], None] | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> ReleaseOutcome:
+    """Check the fit's record against its part of the plan, then sample ``rows`` rows block by
+    block (block ``k`` from the random stream ``(SYNTH_STREAM, k)``: any engine samples the same
+    rows for a fixed seed) -- handed to ``write`` one block at a time, or returned as one table.
+    The published fidelity figure compares the first block as drawn (up to
+    :data:`~dpstudio.engine.data.stream.BLOCK_ROWS` rows) with the noisy 1-way marginals."""
+    from dpstudio.engine.data.stream import BLOCK_ROWS
+    from dpstudio.plan.record import block_starts
+
+    method = mech.method
+    cancel.check()
     loss = fitted.privacy_loss()
     # against the synthesizer's own part (its (epsilon', delta') in the plan), not the typed total:
     # the DP domain estimates took the rest
@@ -482,6 +512,31 @@ def execute(
             f"({mech.epsilon}, {mech.delta})"
         )
     _check_against_unit(method, loss, mech)
+    proven = proven_figure(loss)
+    if proven is not None and not (
+        proven["epsilon"] <= mech.epsilon * (1 + 1e-9) and proven["delta"] <= mech.delta * (1 + 1e-9)
+    ):
+        raise RuntimeError(
+            f"synthesizer {method}: the figure proven for its noise "
+            f"({proven['epsilon']}, {proven['delta']}) exceeds its part of the plan "
+            f"({mech.epsilon}, {mech.delta})"
+        )
+    fidelity = None
+    pieces: list[pd.DataFrame] = []
+    starts = block_starts(rows, BLOCK_ROWS)
+    for k, first in enumerate(starts):
+        cancel.check()
+        progress(0.9 + 0.09 * k / len(starts), f"sampling rows {first + 1:,} of {rows:,}")
+        sample = fitted.sample(min(BLOCK_ROWS, rows - first), rng.stream(SYNTH_STREAM, k))
+        if k == 0:
+            # the fidelity figure compares the sample as drawn (the synthesizer's own category labels)
+            fidelity = fitted.marginal_fidelity(sample)
+        block = _declared_dtypes(sample.copy(), recipe)
+        if write is not None:
+            write(block)
+        else:
+            pieces.append(block)
+    out = None if write is not None else (pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True))
     transcript = [
         f"{c.label}: epsilon={c.epsilon:.4g}, delta={c.delta:.3g}"
         + (f", mu={c.gdp_mu:.4g}" if c.gdp_mu is not None else "")
@@ -495,14 +550,7 @@ def execute(
     ]
     if fidelity is not None:
         public["synthesizer_fidelity"] = fidelity
-    proven = proven_figure(loss)
     if proven is not None:
-        if not (proven["epsilon"] <= mech.epsilon * (1 + 1e-9) and proven["delta"] <= mech.delta * (1 + 1e-9)):
-            raise RuntimeError(
-                f"synthesizer {method}: the figure proven for its noise "
-                f"({proven['epsilon']}, {proven['delta']}) exceeds its part of the plan "
-                f"({mech.epsilon}, {mech.delta})"
-            )
         public["synthesizer_proven"] = proven
     training = _training_note(getattr(fitted, "info", None) or {})
     if training:

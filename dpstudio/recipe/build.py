@@ -331,15 +331,16 @@ def confirm_inferred_facts(recipe: Recipe) -> Recipe:
     return replace(recipe, columns=tuple(confirmed(c) for c in recipe.columns))
 
 
-def _text_rows(s) -> str:
-    """Which rows of ``s`` are not numbers, by count and first row number (never by content)."""
+def _text_rows(s, offset: int = 0) -> str:
+    """Which rows of ``s`` are not numbers, by count and first row number (never by content);
+    ``offset``: rows of the table before ``s`` (a block)."""
     import numpy as np
     import pandas as pd
 
     bad = np.flatnonzero(pd.to_numeric(s, errors="coerce").isna().to_numpy() & s.notna().to_numpy())
     if bad.size == 0:
         return "its values are not numbers"
-    return f"{bad.size} row(s) hold text (the first is data row {int(bad[0]) + 1})"
+    return f"{bad.size} row(s) hold text (the first is data row {offset + int(bad[0]) + 1})"
 
 
 def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
@@ -372,10 +373,96 @@ def fill_domains_from_data(recipe: Recipe, frame) -> Recipe:
     return replace(recipe, columns=tuple(cols))
 
 
+class DataFacts:
+    """What a release reads from the private data before any noise, as a mergeable summary of
+    blocks (a streamed or cluster release): the values of the domains copied from the data
+    (:func:`fill_domains_from_data`) and the integer-declared columns' non-integer rows
+    (:func:`dpstudio.recipe.validate.declared_type_problems`).  Picklable; memory O(1) per
+    copied bounds, O(distinct values) per copied category list."""
+
+    def __init__(self, recipe: Recipe) -> None:
+        self.rows = 0
+        self.low: dict[str, float] = {}
+        self.high: dict[str, float] = {}
+        self.values: dict[str, set[str]] = {}
+        self.not_integer: dict[str, int] = {}
+        copied = [c for c in recipe.columns if _copied(c)]
+        self._numeric = [c.name for c in copied if c.domain is not None and c.domain.kind == "numeric"]
+        self._categories = [c.name for c in copied if c.name not in self._numeric]
+        self._recipe = recipe
+
+    def add(self, block) -> None:
+        import numpy as np
+
+        from dpstudio.recipe.validate import integer_violations
+
+        for name in self._numeric:
+            if name not in block.columns:
+                continue
+            s = block[name]
+            try:
+                vals = s.to_numpy(dtype=float, na_value=np.nan)
+            except (TypeError, ValueError):  # numpy's message would quote the cell
+                raise UserError(
+                    f"column {name!r}: bounds copied from the data need numbers, but "
+                    f"{_text_rows(s, offset=self.rows)}; give public bounds"
+                ) from None
+            vals = vals[~np.isnan(vals)]
+            if vals.size:
+                self.low[name] = min(self.low.get(name, np.inf), float(vals.min()))
+                self.high[name] = max(self.high.get(name, -np.inf), float(vals.max()))
+        for name in self._categories:
+            if name in block.columns:
+                self.values.setdefault(name, set()).update(str(v) for v in block[name].dropna().unique())
+        for name, n in integer_violations(self._recipe, block).items():
+            self.not_integer[name] = self.not_integer.get(name, 0) + n
+        self.rows += len(block)
+
+    def merge(self, other: DataFacts) -> DataFacts:
+        """This summary and ``other``'s (rows of another block or partition) together."""
+        for name, v in other.low.items():
+            self.low[name] = min(self.low.get(name, v), v)
+        for name, v in other.high.items():
+            self.high[name] = max(self.high.get(name, v), v)
+        for name, vals in other.values.items():
+            self.values.setdefault(name, set()).update(vals)
+        for name, n in other.not_integer.items():
+            self.not_integer[name] = self.not_integer.get(name, 0) + n
+        self.rows += other.rows
+        return self
+
+    def fill(self, recipe: Recipe) -> Recipe:
+        """``recipe`` with its copied domains filled in, as :func:`fill_domains_from_data` does."""
+        cols = []
+        for c in recipe.columns:
+            d = c.domain
+            if _copied(c) and d is not None:
+                if d.kind == "numeric":
+                    low = self.low.get(c.name, float("nan"))
+                    high = self.high.get(c.name, float("nan"))
+                    d = replace(d, low=low, high=high if high != low else low + 1.0)
+                else:
+                    d = replace(d, categories=tuple(sorted(self.values.get(c.name, set()))))
+                c = replace(c, domain=d)
+            cols.append(c)
+        return replace(recipe, columns=tuple(cols))
+
+    def type_problems(self) -> list:
+        from dpstudio.recipe.validate import integer_problems
+
+        return integer_problems(self.not_integer)
+
+
+def _copied(c) -> bool:
+    d = c.domain
+    return d is not None and d.source == "data" and not d.known
+
+
 __all__ = [
     "recipe_from_schema",
     "parse_assignments",
     "fill_domains_from_data",
+    "DataFacts",
     "empty_cell_notes",
     "confirm_inferred_facts",
     "DECLARABLE_TYPES",

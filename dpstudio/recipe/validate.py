@@ -124,10 +124,16 @@ def declared_type_problems(recipe: Recipe, frame) -> list[Problem]:
     The release's output form follows the recipe only: an integer column is released on an
     integer grid.  Data that breaks the declaration is refused rather than rounded silently,
     so the file never decides the grid."""
+    return integer_problems(integer_violations(recipe, frame))
+
+
+def integer_violations(recipe: Recipe, frame) -> dict[str, int]:
+    """Per integer-declared column of ``frame`` (a table or one block of it), the number of rows
+    holding a non-integer number (a sum over blocks is the table's count)."""
     import numpy as np
     import pandas as pd
 
-    p: list[Problem] = []
+    out: dict[str, int] = {}
     for c in recipe.columns:
         if c.type != "integer" or c.role in DROPPED_ROLES + ("embedding",) or c.name not in frame.columns:
             continue
@@ -140,16 +146,23 @@ def declared_type_problems(recipe: Recipe, frame) -> list[Problem]:
             continue  # not numbers at all: the release's own reading of the column says so
         n = int(np.count_nonzero(np.isfinite(x) & (x != np.round(x))))
         if n:
-            # the type is chosen on the columns page
-            p.append(
-                Problem(
-                    f"column {c.name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
-                    f"declare it float (--type {c.name}=float) or fix the data",
-                    field=_col(c.name),
-                    page="columns",
-                )
-            )
-    return p
+            out[c.name] = n
+    return out
+
+
+def integer_problems(counts: dict[str, int]) -> list[Problem]:
+    """The problems of :func:`integer_violations`' counts."""
+    # the type is chosen on the columns page
+    return [
+        Problem(
+            f"column {name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
+            f"declare it float (--type {name}=float) or fix the data",
+            field=_col(name),
+            page="columns",
+        )
+        for name, n in counts.items()
+        if n
+    ]
 
 
 def default_mechanism(column_type: str, role: str) -> str:

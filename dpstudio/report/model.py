@@ -1308,8 +1308,8 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     synthetic = rtype == "synthetic"
     g_name = T.GUARANTEE_NAME.get(guarantee, guarantee)
     data = getattr(result.outcome, "data", None)
-    n_rows = len(frame) if frame is not None else None
-    n_out = len(data) if data is not None else None
+    n_rows = len(frame) if frame is not None else getattr(result, "rows", None)
+    n_out = len(data) if data is not None else (result.outcome.public_stats or {}).get("rows")
     steward = getattr(result.outcome, "steward_stats", None) or {}
 
     banner = (
@@ -1342,9 +1342,13 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     s = Section("Summary")
     dropped = [c for c in recipe.columns if c.role in ("identifier", "ignore")]
     kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore")]
-    if data is not None:
+    released_cols = list(data.columns) if data is not None else None
+    if data is None and n_out is not None and rtype in ("record", "label", "semi-sensitive", "synthetic"):
+        # a streamed release writes its table block by block and holds none of it
+        released_cols = [c.name for c in kept if not (synthetic and c.role == "embedding")]
+    if released_cols is not None:
         what = (
-            f"A table of {fmt(n_out)} rows and {fmt(len(data.columns))} columns derived from "
+            f"A table of {fmt(n_out)} rows and {fmt(len(released_cols))} columns derived from "
             f"\u201c{result.dataset_name}\u201d" + (f" ({fmt(n_rows)} rows)" if n_rows is not None else "") + "."
         )
         if synthetic:
@@ -1808,6 +1812,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         "kv",
         [
             ("Randomness source", result.randomness),
+            ("Where it ran", getattr(result, "engine", None) or "in memory"),
             (
                 "Kind",
                 "cryptographically secure (production)"

@@ -124,6 +124,15 @@ class LoadedTable:
     #: the resolved options actually used (JSON-serialisable), e.g. delimiter, encoding, header
     options: dict[str, Any] = field(default_factory=dict)
     sha256: str = ""
+    #: None: ``frame`` is the whole table.  Otherwise the file was too large to load and
+    #: ``frame`` is a uniform sample of its rows (for previews and inference only, never a
+    #: release's input); the value is the file's total number of rows.  ``sha256`` is then
+    #: still the whole file's.
+    sample_of: int | None = None
+
+    @property
+    def is_sample(self) -> bool:
+        return self.sample_of is not None
 
 
 def fingerprint(path: str | os.PathLike[str]) -> str:
@@ -445,9 +454,20 @@ def _detect_header(first_row: list[str]) -> bool:
 
 
 # --------------------------------------------------------------------------- CSV reading
-def _read_csv(
-    p: Path, opts: dict[str, Any], progress: Callable[[float, str], None], cancel: CancelToken
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+@dataclass(frozen=True)
+class CsvDialect:
+    """How a delimited text file is read: the resolved options a recipe records, plus what the
+    parser needs besides (all detected from a bounded sample)."""
+
+    resolved: dict[str, Any]
+    text_columns: list[str]
+    quoted_newlines: bool
+    ncols: int
+    max_field: int
+
+
+def csv_dialect(p: Path, opts: dict[str, Any]) -> CsvDialect:
+    """Detect (or take from ``opts``) encoding, delimiter, quote character and header of ``p``."""
     sample, complete = _read_sample(p)
     encoding = opts.get("encoding")
     if encoding is None:
@@ -491,19 +511,31 @@ def _read_csv(
     }
     if "max_field_mb" in opts:
         resolved["max_field_mb"] = max_field_mb
+    return CsvDialect(
+        resolved=resolved,
+        text_columns=_leading_zero_columns(text, delimiter, quotechar, header, complete),
+        quoted_newlines=_has_quoted_newlines(text, delimiter, quotechar),
+        ncols=len(first[0]) if first else 0,
+        max_field=int(max_field_mb * 2**20),
+    )
+
+
+def _read_csv(
+    p: Path, opts: dict[str, Any], progress: Callable[[float, str], None], cancel: CancelToken
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    dialect = csv_dialect(p, opts)
     progress(0.2, "parsing")
     cancel.check()
-    ncols = len(first[0]) if first else 0
     frame = _read_csv_arrow(
         p,
-        {**resolved, "text_columns": _leading_zero_columns(text, delimiter, quotechar, header, complete)},
-        ncols,
-        int(max_field_mb * 2**20),
-        quoted_newlines=_has_quoted_newlines(text, delimiter, quotechar),
+        {**dialect.resolved, "text_columns": dialect.text_columns},
+        dialect.ncols,
+        dialect.max_field,
+        quoted_newlines=dialect.quoted_newlines,
         cancel=cancel,
     )
     progress(0.9, "parsed")
-    return frame, resolved
+    return frame, dialect.resolved
 
 
 _LEADING_ZERO = re.compile(r"^0[0-9]+$")

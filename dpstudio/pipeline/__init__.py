@@ -22,6 +22,9 @@ from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_checked, compile_
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import declared_type_problems
 
+#: where a release can run: loaded in memory, streamed in blocks, on a Dask cluster
+ENGINES = ("memory", "stream", "dask")
+
 
 def compile_recipe(recipe: Recipe) -> ReleasePlan:
     """The compiled plan of a recipe; no data is read."""
@@ -98,6 +101,9 @@ class ReleaseResult:
     report_path: str | None = None  # the report, when written
     report_error: str | None = None  # why the report failed after the commit
     operator: str | None = None  # who ran the release (printed in the report; None: not given)
+    #: where the release ran: "in memory", "streamed in blocks of N rows", "on the Dask cluster at ..."
+    engine: str = "in memory"
+    rows: int | None = None  # rows read from the input (a streamed release holds no frame)
 
     def written_text(self) -> str:
         """What the commit did: where the data went and what the ledger recorded."""
@@ -202,6 +208,9 @@ def execute_release(
     recipe_path=None,
     on_commit=None,
     operator: str | None = None,
+    engine: str = "memory",
+    scheduler: str | None = None,
+    block_rows: int | None = None,
 ) -> ReleaseResult:
     """Run a whole release: load, validate, account, reserve budget, perturb, write, record.
 
@@ -215,7 +224,42 @@ def execute_release(
     ``new_dataset``: the user declares the input a new dataset even if the ledger recognises its
     rows (recorded).  ``record=False`` (``--no-ledger``): the ledger, if given, is only consulted
     - the release is refused as it would be, but nothing is recorded.  ``operator``: who runs the
-    release, printed in the report (default: the name remembered in the preferences)."""
+    release, printed in the report (default: the name remembered in the preferences).
+
+    ``engine``: ``"memory"`` loads the table; ``"stream"`` reads it in blocks of ``block_rows``
+    rows with bounded memory (:mod:`dpstudio.pipeline.blocks`); ``"dask"`` runs the same
+    mechanisms on the Dask cluster at ``scheduler`` (:mod:`dpstudio.pipeline.cluster`).  With a
+    fixed seed all three release the same table."""
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if engine != "memory":
+        kw = dict(
+            output_path=output_path,
+            input_path=input_path,
+            ledger=ledger,
+            report_path=report_path,
+            report_variant=report_variant,
+            with_risk=with_risk,
+            progress=progress,
+            cancel=cancel,
+            new_dataset=new_dataset,
+            record=record,
+            recipe_path=recipe_path,
+            on_commit=on_commit,
+            operator=operator,
+            block_rows=block_rows,
+        )
+        if engine == "stream":
+            from dpstudio.pipeline.blocks import execute_streamed
+
+            return execute_streamed(recipe, **kw)
+        from dpstudio.pipeline.cluster import execute_on_dask
+
+        return execute_on_dask(recipe, scheduler=scheduler, **kw)
+    if scheduler is not None:
+        raise UserError("a scheduler address is for the dask engine only")
+    if block_rows is not None and recipe.release.type not in ("record", "label", "semi-sensitive"):
+        block_rows = None  # only record releases draw their noise block by block
     from dpstudio.engine.data.schema import infer_schema
     from dpstudio.engine.rng import make_random_source
     from dpstudio.export import write_table, write_text
@@ -277,7 +321,9 @@ def execute_release(
             ledger_before, ledger_identity = reservation.before, reservation.identity
     try:
         rng = make_random_source(recipe.randomness.seed)
-        outcome = execute(plan, frame, rng, progress=sub_progress(progress, 0.15, 0.85), cancel=cancel)
+        outcome = execute(
+            plan, frame, rng, progress=sub_progress(progress, 0.15, 0.85), cancel=cancel, block_rows=block_rows
+        )
         cancel.check()
         progress(0.86, "writing output")
         if outcome.data is not None:
@@ -319,6 +365,65 @@ def execute_release(
     else:
         late_interrupt = None
 
+    return _conclude(
+        recipe=recipe,
+        plan=plan,
+        outcome=outcome,
+        schema=schema,
+        dataset_name=Path(loaded.path).name,
+        input_sha256=loaded.sha256,
+        release_id=release_id,
+        started=started,
+        rng=rng,
+        output_path=output_path,
+        output_sha=output_sha,
+        ledger=ledger,
+        ledger_before=ledger_before,
+        ledger_identity=ledger_identity,
+        late_interrupt=late_interrupt,
+        targets=targets,
+        report_path=report_path,
+        report_variant=report_variant,
+        with_risk=with_risk,
+        frame=frame,
+        progress=progress,
+        on_commit=on_commit,
+        operator=operator,
+        engine="in memory",
+    )
+
+
+def _conclude(
+    *,
+    recipe: Recipe,
+    plan: ReleasePlan,
+    outcome: ReleaseOutcome,
+    schema,
+    dataset_name: str,
+    input_sha256: str,
+    release_id: str,
+    started: str,
+    rng,
+    output_path,
+    output_sha,
+    ledger,
+    ledger_before,
+    ledger_identity,
+    late_interrupt: BaseException | None,
+    targets,
+    report_path,
+    report_variant: str,
+    with_risk: bool,
+    frame,
+    progress,
+    on_commit,
+    operator: str | None,
+    engine: str,
+    rows: int | None = None,
+) -> ReleaseResult:
+    """Everything after the point of no return (shared by every engine): the result, the
+    warnings, the ledger summary, the density side file, the risk estimate and the report -- a
+    failure of any of them is a warning on the result."""
     # point of no return: the output is in place and the spend recorded.  From here the release
     # is final - cancel is ignored and every failure (even Ctrl-C) becomes a warning on the result
     progress = _quiet(progress)
@@ -333,8 +438,8 @@ def execute_release(
         plan=plan,
         outcome=outcome,
         schema=schema,
-        dataset_name=Path(loaded.path).name,
-        input_sha256=loaded.sha256,
+        dataset_name=dataset_name,
+        input_sha256=input_sha256,
         release_id=release_id,
         started_at=started,
         randomness=rng.describe(),
@@ -343,6 +448,8 @@ def execute_release(
         ledger_before=ledger_before,
         warnings=list(plan.notes),
         operator=_operator(operator),
+        engine=engine,
+        rows=rows if rows is not None else (len(frame) if frame is not None else None),
     )
     result.committed, result.recorded_total = True, reserved_total
     pending = getattr(ledger, "completion_pending", None) if ledger is not None else None
@@ -359,7 +466,7 @@ def execute_release(
         )
     result.ledger_identity, result.ledger_recorded = ledger_identity, ledger is not None
     if ledger is not None:
-        after = _after_commit(result, "the ledger summary", lambda: ledger.summary(loaded.sha256))
+        after = _after_commit(result, "the ledger summary", lambda: ledger.summary(input_sha256))
         result.ledger_after = after if isinstance(after, dict) else None
     else:
         result.warnings.append("not recorded in any ledger: the spend of this release is not tracked")
@@ -372,11 +479,24 @@ def execute_release(
         # a density with sampled values: the table is the output, the JSON goes beside it
         import json
 
+        from dpstudio.export import write_text
+
         text = json.dumps(outcome.artifact, indent=2)
         done = _after_commit(result, "the density side file", lambda: write_text(text, targets.artifact))
         result.artifact_path = None if isinstance(done, _Failure) else str(targets.artifact)
     # synthetic-data risk needs a second fit on a training split: only on request (dpstudio risk)
-    if report_path is not None and report_variant == "internal" and with_risk and recipe.release.type != "synthetic":
+    if frame is None and report_path is not None and report_variant == "internal" and with_risk:
+        result.warnings.append(
+            "no residual-risk estimate: it is computed on the whole table in memory, and this "
+            "release read its input in blocks"
+        )
+    if (
+        frame is not None
+        and report_path is not None
+        and report_variant == "internal"
+        and with_risk
+        and recipe.release.type != "synthetic"
+    ):
         progress(0.88, "estimating residual risks (raw data, internal report only)")
 
         def estimate():

@@ -1,0 +1,273 @@
+"""A release that reads its input in blocks of rows: streamed on this machine, whatever the file's
+size (docs/scale.md).
+
+The order is the in-memory release's (:func:`dpstudio.pipeline.execute_release`), with the input
+read twice instead of held:
+
+1. every output target is checked (nothing read yet);
+2. first pass, no noise: the file's SHA-256, the ledger's row sketch, the values of domains
+   copied from the data, the rows the declared types cannot hold, and the row count;
+3. the recipe is compiled and checked, and the ledger reserves the plan's total;
+4. second pass: the plan's DP domain estimates (when it has any: their own pass), then the
+   release itself -- records perturbed and written block by block, or a marginal synthesizer's
+   counts summed over the blocks, one fit, rows sampled and written block by block -- into a
+   temporary file the ledger renames into place when it records the spend.
+
+The file must not change between the passes: its size and modification time are checked after
+each, and a change stops the release before the commit (nothing is spent).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dpstudio.engine.progress import NEVER_CANCELLED, no_progress, sub_progress
+from dpstudio.errors import RecipeError, UserError
+from dpstudio.recipe.model import Recipe
+
+#: the release's columns that are read (identifiers and ignored columns are never read)
+_DROPPED = ("identifier", "ignore")
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def _unchanged(path: str, before: tuple[int, int]) -> None:
+    if _stamp(path) != before:
+        raise UserError(f"{path} changed while it was being released; release it again")
+
+
+def open_input(recipe: Recipe, input_path=None):
+    """The recipe's input opened for block reading, with the recipe's load options and types."""
+    from dpstudio.engine.data.stream import open_stream
+
+    path = input_path or recipe.input.path
+    declared = {c.name: c.type for c in recipe.columns}
+    return open_stream(path, recipe.input.options.to_dict() or None, declared=declared)
+
+
+def first_pass(stream, recipe: Recipe, ledger, *, block_rows: int, progress=no_progress, cancel=NEVER_CANCELLED):
+    """What the release reads before any noise: ``(sha256, row fingerprint or None, facts, first
+    block, stamp)``.  The row fingerprint is computed only when the ledger needs it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpstudio.engine.data.loader import fingerprint
+    from dpstudio.recipe.build import DataFacts
+
+    stamp = _stamp(stream.path)
+    facts = DataFacts(recipe)
+    first: pd.DataFrame | None = None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # hashlib releases the GIL: the file's hash costs little wall time beside the parse
+        sha_future = pool.submit(fingerprint, stream.path)
+        sketcher = None
+        try:
+            if ledger is not None:
+                # the ledger decides from the file's hash whether it needs the rows' sketch
+                sha = sha_future.result()
+                if recipe.input.sha256 and sha != recipe.input.sha256:
+                    raise UserError(
+                        f"{stream.path} is not the file this recipe was made for (SHA-256 {sha[:12]}... "
+                        f"!= {recipe.input.sha256[:12]}...); make a new recipe for it"
+                    )
+                if ledger.needs_fingerprint(sha):
+                    sketcher = ledger.row_sketcher()
+            for k, block in enumerate(stream.blocks(rows=block_rows, cancel=cancel)):
+                progress(0.0, f"reading block {k + 1} (no noise yet)")
+                if first is None:
+                    first = block
+                facts.add(block)
+                if sketcher is not None:
+                    sketcher.add(block)
+            sha = sha_future.result()
+            fp = ledger.fingerprint_from(sketcher) if sketcher is not None else None
+        finally:
+            if sketcher is not None:
+                sketcher.close()
+    if recipe.input.sha256 and sha != recipe.input.sha256:
+        raise UserError(
+            f"{stream.path} is not the file this recipe was made for (SHA-256 {sha[:12]}... "
+            f"!= {recipe.input.sha256[:12]}...); make a new recipe for it"
+        )
+    _unchanged(stream.path, stamp)
+    if first is None:
+        first = pd.DataFrame({c: pd.Series([], dtype=object) for c in stream.columns})
+    return sha, fp, facts, first, stamp
+
+
+def execute_streamed(
+    recipe: Recipe,
+    *,
+    output_path,
+    input_path=None,
+    ledger=None,
+    report_path=None,
+    report_variant: str = "internal",
+    with_risk: bool = True,
+    progress=no_progress,
+    cancel=NEVER_CANCELLED,
+    new_dataset: bool = False,
+    record: bool = True,
+    recipe_path=None,
+    on_commit=None,
+    operator: str | None = None,
+    block_rows: int | None = None,
+):
+    """:func:`dpstudio.pipeline.execute_release` over blocks of rows (``engine="stream"``):
+    memory bounded by the block size, whatever the input's size.  Records (every perturbation
+    mechanism except a metric one drawing from the dataset itself) and the marginal synthesizers
+    (AIM, MST) stream; the others are refused before anything is read."""
+    from dpstudio.engine.data.schema import infer_schema
+    from dpstudio.engine.data.stream import BLOCK_ROWS
+    from dpstudio.engine.rng import make_random_source
+    from dpstudio.export import STREAM_FORMATS, BlockWriter
+    from dpstudio.pipeline import _conclude
+    from dpstudio.plan import compile_checked
+    from dpstudio.plan.stream import stream_problem, stream_records, stream_synthetic
+    from dpstudio.targets import validate_targets
+
+    rows = block_rows or BLOCK_ROWS
+    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    release_id = uuid.uuid4().hex[:16]
+    targets = validate_targets(
+        recipe,
+        output_path,
+        report_path=report_path,
+        report_variant=report_variant,
+        input_path=input_path or recipe.input.path,
+        recipe_path=recipe_path,
+        ledger_path=getattr(ledger, "path", None),
+    )
+    output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
+    # refuse what cannot stream before reading a byte (the recipe alone decides)
+    provisional = compile_checked(recipe)[0]
+    if provisional is not None:
+        why = stream_problem(provisional)
+        if why is not None:
+            raise UserError(f"this release cannot run streamed: {why}")
+    if out_fmt not in STREAM_FORMATS:
+        raise UserError(f"a streamed release writes {', '.join(STREAM_FORMATS)} files, not {out_fmt}")
+
+    stream = open_input(recipe, input_path)
+    sha, fp, facts, first, stamp = first_pass(
+        stream, recipe, ledger, block_rows=rows, progress=sub_progress(progress, 0.0, 0.3), cancel=cancel
+    )
+    recipe = facts.fill(recipe)
+    schema = infer_schema(first)  # column kinds for the checks: from the first block only
+    plan, problems = compile_checked(recipe, schema)
+    problems += facts.type_problems()
+    if problems or plan is None:
+        raise RecipeError(problems)
+    why = stream_problem(plan)
+    if why is not None:
+        raise UserError(f"this release cannot run streamed: {why}")
+    cancel.check()
+    read_cols = [c.name for c in recipe.columns if c.role not in _DROPPED and c.name in stream.columns]
+
+    def blocks() -> Iterator[pd.DataFrame]:
+        yield from stream.blocks(read_cols, rows=rows, cancel=cancel)
+
+    reservation, ledger_before, ledger_identity, ledger = _reserve(
+        ledger, recipe, plan, sha, fp, stream.path, output_path, new_dataset=new_dataset, record=record
+    )
+    rng = make_random_source(recipe.randomness.seed)
+    box: dict[str, Any] = {}
+
+    def run(tmp) -> None:
+        with BlockWriter(tmp, out_fmt, formula_protection=recipe.outputs.formula_protection) as writer:
+            step = sub_progress(progress, 0.3, 0.85)
+            if plan.release_type == "synthetic":
+                box["outcome"] = stream_synthetic(plan, blocks, rng, writer.write, progress=step, cancel=cancel)
+            else:
+                box["outcome"] = stream_records(
+                    plan,
+                    blocks(),
+                    rng,
+                    writer.write,
+                    n_rows=facts.rows,
+                    domain_blocks=blocks,
+                    progress=step,
+                    cancel=cancel,
+                )
+        _unchanged(stream.path, stamp)  # the second pass read the bytes the first one hashed
+        cancel.check()
+
+    output_sha, late_interrupt = _write(ledger, reservation, output_path, run)
+    return _conclude(
+        recipe=recipe,
+        plan=plan,
+        outcome=box["outcome"],
+        schema=schema,
+        dataset_name=Path(stream.path).name,
+        input_sha256=sha,
+        release_id=release_id,
+        started=started,
+        rng=rng,
+        output_path=output_path,
+        output_sha=output_sha,
+        ledger=ledger,
+        ledger_before=ledger_before,
+        ledger_identity=ledger_identity,
+        late_interrupt=late_interrupt,
+        targets=targets,
+        report_path=report_path,
+        report_variant=report_variant,
+        with_risk=with_risk,
+        frame=None,
+        progress=progress,
+        on_commit=on_commit,
+        operator=operator,
+        engine=f"streamed on this computer, in blocks of {rows:,} rows ({facts.rows:,} rows read)",
+        rows=facts.rows,
+    )
+
+
+def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, output_path, *, new_dataset: bool, record: bool):
+    """The ledger's reservation of the plan's total (or its check, for an unrecorded release):
+    ``(reservation, before, identity, ledger to write with or None)``."""
+    if ledger is None:
+        return None, None, None, None
+    who = dict(dataset_name=Path(path).name, label=recipe.input.dataset, fingerprint=fp, new_dataset=new_dataset)
+    if not record:  # refuses like a recorded release would, records nothing
+        before = ledger.check_unrecorded(sha, loss=plan.total, **who)
+        identity = before.pop("identity")
+        return None, before, identity, None
+    # refuses (BudgetError) before any noise is drawn
+    reservation = ledger.reserve(
+        sha,
+        loss=plan.total,
+        release_type=recipe.release.type,
+        recipe_sha256=recipe.sha256(),
+        output_path=str(output_path),
+        **who,
+    )
+    return reservation, reservation.before, reservation.identity, ledger
+
+
+def _write(ledger, reservation, output_path, run: Callable[[Any], None]) -> tuple[str | None, BaseException | None]:
+    """Run the release into a temporary file and put it in place: through the ledger's commit
+    (which records the spend) or atomically without a ledger.  ``(output SHA-256, an interrupt
+    that came after the commit had begun)``."""
+    from dpstudio.export import atomic_path, file_sha256
+
+    try:
+        if ledger is not None:
+            return ledger.write_and_commit(reservation, output_path, run), None
+        with atomic_path(output_path) as tmp:
+            run(tmp)
+        return file_sha256(output_path), None
+    except BaseException as exc:
+        if reservation is None or ledger.abort(reservation) != "complete":
+            raise
+        # interrupted after the ledger marked the release as committing: recovery rolled it
+        # forward, so it happened - report it as done, not failed
+        return ledger.output_sha256(reservation), exc

@@ -1,0 +1,491 @@
+"""The same release on a Dask cluster (``dpstudio release R.json --engine dask --scheduler ADDRESS``).
+
+Dask (``pip install 'dpstudio[cluster]'``) is an optional dependency: it is imported here only.
+The division of work follows the privacy accounting, not convenience:
+
+* on the client: the recipe is compiled, the ledger reserves the plan's total before any noise
+  is drawn and records the spend when the output is in place (the same ledger calls as a local
+  release); the DP domain estimates and the marginal synthesizer's fit draw their noise here,
+  once, from summaries summed over the partitions;
+* on the workers: everything that reads rows -- the exact summaries (domain values copied from
+  the data, integer checks, the ledger's row sketch, domain-estimate and marginal counts) and the
+  record perturbation itself, with the plan's own mechanism objects
+  (:func:`dpstudio.plan.record.perturb_block`), block ``k`` of the table with the random stream
+  ``(RECORD_STREAM, k)``: the blocks are the streamed engine's (the partitions are cut and joined
+  into them), so a fixed seed gives the same table locally, streamed and on the cluster.
+
+The output is one file written by the client, block by block in table order as the workers
+finish them, through the same temporary-name-then-rename commit as a local release.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dpstudio.engine.progress import NEVER_CANCELLED, no_progress, sub_progress
+from dpstudio.errors import RecipeError, UserError
+from dpstudio.recipe.model import Recipe
+
+#: missing-value markers of text files: the streamed reader's (pyarrow's), so a CSV cell is
+#: missing on the cluster exactly when it is missing locally
+_NULLS = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "N/A", "NA"]
+_NULLS += ["NULL", "NaN", "n/a", "nan", "null"]
+#: Dask's CSV partition size
+_CSV_BLOCKSIZE = "64MB"
+
+
+def _dask():
+    try:
+        import dask.dataframe as dd
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise UserError(
+            "the dask engine needs Dask: pip install 'dpstudio[cluster]' (it is not part of the desktop installer)"
+        ) from None
+    return dd, Client, LocalCluster
+
+
+def read_table(path: str, recipe: Recipe, columns: list[str] | None = None):
+    """The input as a Dask DataFrame: Parquet (a file, a folder or a glob) or CSV (a file or a
+    glob) at a path or fsspec URL the workers can read, with the recipe's load options and its
+    declared column types (as the streamed reader fixes them)."""
+    dd, _, _ = _dask()
+    text = str(path)
+    lower = text.lower().rstrip("/")
+    declared = {c.name: c.type for c in recipe.columns}
+    if lower.endswith((".csv", ".tsv", ".txt")):
+        o = recipe.input.options.to_dict()
+        dtypes = {
+            n: {"integer": "float64", "float": "float64", "boolean": "boolean"}.get(t, "str")
+            for n, t in declared.items()
+        }
+        header = o.get("header", True)
+        ddf = dd.read_csv(
+            text,
+            sep=o.get("delimiter", "\t" if lower.endswith(".tsv") else ","),
+            quotechar=o.get("quotechar") or '"',
+            encoding=o.get("encoding", "utf-8"),
+            header=0 if header else None,
+            dtype=dtypes if header else None,
+            keep_default_na=False,
+            na_values=_NULLS,
+            blocksize=_CSV_BLOCKSIZE,
+        )
+        if not header:
+            ddf.columns = [f"column_{i + 1}" for i in range(len(ddf.columns))]
+    else:
+        ddf = dd.read_parquet(text)
+    if columns is not None:
+        missing = [c for c in columns if c not in ddf.columns]
+        if missing:
+            raise UserError(f"{text}: no column(s) {missing[:5]!r}")
+        ddf = ddf[columns]
+    return ddf
+
+
+def _normalise(part: pd.DataFrame, declared: dict[str, str], csv: bool) -> pd.DataFrame:
+    from dpstudio.engine.data.stream import restore_integers
+
+    part = part.reset_index(drop=True)
+    return restore_integers(part, declared) if csv else part
+
+
+# ---- tasks run on the workers (module-level functions: Dask ships them by reference) ------
+
+
+def _facts_of(part: pd.DataFrame, recipe: Recipe, declared: dict[str, str], csv: bool, start: int):
+    """Pass 1 of one partition: the copied domains and integer checks, and its first rows."""
+    from dpstudio.recipe.build import DataFacts
+
+    part = _normalise(part, declared, csv)
+    facts = DataFacts(recipe)
+    facts.add(part)
+    return facts, (part.head(1000) if start == 0 else None)
+
+
+def _domain_summaries_of(part, recipe, units, declared, csv, start):
+    from dpstudio.plan.domains import domain_summaries
+
+    part = _normalise(part, declared, csv)
+    out = domain_summaries(recipe, units)
+    for s in out.values():
+        s.add(part, start=start)
+    return out
+
+
+def _counts_of(part, plan, recipe, declared, csv):
+    from dpstudio.plan.stream import synthetic_counts
+
+    counts, _spec, add = synthetic_counts(plan, recipe)
+    add(_normalise(part, declared, csv))
+    return counts
+
+
+def _block_of(parts: list[pd.DataFrame], cuts: list[tuple[int, int]], declared, csv) -> pd.DataFrame:
+    pieces = [p.iloc[a:b] for p, (a, b) in zip(parts, cuts, strict=True)]
+    frame = pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
+    return _normalise(frame, declared, csv)
+
+
+def _perturb(parts, cuts, declared, csv, final, recipe, seed, k, start):
+    from dpstudio.engine.rng import RandomSource
+    from dpstudio.plan.record import RECORD_STREAM, perturb_block
+
+    stats: dict[str, Any] = {}
+    block = _block_of(parts, cuts, declared, csv)
+    out = perturb_block(final, recipe, block, RandomSource(seed).stream(RECORD_STREAM, k), stats, start=start)
+    return out, stats
+
+
+def _merge_all(items: list[Any]) -> Any:
+    acc = items[0]
+    for x in items[1:]:
+        acc = acc.merge(x)
+    return acc
+
+
+def _merge_dicts(items: list[dict[str, Any]]) -> dict[str, Any]:
+    out = dict(items[0])
+    for d in items[1:]:
+        for name, s in d.items():
+            out[name] = out[name].merge(s)
+    return out
+
+
+def block_cuts(lengths: list[int], block_rows: int) -> list[list[tuple[int, int, int]]]:
+    """For each block of ``block_rows`` rows of a table whose partitions have ``lengths`` rows:
+    the ``(partition, first row, end row)`` slices that make it, in order (one empty block for
+    an empty table)."""
+    offsets = [0]
+    for n in lengths:
+        offsets.append(offsets[-1] + int(n))
+    total = offsets[-1]
+    blocks: list[list[tuple[int, int, int]]] = []
+    for first in range(0, max(total, 1), block_rows):
+        end = min(first + block_rows, total)
+        cut = []
+        for i, n in enumerate(lengths):
+            a, b = max(first, offsets[i]), min(end, offsets[i] + int(n))
+            if a < b:
+                cut.append((i, a - offsets[i], b - offsets[i]))
+        if not cut and lengths:
+            cut.append((0, 0, 0))
+        blocks.append(cut)
+    return blocks
+
+
+def execute_on_dask(
+    recipe: Recipe,
+    *,
+    scheduler: str | None,
+    output_path,
+    input_path=None,
+    ledger=None,
+    report_path=None,
+    report_variant: str = "internal",
+    with_risk: bool = True,
+    progress=no_progress,
+    cancel=NEVER_CANCELLED,
+    new_dataset: bool = False,
+    record: bool = True,
+    recipe_path=None,
+    on_commit=None,
+    operator: str | None = None,
+    block_rows: int | None = None,
+):
+    """:func:`dpstudio.pipeline.execute_release` on the Dask cluster at ``scheduler`` (None: a
+    local cluster of this computer's cores, two worker processes)."""
+    from dask import delayed
+
+    from dpstudio.engine.data.schema import infer_schema
+    from dpstudio.engine.data.stream import BLOCK_ROWS
+    from dpstudio.engine.rng import make_random_source
+    from dpstudio.export import STREAM_FORMATS, BlockWriter
+    from dpstudio.pipeline import _conclude
+    from dpstudio.pipeline.blocks import _reserve, _write
+    from dpstudio.plan import compile_checked
+    from dpstudio.plan.stream import stream_problem
+    from dpstudio.targets import validate_targets
+
+    _dd, Client, LocalCluster = _dask()
+    rows = block_rows or BLOCK_ROWS
+    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    release_id = uuid.uuid4().hex[:16]
+    source = str(input_path or recipe.input.path)
+    local_file = "://" not in source and Path(source).is_file()
+    targets = validate_targets(
+        recipe,
+        output_path,
+        report_path=report_path,
+        report_variant=report_variant,
+        input_path=source if local_file else None,
+        recipe_path=recipe_path,
+        ledger_path=getattr(ledger, "path", None),
+    )
+    output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
+    provisional = compile_checked(recipe)[0]
+    if provisional is not None:
+        why = stream_problem(provisional)
+        if why is not None:
+            raise UserError(f"this release cannot run on a cluster: {why}")
+    if out_fmt not in STREAM_FORMATS:
+        raise UserError(f"a cluster release writes {', '.join(STREAM_FORMATS)} files, not {out_fmt}")
+
+    cluster = None
+    try:
+        if scheduler:
+            client = Client(scheduler, timeout="30s")
+        else:
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+    except (OSError, TimeoutError) as exc:
+        raise UserError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    try:
+        where = f"on the Dask cluster at {scheduler}" if scheduler else "on a local Dask cluster (this computer)"
+        workers = len(client.scheduler_info().get("workers", {}))
+        progress(0.0, f"connected {where} ({workers} workers)")
+        csv = source.lower().rstrip("/").endswith((".csv", ".tsv", ".txt"))
+        declared = {c.name: c.type for c in recipe.columns}
+        ddf = read_table(source, recipe)
+        parts = ddf.to_delayed()
+        lengths = [int(x) for x in client.compute([delayed(len)(p) for p in parts], sync=True)]
+        offsets = [sum(lengths[:i]) for i in range(len(lengths))]
+        n_rows = sum(lengths)
+        cancel.check()
+
+        # ---- pass 1 (no noise): the input's hash, copied domains, integer checks, row sketch
+        sha = _input_sha256(client, source, local_file)
+        if recipe.input.sha256 and sha != recipe.input.sha256:
+            raise UserError(
+                f"{source} is not the file this recipe was made for (SHA-256 {sha[:12]}... "
+                f"!= {recipe.input.sha256[:12]}...); make a new recipe for it"
+            )
+        got = client.compute(
+            [delayed(_facts_of)(p, recipe, declared, csv, offsets[i]) for i, p in enumerate(parts)], sync=True
+        )
+        facts = _merge_all([g[0] for g in got])
+        first = next((g[1] for g in got if g[1] is not None), None)
+        if first is None:
+            first = pd.DataFrame({c: pd.Series([], dtype=object) for c in ddf.columns})
+        fp = None
+        if ledger is not None and ledger.needs_fingerprint(sha):
+            fp = ledger.fingerprint_dask(ddf)
+        progress(0.25, "read the input once (no noise yet)")
+        recipe = facts.fill(recipe)
+        schema = infer_schema(first)
+        plan, problems = compile_checked(recipe, schema)
+        problems += facts.type_problems()
+        if problems or plan is None:
+            raise RecipeError(problems)
+        why = stream_problem(plan)
+        if why is not None:
+            raise UserError(f"this release cannot run on a cluster: {why}")
+        cancel.check()
+
+        reservation, ledger_before, ledger_identity, ledger = _reserve(
+            ledger, recipe, plan, sha, fp, source, output_path, new_dataset=new_dataset, record=record
+        )
+        rng = make_random_source(recipe.randomness.seed)
+        box: dict[str, Any] = {}
+
+        def domain_summaries():
+            from dpstudio.plan.domains import domain_summaries as empty
+
+            if not empty(recipe, plan.units):
+                return None
+            got = client.compute(
+                [
+                    delayed(_domain_summaries_of)(p, recipe, plan.units, declared, csv, offsets[i])
+                    for i, p in enumerate(parts)
+                ],
+                sync=True,
+            )
+            return _merge_dicts(got)
+
+        def run(tmp) -> None:
+            with BlockWriter(tmp, out_fmt, formula_protection=recipe.outputs.formula_protection) as writer:
+                summaries = domain_summaries()
+                if plan.release_type == "synthetic":
+                    from dpstudio.plan.stream import run_domains
+
+                    # the counts are taken for the recipe the domain estimates give
+                    dom_recipe, notes, drawn = run_domains(plan, None, rng, summaries=summaries or {})
+                    from dataclasses import replace
+
+                    fin = plan if dom_recipe is plan.recipe else replace(plan, recipe=dom_recipe)
+                    counts = _merge_all(
+                        client.compute(
+                            [delayed(_counts_of)(p, fin, dom_recipe, declared, csv) for p in parts], sync=True
+                        )
+                    )
+                    box["outcome"] = _synthetic_with(
+                        plan, fin, dom_recipe, notes, drawn, counts, rng, writer.write, progress, cancel
+                    )
+                else:
+                    box["outcome"] = _records_on_cluster(
+                        client,
+                        plan,
+                        parts,
+                        lengths,
+                        rows,
+                        declared,
+                        csv,
+                        rng,
+                        summaries,
+                        writer.write,
+                        sub_progress(progress, 0.3, 0.85),
+                        cancel,
+                    )
+            cancel.check()
+
+        output_sha, late_interrupt = _write(ledger, reservation, output_path, run)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return _conclude(
+        recipe=recipe,
+        plan=plan,
+        outcome=box["outcome"],
+        schema=schema,
+        dataset_name=Path(source).name,
+        input_sha256=sha,
+        release_id=release_id,
+        started=started,
+        rng=rng,
+        output_path=output_path,
+        output_sha=output_sha,
+        ledger=ledger,
+        ledger_before=ledger_before,
+        ledger_identity=ledger_identity,
+        late_interrupt=late_interrupt,
+        targets=targets,
+        report_path=report_path,
+        report_variant=report_variant,
+        with_risk=with_risk,
+        frame=None,
+        progress=progress,
+        on_commit=on_commit,
+        operator=operator,
+        engine=f"{where}, {workers} workers, in blocks of {rows:,} rows ({n_rows:,} rows read)",
+        rows=n_rows,
+    )
+
+
+def _synthetic_with(plan, final, recipe, notes, drawn_by, counts, rng, write, progress, cancel):
+    """The fit on the cluster's summed counts and the sampled rows (on the client)."""
+    from dpstudio.plan.stream import _count_synth
+    from dpstudio.plan.synthetic import SynthesizerRelease, finish_fit, table_spec
+
+    unit = next(u for u in final.units if u.kind == "synthesizer")
+    mech = unit.mechanism
+    assert isinstance(mech, SynthesizerRelease), unit.name
+    drawn_by[unit.name] = mech
+    fitted = _count_synth(mech).fit_counts(
+        counts,
+        table_spec(recipe),
+        epsilon=mech.epsilon,
+        delta=mech.delta,
+        rng=rng,
+        progress=sub_progress(progress, 0.3, 0.8),
+        cancel=cancel,
+    )
+    rows = recipe.outputs.rows or int(counts.n)
+    return finish_fit(
+        final, recipe, unit, mech, fitted, rows, rng, notes, drawn_by, write=write, progress=progress, cancel=cancel
+    )
+
+
+def _records_on_cluster(client, plan, parts, lengths, rows, declared, csv, rng, summaries, write, progress, cancel):
+    """Record perturbation on the workers, block by block, written in order on the client."""
+    from dask import delayed
+    from dask.distributed import as_completed
+
+    from dpstudio.plan.record import merge_stats
+    from dpstudio.plan.stream import finalise_records, run_domains
+    from dpstudio.plan.units import ReleaseOutcome
+
+    recipe, notes, drawn_by = run_domains(plan, None, rng, summaries=summaries or {})
+    final = finalise_records(plan, recipe, drawn_by)
+    seed = recipe.randomness.seed
+    cuts = block_cuts(lengths, rows)
+    tasks = []
+    start = 0
+    for k, cut in enumerate(cuts):
+        tasks.append(
+            delayed(_perturb)(
+                [parts[i] for i, _a, _b in cut],
+                [(a, b) for _i, a, b in cut],
+                declared,
+                csv,
+                final,
+                recipe,
+                seed,
+                k,
+                start,
+            )
+        )
+        start += sum(b - a for _i, a, b in cut)
+    futures = client.compute(tasks)
+    stats: dict[str, Any] = {}
+    done: dict[int, Any] = {}
+    index = {f.key: k for k, f in enumerate(futures)}
+    nxt = 0
+    try:
+        for fut in as_completed(futures):
+            cancel.check()
+            done[index[fut.key]] = fut
+            while nxt in done:  # write in table order; a finished block waits for its turn
+                block, st = done.pop(nxt).result()
+                write(block)
+                merge_stats(stats, st)
+                nxt += 1
+                progress(nxt / len(futures), f"wrote block {nxt} of {len(futures)}")
+    finally:
+        for f in futures:
+            f.release()
+    return ReleaseOutcome(
+        data=None,
+        steward_stats={"columns": stats, **notes},
+        public_stats={"rows": start},
+        final_plan=final,
+        drawn_by=drawn_by,
+    )
+
+
+def _input_sha256(client, source: str, local_file: bool) -> str:
+    """The SHA-256 the ledger identifies the input by: the file's own for one local file (as a
+    local release computes it); for a folder, a glob or a URL, the SHA-256 of the sorted list of
+    ``name<TAB>sha256`` of its files, each file hashed on a worker."""
+    from dpstudio.engine.data.loader import fingerprint
+
+    if local_file:
+        return fingerprint(source)
+    import hashlib
+
+    import fsspec
+
+    fs, _, paths = fsspec.get_fs_token_paths(source)
+    files: list[str] = []
+    for p in paths:
+        files.extend(sorted(fs.find(p)) if fs.isdir(p) else [p])
+    if not files:
+        raise UserError(f"no input file found at {source}")
+    digests = client.gather(client.map(_hash_remote, files, fs=fs, pure=False))
+    listing = "".join(f"{Path(f).name}\t{d}\n" for f, d in zip(files, digests, strict=True))
+    return hashlib.sha256(listing.encode()).hexdigest()
+
+
+def _hash_remote(path: str, fs) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with fs.open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()

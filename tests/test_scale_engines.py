@@ -1,0 +1,261 @@
+"""One release, three engines (issue 20): in memory, streamed in blocks, and on a Dask cluster.
+
+With a fixed seed the three write the same bytes (the block is the unit of randomness and every
+private statistic is an exact, mergeable summary); with different seeds their outputs follow the
+same distribution; what cannot stream is refused before anything is read or spent; the ledger
+records a streamed release like any other, and recognises its rows by the same sketch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstudio.cli import main
+from dpstudio.errors import UserError
+from dpstudio.ledger import Ledger
+from dpstudio.pipeline import execute_release
+from dpstudio.recipe.model import load_recipe
+
+
+def _table(n: int = 3000, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n)
+    income = rng.normal(5e4, 1e4, n).round(2)
+    income[rng.random(n) < 0.05] = np.nan
+    return pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "age": age,
+            "income": income,
+            "sex": rng.choice(["F", "M"], n),
+            "edu": rng.choice(["hs", "ba", "ma", "phd", "025"], n),
+            "region": rng.choice(["north", "south", "east", "west"], n, p=[0.4, 0.3, 0.2, 0.1]),
+            "y": rng.choice(["0", "1"], n),
+        }
+    )
+
+
+def _init(tmp: Path, data: Path, name: str, *extra: str, seed: int | None = 7) -> Path:
+    recipe = tmp / f"{name}.json"
+    args = ["recipe", "init", str(data), "-o", str(recipe), "--role", "id=identifier", "--confirm-inferred"]
+    args += [*extra] + (["--seed", str(seed)] if seed is not None else [])
+    assert main(args) == 0
+    return recipe
+
+
+RECORD = [
+    "--release", "record", "--epsilon", "2", "--role", "y=sensitive", "--role", "age=sensitive",
+    "--role", "income=sensitive", "--role", "edu=sensitive", "--bounds", "age=18:90",
+    "--bounds", "income=0:100000", "--categories", "sex=F,M", "--categories", "y=0,1",
+    "--categories", "edu=hs,ba,ma,phd,025", "--categories", "region=dp",
+]  # fmt: skip
+SYNTH = [
+    "--release", "synthetic", "--synth", "aim", "--epsilon", "1", "--role", "y=label",
+    "--bounds", "age=18:90", "--bounds", "income=0:100000", "--categories", "sex=F,M",
+    "--categories", "y=0,1", "--categories", "edu=hs,ba,ma,phd,025", "--categories", "region=dp",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("scale")
+    df = _table()
+    df.to_csv(tmp / "t.csv", index=False)
+    df.to_parquet(tmp / "t.parquet")
+    return tmp
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+def _release(recipe: Path, out: Path, engine: str, scheduler=None, ledger=None, block_rows=700, **kw):
+    return execute_release(
+        load_recipe(recipe),
+        output_path=out,
+        ledger=ledger,
+        engine=engine,
+        scheduler=scheduler if engine == "dask" else None,
+        block_rows=block_rows,
+        recipe_path=recipe,
+        **kw,
+    )
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("kind", ["record", "synthetic"])
+def test_a_fixed_seed_gives_the_same_bytes_in_memory_streamed_and_on_dask(files, tmp_path, scheduler, fmt, kind):
+    recipe = _init(tmp_path, files / f"t.{fmt}", kind, *(RECORD if kind == "record" else SYNTH))
+    outs, totals = {}, {}
+    for engine in ("memory", "stream", "dask"):
+        out = tmp_path / f"{engine}.csv"
+        result = _release(recipe, out, engine, scheduler)
+        outs[engine] = out.read_bytes()
+        totals[engine] = (result.recorded_total.epsilon, result.recorded_total.delta, result.plan.total.epsilon)
+    assert outs["memory"] == outs["stream"] == outs["dask"]
+    assert totals["memory"] == totals["stream"] == totals["dask"]  # the same accounting
+    released = pd.read_csv(tmp_path / "stream.csv")
+    assert len(released) == 3000 and "id" not in released.columns
+
+
+def test_the_blocks_draw_independent_noise(files, tmp_path):
+    """Two blocks never reuse a stream: the noise of row i and row i + block is not the same."""
+    recipe = _init(tmp_path, files / "t.parquet", "r", *RECORD)
+    out = tmp_path / "o.csv"
+    _release(recipe, out, "stream", block_rows=1000)
+    raw, rel = _table(), pd.read_csv(out)
+    # age is perturbed with Laplace noise and clamped; the noise of block 0 and block 1 differs
+    noise = rel["age"].to_numpy() - raw["age"].to_numpy()
+    assert not np.array_equal(noise[:1000], noise[1000:2000])
+
+
+def test_streamed_and_in_memory_outputs_follow_the_same_distribution(files, tmp_path):
+    from scipy.stats import ks_2samp
+
+    mem = _init(tmp_path, files / "t.csv", "m", *RECORD, seed=11)
+    st = _init(tmp_path, files / "t.csv", "s", *RECORD, seed=12)
+    _release(mem, tmp_path / "m.csv", "memory", block_rows=None)
+    _release(st, tmp_path / "s.csv", "stream", block_rows=None)
+    a, b = pd.read_csv(tmp_path / "m.csv"), pd.read_csv(tmp_path / "s.csv")
+    for col in ("age", "income"):
+        assert ks_2samp(a[col], b[col]).pvalue > 1e-3, col
+    for col in ("edu", "y"):
+        pa, pb = a[col].astype(str).value_counts(normalize=True), b[col].astype(str).value_counts(normalize=True)
+        assert (pa - pb).abs().max() < 0.05, col
+
+
+def test_the_ledger_records_a_streamed_release_and_knows_its_rows(files, tmp_path):
+    ledger = Ledger(tmp_path / "l.sqlite")
+    recipe = _init(tmp_path, files / "t.csv", "r", *RECORD)
+    first = _release(recipe, tmp_path / "a.csv", "stream", ledger=ledger)
+    spent = first.plan.total.epsilon  # the typed 2, plus the DP category estimate of a record release
+    assert first.ledger_recorded and first.recorded_total.epsilon == pytest.approx(spent)
+    assert first.ledger_after["spent"]["epsilon"] == pytest.approx(spent)
+    # one record edited: a new file, the same dataset (found by its rows, streamed)
+    edited = _table()
+    edited.loc[5, "age"] = 33
+    edited.to_csv(tmp_path / "edited.csv", index=False)
+    recipe2 = _init(tmp_path, tmp_path / "edited.csv", "r2", *RECORD)
+    second = _release(recipe2, tmp_path / "b.csv", "stream", ledger=ledger)
+    assert second.ledger_identity["dataset"] == first.ledger_identity["dataset"]
+    assert second.ledger_after["spent"]["epsilon"] == pytest.approx(2 * spent)
+
+
+def test_a_file_that_changes_between_the_passes_is_not_released_nor_charged(files, tmp_path):
+    data = tmp_path / "t.csv"
+    data.write_bytes((files / "t.csv").read_bytes())
+    ledger = Ledger(tmp_path / "l.sqlite")
+    recipe = _init(tmp_path, data, "r", *RECORD)
+    touched = []
+
+    def progress(fraction, message=""):
+        if "perturbing" in message and not touched:
+            with open(data, "a") as fh:
+                fh.write("9999,40,50000,F,hs,north,1\n")
+            touched.append(True)
+
+    with pytest.raises(UserError, match="changed while"):
+        _release(recipe, tmp_path / "o.csv", "stream", ledger=ledger, progress=progress)
+    assert touched and not (tmp_path / "o.csv").exists()
+    assert all(d["releases"] == 0 and d["spent"]["epsilon"] == 0 for d in ledger.datasets())
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".dpstmp")] == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        (["--release", "synthetic", "--synth", "pearl", "--role", "y=label"], "trains on the rows"),
+        (
+            [
+                "--release",
+                "model",
+                "--role",
+                "y=label",
+                "--role",
+                "sex=ignore",
+                "--role",
+                "edu=ignore",
+                "--role",
+                "region=ignore",
+            ],
+            "needs the whole table",
+        ),
+    ],
+)
+def test_what_cannot_stream_is_refused_before_reading(files, tmp_path, extra, why):
+    common = ["--bounds", "age=18:90", "--bounds", "income=0:100000", "--categories", "sex=F,M"]
+    common += [
+        "--categories",
+        "y=0,1",
+        "--categories",
+        "edu=hs,ba,ma,phd,025",
+        "--categories",
+        "region=north,south,east,west",
+    ]
+    recipe = _init(tmp_path, files / "t.csv", "r", *extra, *common, "--epsilon", "1")
+    ledger = Ledger(tmp_path / "l.sqlite")
+    out = tmp_path / ("o.json" if "model" in extra else "o.csv")
+    with pytest.raises(UserError, match=why):
+        _release(recipe, out, "stream", ledger=ledger)
+    assert not out.exists() and ledger.datasets() == []
+
+
+def test_a_spreadsheet_cannot_be_streamed(tmp_path):
+    _table(50).drop(columns=["income"]).to_excel(tmp_path / "t.xlsx", index=False)
+    recipe = _init(
+        tmp_path, tmp_path / "t.xlsx", "r", "--release", "record", "--epsilon", "1", "--categories", "sex=F,M",
+        "--categories", "y=0,1", "--categories", "edu=hs,ba,ma,phd,025",
+        "--categories", "region=north,south,east,west", "--bounds", "age=18:90",
+    )  # fmt: skip
+    with pytest.raises(UserError, match="cannot be read in blocks"):
+        _release(recipe, tmp_path / "o.csv", "stream")
+
+
+def test_a_streamed_release_writes_csv_tsv_or_parquet_only(files, tmp_path):
+    recipe = _init(tmp_path, files / "t.csv", "r", *RECORD)
+    with pytest.raises(UserError, match="streamed release writes"):
+        _release(recipe, tmp_path / "o.xlsx", "stream")
+    _release(recipe, tmp_path / "o.parquet", "stream")
+    assert len(pd.read_parquet(tmp_path / "o.parquet")) == 3000
+
+
+def test_the_cli_runs_each_engine_and_says_where(files, tmp_path, scheduler, capsys):
+    recipe = _init(tmp_path, files / "t.parquet", "r", *RECORD)
+    capsys.readouterr()
+    for engine, words in (("stream", "streamed on this computer"), ("dask", "Dask cluster")):
+        args = ["release", str(recipe), "--output", str(tmp_path / f"{engine}.csv"), "--engine", engine]
+        args += ["--no-ledger", "--report", str(tmp_path / f"{engine}.html")]
+        if engine == "dask":
+            args += ["--scheduler", scheduler]
+        assert main(args) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert words in summary["engine"]
+        html = (tmp_path / f"{engine}.html").read_text()
+        assert "Where it ran" in html and words in html
+        assert "3,000 rows" in html
+
+
+def test_an_empty_table_streams_to_an_empty_output(tmp_path):
+    df = _table(10).iloc[:0]
+    df.to_parquet(tmp_path / "e.parquet")
+    _table(10).to_parquet(tmp_path / "full.parquet")
+    recipe = _init(
+        tmp_path, tmp_path / "full.parquet", "r", *RECORD[:-2], "--categories", "region=north,south,east,west"
+    )
+    r = load_recipe(recipe)
+    from dataclasses import replace
+
+    r = replace(r, input=replace(r.input, path=str(tmp_path / "e.parquet"), sha256=None))
+    execute_release(r, output_path=tmp_path / "o.csv", engine="stream")
+    out = pd.read_csv(tmp_path / "o.csv")
+    assert len(out) == 0 and "age" in out.columns
