@@ -253,7 +253,7 @@ class BlockWriter:
     with CRLF rows and formula protection, Parquet one row group per block, without pandas
     metadata.  Use as a context manager; :meth:`write` each block in order."""
 
-    def __init__(self, path, fmt: str, *, formula_protection: bool = True) -> None:
+    def __init__(self, path, fmt: str, *, formula_protection: bool = True, background: bool = False) -> None:
         if fmt not in STREAM_FORMATS:
             raise UserError(f"a streamed release writes {', '.join(STREAM_FORMATS)}, not {fmt!r}")
         self.path, self.fmt, self.formula_protection = Path(path), fmt, formula_protection
@@ -261,11 +261,46 @@ class BlockWriter:
         self._parquet: Any = None
         self._schema: Any = None
         self._started = False
+        # background: blocks are written on a thread of their own (the writers release the GIL)
+        # while the caller perturbs the next ones; at most two blocks wait in the queue
+        self._queue: Any = None
+        self._thread: Any = None
+        self._error: BaseException | None = None
+        if background:
+            import queue
+            import threading
+
+            self._queue = queue.Queue(maxsize=2)
+            self._thread = threading.Thread(target=self._drain, name="dpstudio-writer", daemon=True)
+            self._thread.start()
 
     def __enter__(self) -> BlockWriter:
         return self
 
+    def _drain(self) -> None:
+        while True:
+            frame = self._queue.get()
+            if frame is None:
+                return
+            if self._error is None:
+                try:
+                    self._write(frame)
+                except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                    self._error = exc
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
     def write(self, frame: pd.DataFrame) -> None:
+        """Write the next block (in table order)."""
+        if self._queue is None:
+            self._write(frame)
+            return
+        self._raise()
+        self._queue.put(frame)
+
+    def _write(self, frame: pd.DataFrame) -> None:
         if self.fmt in _SEPARATORS:
             data = protect_formulas(frame) if self.formula_protection else frame
             data.to_csv(
@@ -291,13 +326,26 @@ class BlockWriter:
         self.rows += len(frame)
 
     def close(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+            self._raise()
         if self._parquet is not None:
             self._parquet.close()
             self._parquet = None
         elif not self._started:
             self.path.write_bytes(b"")
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None and self._thread is not None:
+            # the release failed: stop writing (the temporary file is removed by the caller)
+            self._error = self._error or exc
+            try:
+                self.close()
+            except BaseException:  # noqa: BLE001 - the caller's own error is the one to report
+                pass
+            return
         self.close()
 
 

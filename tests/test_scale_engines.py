@@ -159,7 +159,7 @@ def test_a_file_that_changes_between_the_passes_is_not_released_nor_charged(file
     touched = []
 
     def progress(fraction, message=""):
-        if "perturbing" in message and not touched:
+        if "perturbed" in message and not touched:
             with open(data, "a") as fh:
                 fh.write("9999,40,50000,F,hs,north,1\n")
             touched.append(True)

@@ -79,3 +79,24 @@ def test_streams_are_keyed_by_block_and_independent_of_earlier_draws():
     assert RandomSource(None).stream(1, 0).secure
     with pytest.raises(ValueError):
         a.stream(-1)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_the_block_writer_writes_in_order_and_reports_a_late_error(tmp_path, fmt):
+    from dpstudio.export import BlockWriter
+
+    frame = _frame(900)
+    path = tmp_path / f"o.{fmt}"
+    with BlockWriter(path, fmt, background=True) as w:
+        for i in range(0, 900, 200):
+            w.write(frame.iloc[i : i + 200])
+    back = pd.read_csv(path) if fmt == "csv" else pd.read_parquet(path)
+    assert len(back) == 900 and back["x"].round(6).tolist() == frame["x"].round(6).tolist()
+    # a block the file cannot take fails the write (on the writer thread), and the caller hears it
+    with (
+        pytest.raises((ValueError, TypeError, OSError)),
+        BlockWriter(tmp_path / "bad.parquet", "parquet", background=True) as w,
+    ):
+        w.write(pd.DataFrame({"a": [1, 2]}))
+        w.write(pd.DataFrame({"a": ["x", "y"]}))
+        w.write(pd.DataFrame({"a": [3]}))

@@ -57,7 +57,9 @@ def open_input(recipe: Recipe, input_path=None):
 
 def first_pass(stream, recipe: Recipe, ledger, *, block_rows: int, progress=no_progress, cancel=NEVER_CANCELLED):
     """What the release reads before any noise: ``(sha256, row fingerprint or None, facts, first
-    block, stamp)``.  The row fingerprint is computed only when the ledger needs it."""
+    rows, stamp)``.  Only the columns something needs are read: every column for the ledger's
+    row sketch (only when the ledger does not know the file), else the copied domains' and the
+    integer checks' columns -- often none, and then this pass reads no rows at all."""
     from concurrent.futures import ThreadPoolExecutor
 
     from dpstudio.engine.data.loader import fingerprint
@@ -65,7 +67,8 @@ def first_pass(stream, recipe: Recipe, ledger, *, block_rows: int, progress=no_p
 
     stamp = _stamp(stream.path)
     facts = DataFacts(recipe)
-    first: pd.DataFrame | None = None
+    # column kinds for the recipe's checks: from the first rows only
+    first = next(stream.blocks(rows=min(block_rows, 10_000), cancel=cancel), None)
     with ThreadPoolExecutor(max_workers=1) as pool:
         # hashlib releases the GIL: the file's hash costs little wall time beside the parse
         sha_future = pool.submit(fingerprint, stream.path)
@@ -73,35 +76,34 @@ def first_pass(stream, recipe: Recipe, ledger, *, block_rows: int, progress=no_p
         try:
             if ledger is not None:
                 # the ledger decides from the file's hash whether it needs the rows' sketch
-                sha = sha_future.result()
-                if recipe.input.sha256 and sha != recipe.input.sha256:
-                    raise UserError(
-                        f"{stream.path} is not the file this recipe was made for (SHA-256 {sha[:12]}... "
-                        f"!= {recipe.input.sha256[:12]}...); make a new recipe for it"
-                    )
-                if ledger.needs_fingerprint(sha):
+                _check_sha(stream.path, recipe, sha_future.result())
+                if ledger.needs_fingerprint(sha_future.result()):
                     sketcher = ledger.row_sketcher()
-            for k, block in enumerate(stream.blocks(rows=block_rows, cancel=cancel)):
-                progress(0.0, f"reading block {k + 1} (no noise yet)")
-                if first is None:
-                    first = block
-                facts.add(block)
-                if sketcher is not None:
-                    sketcher.add(block)
+            cols = list(stream.columns) if sketcher is not None else facts.columns(stream.integer_columns())
+            if cols:
+                for k, block in enumerate(stream.blocks(cols, rows=block_rows, cancel=cancel)):
+                    progress(0.0, f"reading block {k + 1} (no noise yet)")
+                    facts.add(block)
+                    if sketcher is not None:
+                        sketcher.add(block)
             sha = sha_future.result()
             fp = ledger.fingerprint_from(sketcher) if sketcher is not None else None
         finally:
             if sketcher is not None:
                 sketcher.close()
-    if recipe.input.sha256 and sha != recipe.input.sha256:
-        raise UserError(
-            f"{stream.path} is not the file this recipe was made for (SHA-256 {sha[:12]}... "
-            f"!= {recipe.input.sha256[:12]}...); make a new recipe for it"
-        )
+    _check_sha(stream.path, recipe, sha)
     _unchanged(stream.path, stamp)
     if first is None:
         first = pd.DataFrame({c: pd.Series([], dtype=object) for c in stream.columns})
     return sha, fp, facts, first, stamp
+
+
+def _check_sha(path: str, recipe: Recipe, sha: str) -> None:
+    if recipe.input.sha256 and sha != recipe.input.sha256:
+        raise UserError(
+            f"{path} is not the file this recipe was made for (SHA-256 {sha[:12]}... "
+            f"!= {recipe.input.sha256[:12]}...); make a new recipe for it"
+        )
 
 
 def execute_streamed(
@@ -183,7 +185,7 @@ def execute_streamed(
     box: dict[str, Any] = {}
 
     def run(tmp) -> None:
-        with BlockWriter(tmp, out_fmt, formula_protection=recipe.outputs.formula_protection) as writer:
+        with BlockWriter(tmp, out_fmt, formula_protection=recipe.outputs.formula_protection, background=True) as writer:
             step = sub_progress(progress, 0.3, 0.85)
             if plan.release_type == "synthetic":
                 box["outcome"] = stream_synthetic(plan, blocks, rng, writer.write, progress=step, cancel=cancel)
@@ -193,7 +195,7 @@ def execute_streamed(
                     blocks(),
                     rng,
                     writer.write,
-                    n_rows=facts.rows,
+                    n_rows=facts.rows or None,
                     domain_blocks=blocks,
                     progress=step,
                     cancel=cancel,
@@ -202,6 +204,7 @@ def execute_streamed(
         cancel.check()
 
     output_sha, late_interrupt = _write(ledger, reservation, output_path, run)
+    n_read = int(box["outcome"].public_stats.get("n_input", facts.rows))
     return _conclude(
         recipe=recipe,
         plan=plan,
@@ -226,8 +229,8 @@ def execute_streamed(
         progress=progress,
         on_commit=on_commit,
         operator=operator,
-        engine=f"streamed on this computer, in blocks of {rows:,} rows ({facts.rows:,} rows read)",
-        rows=facts.rows,
+        engine=f"streamed on this computer, in blocks of {rows:,} rows ({n_read:,} rows read)",
+        rows=n_read,
     )
 
 

@@ -634,12 +634,17 @@ def _lookup_codes(series: pd.Series, cats: tuple[str, ...]) -> npt.NDArray[np.in
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    # pandas accepts na_value=None (missing cells as None); pandas-stubs do not list it
-    arr = pa.array(
-        series.astype("string").to_numpy(dtype=object, na_value=None),  # type: ignore[call-overload]
-        type=pa.string(),
-    )
-    idx = pc.index_in(arr, value_set=pa.array(list(cats), type=pa.string()))
+    arr: pa.Array | pa.ChunkedArray
+    if isinstance(series.array, pd.arrays.ArrowStringArray):
+        # text already held by arrow (the loaders' str columns): hashed in place, no copy
+        arr = pa.array(series.array)
+    else:
+        # pandas accepts na_value=None (missing cells as None); pandas-stubs do not list it
+        arr = pa.array(
+            series.astype("string").to_numpy(dtype=object, na_value=None),  # type: ignore[call-overload]
+            type=pa.string(),
+        )
+    idx = pc.index_in(arr, value_set=pa.array(list(cats), type=arr.type))
     found: npt.NDArray[np.int64] = idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     return found
 

@@ -107,33 +107,75 @@ def stream_records(
     domain_blocks: Blocks | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
+    workers: int = 2,
 ) -> ReleaseOutcome:
     """A record release over ``blocks`` (in table order, :data:`BLOCK_ROWS` rows each): block
-    ``k`` is perturbed with the random stream ``(RECORD_STREAM, k)`` and handed to ``write``."""
+    ``k`` is perturbed with the random stream ``(RECORD_STREAM, k)`` and handed to ``write``,
+    in table order.  ``workers`` threads perturb blocks while this thread reads and writes
+    (numpy, pyarrow and the OS's random source release the GIL); each block's noise depends on
+    its own stream only, so the output does not depend on the number of threads."""
     from dpstudio.engine.data.stream import BLOCK_ROWS
-    from dpstudio.plan.record import RECORD_STREAM, perturb_block
+    from dpstudio.plan.record import RECORD_STREAM, merge_stats, perturb_block
 
     recipe, domain_notes, drawn_by = run_domains(plan, domain_blocks, rng, summaries=domain_summaries)
     final = finalise_records(plan, recipe, drawn_by)
     stats: dict[str, Any] = {}
     start = 0
-    k = 0
     total = max((n_rows or 0) // BLOCK_ROWS + 1, 1)
-    for k, block in enumerate(blocks):
+
+    def job(item: tuple[int, int, pd.DataFrame]) -> tuple[pd.DataFrame, dict[str, Any]]:
+        k, first, block = item
+        here: dict[str, Any] = {}
+        return perturb_block(final, recipe, block, rng.stream(RECORD_STREAM, k), here, start=first), here
+
+    def numbered() -> Iterator[tuple[int, int, pd.DataFrame]]:
+        nonlocal start
+        for k, block in enumerate(blocks):
+            cancel.check()
+            yield k, start, block
+            start += len(block)
+
+    for k, (out, here) in enumerate(map_in_order(job, numbered(), workers=workers)):
         cancel.check()
-        progress(min(k / total, 0.99), f"perturbing rows {start + 1:,}-{start + len(block):,}")
-        write(perturb_block(final, recipe, block, rng.stream(RECORD_STREAM, k), stats, start=start))
-        start += len(block)
+        write(out)
+        merge_stats(stats, here)
+        progress(min((k + 1) / total, 0.99), f"perturbed and wrote {start:,} rows")
     if start == 0:  # an empty table: the header (CSV) / schema (Parquet) of an empty release
         write(perturb_block(final, recipe, _empty_block(recipe), rng.stream(RECORD_STREAM, 0), stats))
     progress(1.0, "perturbation done")
     return ReleaseOutcome(
         data=None,
         steward_stats={"columns": stats, **domain_notes},
-        public_stats={"rows": start},
+        public_stats={"rows": start, "n_input": start},
         final_plan=final,
         drawn_by=drawn_by,
     )
+
+
+def map_in_order(
+    fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 2, ahead: int | None = None
+) -> Iterator[Any]:
+    """``map(fn, items)`` on ``workers`` threads, results in the items' order, with at most
+    ``ahead`` items in flight (memory: that many blocks, whatever the table's size)."""
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    if workers <= 1:
+        yield from map(fn, items)
+        return
+    limit = ahead or workers + 1
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dpstudio-block") as pool:
+        pending: deque[Future[Any]] = deque()
+        try:
+            for item in items:
+                pending.append(pool.submit(fn, item))
+                if len(pending) >= limit:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for f in pending:
+                f.cancel()
 
 
 def _empty_block(recipe: Recipe) -> pd.DataFrame:

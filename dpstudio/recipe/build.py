@@ -389,7 +389,18 @@ class DataFacts:
         copied = [c for c in recipe.columns if _copied(c)]
         self._numeric = [c.name for c in copied if c.domain is not None and c.domain.kind == "numeric"]
         self._categories = [c.name for c in copied if c.name not in self._numeric]
+        self._integers = [
+            c.name
+            for c in recipe.columns
+            if c.type == "integer" and c.role not in ("identifier", "ignore", "embedding")
+        ]
         self._recipe = recipe
+
+    def columns(self, integer_typed: tuple[str, ...] = ()) -> list[str]:
+        """The columns :meth:`add` reads: the copied domains' and the integer-declared ones,
+        except those the file already stores as integers (``integer_typed``: nothing to check)."""
+        names = self._numeric + self._categories + [c for c in self._integers if c not in integer_typed]
+        return list(dict.fromkeys(names))
 
     def add(self, block) -> None:
         import numpy as np

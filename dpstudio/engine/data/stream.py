@@ -105,6 +105,16 @@ class TableStream:
     def _typed(self, frame: pd.DataFrame) -> pd.DataFrame:
         return restore_integers(frame, self.declared) if self.format == "csv" else frame
 
+    def integer_columns(self) -> tuple[str, ...]:
+        """Columns the file itself stores as integers (Parquet's schema; none for CSV, whose
+        integer-declared columns are read as float64 and checked)."""
+        if self.format != "parquet":
+            return ()
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(self.path)
+        return tuple(f.name for f in schema if pa.types.is_integer(f.type))
+
     def count_rows(self, cancel: CancelToken = NEVER_CANCELLED) -> int:
         """The number of rows (Parquet: from the metadata; CSV: one pass over one column)."""
         if self.format == "parquet":
