@@ -98,26 +98,42 @@ def _load_options(args) -> dict | None:
 
 
 def cmd_inspect(args) -> int:
-    from dpstudio.engine.data.loader import load_table
-    from dpstudio.engine.data.schema import infer_schema
-
-    loaded = load_table(args.file, _load_options(args))
-    schema = infer_schema(loaded.frame)
+    loaded, schema = _load_or_sample(args)
     _print_json(
         {
             "path": str(loaded.path),
             "format": loaded.format,
             "options": loaded.options,
             "sha256": loaded.sha256,
+            **({"sampled_rows": len(loaded.frame)} if loaded.sample_of is not None else {}),
             **schema.to_json(),
         }
     )
     return EXIT_OK
 
 
-def cmd_recipe_init(args) -> int:
+def _load_or_sample(args):
+    """The table ``recipe init`` / ``inspect`` read: loaded whole, or -- a CSV or Parquet file too
+    large for this computer's memory -- a uniform sample of its rows (said on stderr): the
+    recipe's types and roles are inferred from it, and the release streams every row."""
     from dpstudio.engine.data.loader import load_table
-    from dpstudio.engine.data.schema import infer_schema
+    from dpstudio.engine.data.sample import SAMPLE_ROWS, is_large_file, load_sample, schema_of
+    from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+
+    if not is_large_file(args.file):
+        loaded = load_table(args.file, _load_options(args))
+    else:
+        loaded = load_sample(args.file, _load_options(args), progress=no_progress, cancel=NEVER_CANCELLED)
+        print(
+            f"{args.file} is too large to load whole: types and roles are inferred from a uniform "
+            f"sample of {min(SAMPLE_ROWS, loaded.sample_of or 0):,} of its {loaded.sample_of:,} rows; "
+            "release it with --engine stream (every row is read, in blocks)",
+            file=sys.stderr,
+        )
+    return loaded, schema_of(loaded)
+
+
+def cmd_recipe_init(args) -> int:
     from dpstudio.export import write_text
     from dpstudio.plan import plan_problems
     from dpstudio.recipe.build import (
@@ -128,8 +144,7 @@ def cmd_recipe_init(args) -> int:
     )
     from dpstudio.recipe.validate import declared_type_problems, inferred_facts
 
-    loaded = load_table(args.file, _load_options(args))
-    schema = infer_schema(loaded.frame)
+    loaded, schema = _load_or_sample(args)
     options = {}
     if args.synth:
         options["method"] = args.synth
@@ -165,7 +180,8 @@ def cmd_recipe_init(args) -> int:
         recipe = confirm_inferred_facts(recipe)  # recorded per column as "confirmed"
     if args.domains:
         recipe = _apply_domain_file(recipe, args)
-    recipe = fill_domains_from_data(recipe, loaded.frame)  # only for domains the user asked to copy
+    if loaded.sample_of is None:  # a sampled file's copies are filled by the release, from every row
+        recipe = fill_domains_from_data(recipe, loaded.frame)  # only for domains the user asked to copy
     if recipe.release.type == "synthetic" and "method" not in recipe.release.options:
         from dataclasses import replace
 

@@ -259,3 +259,31 @@ def test_an_empty_table_streams_to_an_empty_output(tmp_path):
     execute_release(r, output_path=tmp_path / "o.csv", engine="stream")
     out = pd.read_csv(tmp_path / "o.csv")
     assert len(out) == 0 and "age" in out.columns
+
+
+def test_the_demo_recipe_streams_to_the_same_bytes(tmp_path):
+    """The demo declares yes/no and 0/1 columns boolean: a streamed read keeps them as the loader
+    reads them (a boolean read type would fail on "yes")."""
+    from dataclasses import replace
+
+    from tests.conftest import DEMO
+
+    r = load_recipe(DEMO.with_name("census_demo.recipe.json"))
+    r = replace(r, input=replace(r.input, path=str(DEMO)), randomness=replace(r.randomness, seed=5))
+    outs = []
+    for engine in ("memory", "stream"):
+        execute_release(r, output_path=tmp_path / f"{engine}.csv", engine=engine, block_rows=1000)
+        outs.append((tmp_path / f"{engine}.csv").read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_recipe_init_samples_a_file_too_large_to_load(files, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DPSTUDIO_LARGE_FILE_BYTES", "1000")
+    recipe = _init(tmp_path, files / "t.csv", "r", *RECORD)
+    assert "too large to load whole" in capsys.readouterr().err
+    r = load_recipe(recipe)
+    from dpstudio.engine.data.loader import fingerprint
+
+    assert r.input.sha256 == fingerprint(files / "t.csv")  # the whole file's hash, not the sample's
+    result = _release(recipe, tmp_path / "o.csv", "stream")
+    assert result.rows == 3000 and len(pd.read_csv(tmp_path / "o.csv")) == 3000

@@ -178,6 +178,19 @@ def _operator(name: str | None) -> str | None:
     return prefs.clean_operator(name) if name is not None else prefs.operator()
 
 
+def _refuse_too_large(path) -> None:
+    """A file that cannot fit in the available memory is refused before loading (an
+    out-of-memory kill would lose the user's time, not their data), with what to do."""
+    from dpstudio.engine.data.sample import available_memory, estimated_memory, file_format
+
+    need = estimated_memory(path)
+    if need > available_memory() and file_format(path) in ("csv", "parquet"):
+        raise UserError(
+            f"{Path(path).name} needs about {need / 2**30:.1f} GB loaded, more than this computer has "
+            f"free: release it with --engine stream (read in blocks, whatever its size)"
+        )
+
+
 def load_input(recipe: Recipe, input_path=None, *, progress=no_progress, cancel=NEVER_CANCELLED):
     """Load the recipe's input (or ``input_path``) and check it is the file the recipe was made for."""
     from dpstudio.engine.data.loader import load_table
@@ -279,6 +292,7 @@ def execute_release(
     )
     output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
 
+    _refuse_too_large(input_path or recipe.input.path)
     loaded = load_input(recipe, input_path, progress=sub_progress(progress, 0.0, 0.15), cancel=cancel)
     frame = loaded.frame
     schema = infer_schema(frame)

@@ -61,7 +61,7 @@ def read_table(path: str, recipe: Recipe, columns: list[str] | None = None):
     if lower.endswith((".csv", ".tsv", ".txt")):
         o = recipe.input.options.to_dict()
         dtypes = {
-            n: {"integer": "float64", "float": "float64", "boolean": "boolean"}.get(t, "str")
+            n: {"integer": "float64", "float": "float64"}.get(t, "str")
             for n, t in declared.items()
         }
         header = o.get("header", True)
@@ -89,10 +89,10 @@ def read_table(path: str, recipe: Recipe, columns: list[str] | None = None):
 
 
 def _normalise(part: pd.DataFrame, declared: dict[str, str], csv: bool) -> pd.DataFrame:
-    from dpstudio.engine.data.stream import restore_integers
+    from dpstudio.engine.data.stream import restore_types
 
     part = part.reset_index(drop=True)
-    return restore_integers(part, declared) if csv else part
+    return restore_types(part, declared) if csv else part
 
 
 # ---- tasks run on the workers (module-level functions: Dask ships them by reference) ------

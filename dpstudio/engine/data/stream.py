@@ -46,13 +46,13 @@ _CSV_BLOCK_BYTES = 8 << 20
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "integer": pa.float64(),
     "float": pa.float64(),
-    "boolean": pa.bool_(),
 }
 
 
 def arrow_read_types(declared: Mapping[str, str]) -> dict[str, pa.DataType]:
     """The fixed CSV read type of each declared column: numbers as float64 (a later block's
-    missing cell or fraction cannot break them), true/false as booleans, the rest as text."""
+    missing cell or fraction cannot break them), the rest as text (a boolean column may be
+    written yes/no or 0/1: :func:`restore_types` makes true/false text booleans again)."""
     return {name: _ARROW_TYPES.get(t, pa.string()) for name, t in declared.items()}
 
 
@@ -103,7 +103,7 @@ class TableStream:
             yield self._typed(_to_pandas(pa.Table.from_batches(pending), cols))
 
     def _typed(self, frame: pd.DataFrame) -> pd.DataFrame:
-        return restore_integers(frame, self.declared) if self.format == "csv" else frame
+        return restore_types(frame, self.declared) if self.format == "csv" else frame
 
     def integer_columns(self) -> tuple[str, ...]:
         """Columns the file itself stores as integers (Parquet's schema; none for CSV, whose
@@ -174,16 +174,26 @@ class TableStream:
             reader.close()
 
 
-def restore_integers(frame: pd.DataFrame, declared: Mapping[str, str]) -> pd.DataFrame:
-    """Integer-declared text-file columns (read as float64, see :func:`arrow_read_types`) back
-    as integers when the block's values are whole numbers, as the loaded table has them."""
+def restore_types(frame: pd.DataFrame, declared: Mapping[str, str]) -> pd.DataFrame:
+    """A text-file block's columns as the loader types them: integer-declared columns (read as
+    float64, see :func:`arrow_read_types`) as integers when the block's values are whole numbers;
+    boolean-declared columns written true/false (any case) as booleans.  Other spellings (yes/no,
+    0/1) stay text and match the recipe's category list as text."""
     for name, t in declared.items():
-        if t != "integer" or name not in frame.columns or frame[name].dtype != np.float64:
+        if name not in frame.columns:
             continue
-        x = frame[name].to_numpy()
-        finite = ~np.isnan(x)
-        if np.all(x[finite] == np.round(x[finite])) and np.all(np.abs(x[finite]) < 2.0**53):
-            frame[name] = x.astype(np.int64) if finite.all() else pd.array(x, dtype="Int64")
+        col = frame[name]
+        if t == "integer" and col.dtype == np.float64:
+            x = col.to_numpy()
+            finite = ~np.isnan(x)
+            if np.all(x[finite] == np.round(x[finite])) and np.all(np.abs(x[finite]) < 2.0**53):
+                frame[name] = x.astype(np.int64) if finite.all() else pd.array(x, dtype="Int64")
+        elif t == "boolean" and pd.api.types.is_string_dtype(col.dtype):
+            low = col.str.strip().str.lower()
+            present = low.notna()
+            if present.any() and low[present].isin(["true", "false"]).all():
+                flags = pd.Series(low.eq("true").to_numpy(dtype=bool), index=frame.index)
+                frame[name] = flags if present.all() else flags.astype("boolean").mask(~present)
     return frame
 
 
