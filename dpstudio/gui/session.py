@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from dpstudio.engine.data.sample import is_large_file, load_sample, schema_of
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import Problem
 
@@ -50,16 +51,24 @@ def recipe_for_file(path, loaded, schema) -> tuple[Recipe, str | None]:
     return recipe_from_schema(loaded, schema), None
 
 
-def load_for_session(path, options=None, *, progress, cancel):
-    """Worker job: load a table, infer its schema, make its starting recipe (no Qt)."""
+def _load(path, options, *, progress, cancel):
+    """The table at ``path``: loaded whole, or as a sample when it is too large for memory."""
     from dpstudio.engine.data.loader import load_table
-    from dpstudio.engine.data.schema import infer_schema
+
+    if is_large_file(path):
+        return load_sample(path, options, progress=progress, cancel=cancel)
+    return load_table(path, options, progress=progress, cancel=cancel)
+
+
+def load_for_session(path, options=None, *, progress, cancel):
+    """Worker job: load a table (a sample when it is too large for memory), infer its schema,
+    make its starting recipe (no Qt)."""
     from dpstudio.engine.progress import sub_progress
 
-    loaded = load_table(path, options, progress=sub_progress(progress, 0.0, 0.85), cancel=cancel)
+    loaded = _load(path, options, progress=sub_progress(progress, 0.0, 0.85), cancel=cancel)
     cancel.check()
     progress(0.9, "inferring column types")
-    schema = infer_schema(loaded.frame)
+    schema = schema_of(loaded)
     cancel.check()
     recipe, source = recipe_for_file(path, loaded, schema)
     progress(1.0, "ready")
@@ -67,14 +76,24 @@ def load_for_session(path, options=None, *, progress, cancel):
 
 
 def load_recipe_and_data(recipe_path, *, progress, cancel):
-    """Worker job: open a saved recipe and the table it names."""
-    from dpstudio.engine.data.schema import infer_schema
+    """Worker job: open a saved recipe and the table it names (a sample when it is too large)."""
+    from dpstudio.errors import UserError
     from dpstudio.pipeline import load_input
     from dpstudio.recipe.model import load_recipe
 
     recipe = load_recipe(recipe_path)
-    loaded = load_input(recipe, progress=progress, cancel=cancel)
-    schema = infer_schema(loaded.frame)
+    if is_large_file(recipe.input.path):
+        loaded = load_sample(
+            recipe.input.path, recipe.input.options.to_dict() or None, progress=progress, cancel=cancel
+        )
+        if recipe.input.sha256 and loaded.sha256 != recipe.input.sha256:
+            raise UserError(
+                f"{recipe.input.path} is not the file this recipe was made for (SHA-256 {loaded.sha256[:12]}... "
+                f"!= {recipe.input.sha256[:12]}...); make a new recipe for it"
+            )
+    else:
+        loaded = load_input(recipe, progress=progress, cancel=cancel)
+    schema = schema_of(loaded)
     return loaded, schema, recipe, str(recipe_path)
 
 
@@ -135,7 +154,33 @@ class Session(QObject):
 
     @property
     def frame(self) -> pd.DataFrame | None:
+        """The loaded table; for a file too large for memory, a uniform sample of its rows
+        (:attr:`sample_of`)."""
         return None if self.loaded is None else self.loaded.frame
+
+    @property
+    def sample_of(self) -> int | None:
+        """The file's total rows when :attr:`frame` is a sample of a file too large for memory
+        (previews and estimates then use the sample; the release reads every row, in blocks)."""
+        return None if self.loaded is None else self.loaded.sample_of
+
+    @property
+    def engine(self) -> str:
+        """How the release reads the input: ``"stream"`` (in blocks) for a file too large for
+        memory, else ``"memory"``."""
+        return "stream" if self.sample_of is not None else "memory"
+
+    def stream_problem(self) -> str | None:
+        """Why the current release cannot run on a file too large for memory (None: it can, or
+        the file fits in memory)."""
+        if self.sample_of is None:
+            return None
+        plan, _ = self.plan()
+        if plan is None:
+            return None
+        from dpstudio.plan.stream import stream_problem
+
+        return stream_problem(plan)
 
     def set_data(
         self, loaded: LoadedTable, schema: TableSchema, recipe: Recipe, recipe_source: str | None = None
@@ -243,6 +288,21 @@ class Session(QObject):
                 self._cache.setdefault("plan", (plan, None))
             if self.frame is not None:
                 problems += declared_type_problems(recipe, self.frame)
+            if plan is not None and self.sample_of is not None:
+                # a file too large for memory is released in blocks: what needs every row in
+                # memory at once is refused here, with the reason, not when the release runs
+                from dpstudio.plan.stream import stream_problem
+
+                why = stream_problem(plan)
+                if why:
+                    problems.append(
+                        Problem(
+                            f"this file is too large for this computer's memory and is released a "
+                            f"part at a time, but {why}",
+                            "release",
+                            "release",
+                        )
+                    )
             # the recipe layer's texts carry command-line hints ("--bounds COL=LOW:HIGH"): the
             # wizard says where to act instead (same field and page)
             from dpstudio.gui.texts import gui_problem

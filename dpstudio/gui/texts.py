@@ -219,3 +219,30 @@ def epsilon_tooltip() -> str:
 
 def delta_tooltip() -> str:
     return tr(DELTA)
+
+
+# ---- files too large for memory (issue 20) ------------------------------------------------
+LARGE_FILE = (
+    "Large file: {rows} rows. Previews and estimates use a uniform sample of {sample} rows; "
+    "the release reads every row, in blocks."
+)
+SAMPLE_ESTIMATE = "Computed on a uniform sample of {sample} of the file's {rows} rows."
+CLUSTER_HELP = (
+    "To run this release on a Dask cluster, save the recipe where the cluster can read it, then "
+    "run the command below on a computer that can reach the cluster's scheduler. The data file "
+    "must be readable by the cluster at the same path (or give the recipe a path it can read)."
+)
+
+
+def large_file_text(rows: int, sample: int) -> str:
+    """The notice shown wherever a file too large for memory is previewed from a sample."""
+    return tr(LARGE_FILE).format(rows=f"{rows:,}", sample=f"{sample:,}")
+
+
+def sample_estimate_text(rows: int, sample: int) -> str:
+    """The label of an estimate computed on the sample of a large file, not on every row."""
+    return tr(SAMPLE_ESTIMATE).format(rows=f"{rows:,}", sample=f"{sample:,}")
+
+
+def cluster_help_text() -> str:
+    return tr(CLUSTER_HELP)

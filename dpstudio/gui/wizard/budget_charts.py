@@ -862,6 +862,7 @@ class PreviewPanel(QWidget):
                 "Read at the ε of the label's randomized response ({0:.3g}). “Exposed”: an attacker's "
                 "advantage above 0.1 for that person. Estimated from the raw data: for internal use only."
             ).format(eps_label)
+            + sample_note(self.session)
         )
 
     def _leak_done(self, key, model) -> None:
@@ -929,9 +930,11 @@ class PreviewPanel(QWidget):
             self.hist_chart.set_numeric(pos, a, b, u.name)
         else:
             self.hist_chart.set_categorical(u.categories, a, b, u.name)
+        # a large file's frame is already a sample: the row count is the file's
+        total = self.session.sample_of or len(self.session.frame)
         self.hist_chart.caption.setText(
             tr("{0} of {1} rows, privatized at ε = {2:.3g} for this preview only.").format(
-                f"{len(sample.values):,}", f"{len(self.session.frame):,}", eps
+                f"{len(sample.values):,}", f"{total:,}", eps
             )
         )
         self.last_hist_ms = 1000 * (time.perf_counter() - t0)
@@ -1250,3 +1253,12 @@ def _refill_combo(combo, names) -> None:
     if current in names:
         combo.setCurrentIndex(names.index(current))
     combo.blockSignals(False)
+
+
+def sample_note(session) -> str:
+    """ " " + the sample label of an estimate, for a file too large for memory ("" otherwise)."""
+    if session.sample_of is None or session.frame is None:
+        return ""
+    from dpstudio.gui.texts import sample_estimate_text
+
+    return " " + sample_estimate_text(session.sample_of, len(session.frame))

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from dpstudio.gui.dialogs import show_error
 from dpstudio.gui.session import load_for_session, load_recipe_and_data
 from dpstudio.gui.table_model import DataFrameModel
-from dpstudio.gui.texts import role_text
+from dpstudio.gui.texts import large_file_text, role_text
 from dpstudio.gui.wizard.base import WizardPage, note_label
 
 FILE_FILTER = "Tables (*.csv *.tsv *.txt *.parquet *.pq *.xlsx *.dta *.sas7bdat *.xpt);;All files (*)"
@@ -96,6 +96,10 @@ class DataPage(WizardPage):
         self.recent.itemActivated.connect(lambda it: self.load(it.data(Qt.ItemDataRole.UserRole)))
 
         self.summary = note_label("", "summary")
+        #: a file too large for memory: said once, plainly, above its columns and preview
+        self.sample_notice = note_label("", "summary")
+        self.sample_notice.setTextFormat(Qt.TextFormat.PlainText)
+        self.sample_notice.setVisible(False)
         self.schema_table = QTableWidget(0, 5)
         self.schema_table.setHorizontalHeaderLabels(
             [self.tr("Column"), self.tr("Type"), self.tr("Missing"), self.tr("Distinct"), self.tr("Suggested role")]
@@ -123,7 +127,8 @@ class DataPage(WizardPage):
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
-        rl.addWidget(QLabel(self.tr("<b>Preview</b> (the private data: stays on this computer)")))
+        self.preview_label = QLabel(self.tr("<b>Preview</b> (the private data: stays on this computer)"))
+        rl.addWidget(self.preview_label)
         rl.addWidget(self.preview)
         split.addWidget(left)
         split.addWidget(right)
@@ -134,6 +139,7 @@ class DataPage(WizardPage):
         lay.addLayout(buttons)
         lay.addWidget(self.progress_row)
         lay.addWidget(self.summary)
+        lay.addWidget(self.sample_notice)
         lay.addWidget(self.recent_label)
         lay.addWidget(self.recent)
         lay.addWidget(split, 1)
@@ -153,7 +159,10 @@ class DataPage(WizardPage):
             "Open a CSV/TSV, Parquet, Excel, Stata or SAS file with Ctrl+O, by dragging it onto "
             "the window, or from the recent files. dpstudio guesses each column's type and role "
             "(you can change them in the next step). The table's fingerprint (SHA-256) identifies "
-            "it in the privacy budget ledger, so renaming the file does not reset its budget."
+            "it in the privacy budget ledger, so renaming the file does not reset its budget. "
+            "A CSV or Parquet file too large for this computer's memory is opened from a uniform "
+            "sample of its rows (for the previews and the suggested types); the release then "
+            "reads every row, a part at a time."
         )
 
     def isComplete(self):  # noqa: N802 - Qt override
@@ -271,14 +280,28 @@ class DataPage(WizardPage):
         for c in schema.columns:
             types[c.type] = types.get(c.type, 0) + 1
         type_text = ", ".join(f"{n} {t}" for t, n in sorted(types.items(), key=lambda kv: -kv[1]))
-        text = self.tr("<b>{0}</b>: {1} rows × {2} columns ({3}); {4} missing cells. Fingerprint {5}…").format(
-            Path(s.loaded.path).name,
-            f"{schema.rows:,}",
-            len(schema.columns),
-            type_text,
-            f"{missing:,}",
-            s.loaded.sha256[:12],
-        )
+        sample = s.frame if s.sample_of is not None else None
+        if sample is None:
+            text = self.tr("<b>{0}</b>: {1} rows × {2} columns ({3}); {4} missing cells. Fingerprint {5}…").format(
+                Path(s.loaded.path).name,
+                f"{schema.rows:,}",
+                len(schema.columns),
+                type_text,
+                f"{missing:,}",
+                s.loaded.sha256[:12],
+            )
+        else:
+            text = self.tr(
+                "<b>{0}</b>: {1} rows × {2} columns ({3}); {4} missing cells in the sample. Fingerprint {5}…"
+            ).format(
+                Path(s.loaded.path).name,
+                f"{schema.rows:,}",
+                len(schema.columns),
+                type_text,
+                f"{missing:,}",
+                s.loaded.sha256[:12],
+            )
+        self._show_sample(None if sample is None else len(sample))
         if s.recipe_source:
             text += "<br>" + self.tr("Settings loaded from the saved recipe <i>{0}</i>.").format(
                 Path(s.recipe_source).name
@@ -286,6 +309,33 @@ class DataPage(WizardPage):
         self.summary.setText(text)
         self.recent_label.setVisible(False)
         self.recent.setVisible(False)
+
+    def _show_sample(self, sample_rows: int | None) -> None:
+        """Say (notice, headers, preview title) whether the figures come from a sample."""
+        s = self.session
+        self.sample_notice.setVisible(sample_rows is not None)
+        if sample_rows is None or s.sample_of is None:
+            self.sample_notice.setText("")
+            self.preview_label.setText(self.tr("<b>Preview</b> (the private data: stays on this computer)"))
+            self.schema_table.setHorizontalHeaderLabels(
+                [self.tr("Column"), self.tr("Type"), self.tr("Missing"), self.tr("Distinct"), self.tr("Suggested role")]
+            )
+            return
+        self.sample_notice.setText(large_file_text(s.sample_of, sample_rows))
+        self.preview_label.setText(
+            self.tr("<b>Preview</b>: a uniform sample of {0} rows (the private data: stays on this computer)").format(
+                f"{sample_rows:,}"
+            )
+        )
+        self.schema_table.setHorizontalHeaderLabels(
+            [
+                self.tr("Column"),
+                self.tr("Type"),
+                self.tr("Missing\n(sample)"),
+                self.tr("Distinct\n(sample)"),
+                self.tr("Suggested role"),
+            ]
+        )
 
     def refresh(self):
         if self.session.recipe is not None:

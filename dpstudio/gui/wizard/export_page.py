@@ -3,6 +3,7 @@ and cancel, shows where the files went and offers to open the report."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,14 +21,16 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
 from dpstudio.gui.charts.preview import fmt_delta
 from dpstudio.gui.dialogs import show_error
+from dpstudio.gui.texts import cluster_help_text
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
-from dpstudio.recipe.model import OUTPUT_FORMATS
+from dpstudio.recipe.model import OUTPUT_FORMATS, Recipe
 from dpstudio.targets import artifact_beside, artifact_only
 
 EXT = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx", "json": ".json"}
@@ -39,6 +42,41 @@ REPORT_VARIANTS = (
         QT_TRANSLATE_NOOP("ExportPage", "External (safe to publish: privatized outputs and public information only)"),
     ),
 )
+#: the scheduler address shown in the cluster command until the user types theirs
+SCHEDULER_PLACEHOLDER = "tcp://SCHEDULER:8786"
+#: the preference remembering the scheduler address (dpstudio.prefs)
+SCHEDULER_PREF = "cluster_scheduler"
+
+
+def cluster_command(
+    recipe_path: str,
+    output_path: str,
+    report_path: str | None = None,
+    *,
+    scheduler: str = "",
+    report_variant: str = "internal",
+    new_dataset: bool = False,
+    operator: str | None = None,
+    multiline: bool = False,
+) -> str:
+    """The exact command that runs the saved recipe on the Dask cluster at ``scheduler``, every
+    argument quoted for a POSIX shell.  ``multiline``: the same command over several lines (a
+    backslash before each line break), for display."""
+    q = shlex.quote
+    groups = [
+        f"dpstudio release {q(recipe_path)}",
+        f"--engine dask --scheduler {q(scheduler.strip() or SCHEDULER_PLACEHOLDER)}",
+        f"--output {q(output_path)}",
+    ]
+    if report_path:
+        groups.append(f"--report {q(report_path)}")
+        if report_variant != "internal":
+            groups[-1] += f" --report-variant {q(report_variant)}"
+    if new_dataset:
+        groups.append("--new-dataset")
+    if operator:
+        groups.append(f"--operator {q(operator)}")
+    return (" \\\n    " if multiline else " ").join(groups)
 
 
 def run_release(
@@ -54,6 +92,7 @@ def run_release(
     state=None,
     operator=None,
     make_folders=(),
+    engine="memory",
 ):
     """Worker job: the one release pipeline, with the ledger (opened on this thread).
 
@@ -62,7 +101,8 @@ def run_release(
     the truth (written and recorded).  ``make_folders``: the user's default output folders,
     made now (when the release writes, not when the data is loaded) and removed again if the
     release stops before it wrote anything into them.  ``operator``: the person releasing, for
-    the report (None: not recorded)."""
+    the report (None: not recorded).  ``engine``: ``"memory"`` loads the table, ``"stream"`` reads
+    it in blocks (a file too large for memory; ``Session.engine``)."""
     from dpstudio.ledger import Ledger
     from dpstudio.pipeline import execute_release
 
@@ -86,6 +126,7 @@ def run_release(
             recipe_path=recipe_path,
             on_commit=lambda: state.__setitem__("committed", True),
             operator=operator,
+            engine=engine,
         )
     except BaseException:
         for folder in made:  # only empty folders this release made
@@ -218,6 +259,8 @@ class ExportPage(WizardPage):
         self.result_buttons = self._wrap(res_row)
         self.result_buttons.setVisible(False)
 
+        self.cluster_box = self._build_cluster_box()
+
         lay = QVBoxLayout(self)
         lay.addWidget(box)
         lay.addWidget(self.cost_label)
@@ -225,7 +268,177 @@ class ExportPage(WizardPage):
         lay.addWidget(self.progress_text)
         lay.addWidget(self.result_label)
         lay.addWidget(self.result_buttons)
+        lay.addWidget(self.cluster_box)
         lay.addStretch(1)
+
+    # ---- run on a cluster ----------------------------------------------------------------
+    def _build_cluster_box(self) -> QGroupBox:
+        from dpstudio import prefs
+
+        #: the recipe file written for the cluster, and the recipe it holds (None: not yet)
+        self.cluster_recipe_path: str | None = None
+        self._cluster_recipe: Recipe | None = None
+        self.choose_recipe_path = self._ask_recipe_path  # replaced in tests
+        box = QGroupBox(self.tr("Run on a cluster"))
+        box.setCheckable(False)
+        lay = QVBoxLayout(box)
+        lay.addWidget(note_label(cluster_help_text()))
+        self.scheduler = QLineEdit()
+        self.scheduler.setPlaceholderText(SCHEDULER_PLACEHOLDER)
+        self.scheduler.setToolTip(self.tr("The address of the cluster's Dask scheduler, e.g. tcp://10.0.0.5:8786"))
+        remembered = prefs.load().get(SCHEDULER_PREF)
+        self.scheduler.setText(remembered if isinstance(remembered, str) else "")
+        self.scheduler.editingFinished.connect(self._scheduler_edited)
+        self.scheduler.textChanged.connect(lambda _t: self._update_cluster())
+        self.new_dataset.toggled.connect(lambda _on: self._update_cluster())
+        self.save_recipe_button = QPushButton(self.tr("Save the recipe for the cluster…"))
+        self.save_recipe_button.setToolTip(
+            self.tr("Write this release's recipe to a file and show the command that runs it on the cluster")
+        )
+        self.save_recipe_button.clicked.connect(self.save_cluster_recipe)
+        row = QHBoxLayout()
+        row.addWidget(QLabel(self.tr("Scheduler address")))
+        row.addWidget(self.scheduler, 1)
+        row.addWidget(self.save_recipe_button)
+        lay.addLayout(row)
+        self.cluster_command = QTextEdit()
+        self.cluster_command.setReadOnly(True)
+        self.cluster_command.setAcceptRichText(False)
+        # one option a line, never broken inside a path or after "--"
+        self.cluster_command.setLineWrapMode(QTextEdit.LineWrapMode.NoWrap)
+        self.cluster_command.setStyleSheet("font-family: monospace;")
+        self.copy_button = QPushButton(self.tr("Copy"))
+        self.copy_button.setToolTip(self.tr("Copy the command to the clipboard"))
+        self.copy_button.clicked.connect(self.copy_cluster_command)
+        cmd_row = QHBoxLayout()
+        cmd_row.addWidget(self.cluster_command, 1)
+        cmd_row.addWidget(self.copy_button)
+        self.cluster_command_row = self._wrap(cmd_row)
+        lay.addWidget(self.cluster_command_row)
+        self.cluster_note = note_label()
+        lay.addWidget(self.cluster_note)
+        self._update_cluster()
+        return box
+
+    def _scheduler_edited(self) -> None:
+        from dpstudio import prefs
+
+        address = self.scheduler.text().strip()
+        if prefs.load().get(SCHEDULER_PREF) != address:
+            try:
+                prefs.save(**{SCHEDULER_PREF: address})
+            except OSError:
+                pass  # a preference is never worth an error: the address stays in the field
+
+    def _ask_recipe_path(self, start: str) -> str:
+        path, _ = QFileDialog.getSaveFileName(
+            self, self.tr("Save the recipe for the cluster"), start, self.tr("Recipes (*.recipe.json *.json)")
+        )
+        return path
+
+    def save_cluster_recipe(self) -> str | None:
+        """Ask where to write the recipe, write it, and show the command that runs it on the
+        cluster.  Returns the path written (None: not written)."""
+        s = self.session
+        if s.recipe is None or s.loaded is None or self.cluster_problem() is not None:
+            return None
+        folder = Path(s.output_path).parent if s.output_path else Path(s.loaded.path).parent
+        start = str(folder / f"{Path(s.loaded.path).stem}.recipe.json")
+        path = self.choose_recipe_path(start)
+        if not path:
+            return None
+        from dpstudio.errors import UserError
+        from dpstudio.export import write_text
+        from dpstudio.ledger import default_ledger_path
+        from dpstudio.targets import refuse_overwrite
+
+        try:
+            # never over the data it describes or the ledger; atomic, like every output
+            refuse_overwrite("recipe", path, input_path=s.loaded.path, ledger_path=default_ledger_path())
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            write_text(s.recipe.dumps(), path)
+        except (OSError, UserError) as exc:
+            self._recipe_error = show_error(self.window(), self.tr("Could not save the recipe"), exc)
+            return None
+        s.recipe_source = path  # a release may then not write over it
+        self.cluster_recipe_path = str(Path(path).resolve())
+        self._cluster_recipe = s.recipe
+        self._update_cluster()
+        return self.cluster_recipe_path
+
+    def cluster_problem(self) -> str | None:
+        """Why the current release cannot run on a cluster (None: it can, or there is no plan).
+        A cluster reads the data in parts, as a streamed release does, whatever the file's size."""
+        plan, _ = self.session.plan()
+        if plan is None:
+            return None
+        from dpstudio.plan.stream import stream_problem
+
+        return stream_problem(plan)
+
+    def cluster_command_text(self, multiline: bool = False) -> str:
+        """The command (one line; ``multiline``: as shown, one option a line); empty until the
+        recipe is saved."""
+        s = self.session
+        if self.cluster_recipe_path is None:
+            return ""
+        from dpstudio import prefs
+
+        return cluster_command(
+            self.cluster_recipe_path,
+            s.output_path,
+            s.report_path or None,
+            scheduler=self.scheduler.text(),
+            report_variant=self.variant.currentData() or "internal",
+            new_dataset=self.new_dataset.isChecked(),
+            operator=prefs.operator(),
+            multiline=multiline,
+        )
+
+    def copy_cluster_command(self) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        text = self.cluster_command_text()
+        if text:
+            QApplication.clipboard().setText(text)
+            self.cluster_note.setText(self.tr("Command copied."))
+
+    def _update_cluster(self) -> None:
+        if not hasattr(self, "cluster_note"):
+            return  # still being built
+        s = self.session
+        why = self.cluster_problem()
+        self.save_recipe_button.setEnabled(s.recipe is not None and s.loaded is not None and why is None)
+        self.save_recipe_button.setToolTip(
+            self.tr("Not possible for this release: {0}").format(why)
+            if why
+            else self.tr("Write this release's recipe to a file and show the command that runs it on the cluster")
+        )
+        text = self.cluster_command_text()
+        self.cluster_command_row.setVisible(bool(text))
+        shown = self.cluster_command_text(multiline=True)
+        if self.cluster_command.toPlainText() != shown:
+            self.cluster_command.setPlainText(shown)
+            lines = shown.count("\n") + 1
+            # every line, and room for the horizontal scroll bar of a long path
+            self.cluster_command.setFixedHeight(self.cluster_command.fontMetrics().lineSpacing() * (lines + 1) + 16)
+        if why:
+            self.cluster_command_row.setVisible(False)
+            self.cluster_note.setText(
+                self.tr("This release cannot run on a cluster, which reads the data a part at a time: {0}.").format(why)
+            )
+            return
+        if not text:
+            self.cluster_note.setText(
+                self.tr("Save the recipe to see the command that runs this release on the cluster.")
+            )
+            return
+        notes = [self.tr("Run it where the cluster can read {0}.").format(Path(s.loaded.path).name if s.loaded else "")]
+        if self._cluster_recipe is not None and s.recipe != self._cluster_recipe:
+            notes.insert(0, self.tr("The settings changed since the recipe was saved: save it again."))
+        if not self.scheduler.text().strip():
+            notes.append(self.tr("Type the scheduler's address above (it replaces SCHEDULER in the command)."))
+        self.cluster_note.setText(" ".join(notes))
 
     @staticmethod
     def _wrap(layout) -> QWidget:
@@ -266,6 +479,7 @@ class ExportPage(WizardPage):
         return (
             self.session.has_data
             and not self.session.problems()
+            and self.session.stream_problem() is None
             and plan is not None
             and bool(self.session.output_path)
             and self.worker is None
@@ -284,6 +498,9 @@ class ExportPage(WizardPage):
         self.progress.setValue(0)
         self.progress_text.setText("")
         self.new_dataset.setChecked(False)
+        self.cluster_recipe_path = None
+        self._cluster_recipe = None
+        self._update_cluster()
         self._update_buttons()
         self.completeChanged.emit()
 
@@ -313,6 +530,7 @@ class ExportPage(WizardPage):
         else:
             self.cost_label.setText(self._cost_text)
         self._update_buttons()
+        self._update_cluster()
         self.completeChanged.emit()
 
     # ---- view --------------------------------------------------------------------------
@@ -358,13 +576,30 @@ class ExportPage(WizardPage):
             if rec.randomness.seed is not None:
                 self.seed.setValue(rec.randomness.seed)
         plan, err = self.session.plan()
-        if plan is not None:
+        why = self.session.stream_problem()
+        if plan is not None and why:
+            self._cost_text = self.tr(
+                "<b>This release cannot run on this file</b>: the file is too large for this "
+                "computer's memory and is released a part at a time, but {0}. Change it on the "
+                "“Choose the release” step."
+            ).format(why)
+        elif plan is not None:
             t = plan.total
             self._cost_text = self.tr(
                 "This release will spend <b>ε = {0:.3g}</b>{1} from this dataset's budget."
             ).format(t.epsilon, f", δ = {fmt_delta(t.delta)}" if t.delta else "")
+            if self.session.sample_of is not None:
+                self._cost_text += " " + self.tr(
+                    "The file is too large for this computer's memory: the release reads all its "
+                    "{0} rows a part at a time."
+                ).format(f"{self.session.sample_of:,}")
         else:
             self._cost_text = self.tr("Not ready: {0}").format(err)
+        self.run_button.setToolTip(
+            self.tr("Not possible for this file: {0}").format(why)
+            if plan is not None and why
+            else self.tr("Draw the noise, write the files and record the spend (Ctrl+E)")
+        )
         self._targets_changed()
 
     def _update_buttons(self):
@@ -472,6 +707,7 @@ class ExportPage(WizardPage):
             state=self._run_state,
             operator=operator,
             make_folders=self.default_folders(),
+            engine=s.engine,
             **({"new_dataset": True} if self.new_dataset.isChecked() else {}),
             on_finished=self._finished,
             on_failed=self._failed,

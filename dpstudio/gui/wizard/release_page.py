@@ -201,15 +201,26 @@ class ReleasePage(WizardPage):
         self.method_why.setVisible(show)
         if not show:
             return
+        from dpstudio.plan.stream import COUNT_METHODS
         from dpstudio.plan.synthetic import METHOD_NAME, METHOD_TEXT, recommend_method
 
         best, why = recommend_method(rec)
+        # a file too large for memory is released a part at a time: only AIM and MST can run on it
+        large = self.session.sample_of is not None
         with blocked(self.method):
-            if self.method.count() != len(METHOD_TEXT) or self.method.property("recommended") != best:
+            if (
+                self.method.count() != len(METHOD_TEXT)
+                or self.method.property("recommended") != best
+                or self.method.property("large") != large
+            ):
                 self.method.clear()
                 for k, text in METHOD_TEXT.items():
-                    self.method.addItem(text + (self.tr(" (recommended)") if k == best else ""), k)
+                    label = text + (self.tr(" (recommended)") if k == best else "")
+                    if large and k not in COUNT_METHODS:
+                        label += self.tr(" — not for this file: needs the whole table in memory")
+                    self.method.addItem(label, k)
                 self.method.setProperty("recommended", best)
+                self.method.setProperty("large", large)
             self.method.setToolTip(self.tr("Recommended: {0} ({1})").format(METHOD_NAME[best], why))
             self.method_why.setText(self.tr("Why {0} is recommended: {1}.").format(METHOD_NAME[best], why))
             # no method chosen yet: the plan runs the recommended one, so that is what is shown

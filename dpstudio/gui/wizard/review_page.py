@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout
 from dpstudio.gui.charts.preview import fmt_delta
 from dpstudio.gui.texts import domain_source_text, guarantee_text, release_text, semi_sensitive_text
 from dpstudio.gui.wizard.base import WizardPage
+from dpstudio.gui.wizard.budget_charts import sample_note
 from dpstudio.recipe.validate import ACK_DATASET_POOL, ACK_DOMAIN_FROM_DATA
 
 ACK_TEXT = {
@@ -317,6 +318,7 @@ class ReviewPage(WizardPage):
                 "alone: {1:.0%}, released label alone: {2:.0%}) — estimated from the raw data, for "
                 "internal use only"
             ).format(vals[2], vals[0], vals[1], eps_label)
+            + sample_note(self.session)
         ]
 
     def _start_leakage(self, key) -> None:
