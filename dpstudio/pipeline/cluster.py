@@ -60,10 +60,7 @@ def read_table(path: str, recipe: Recipe, columns: list[str] | None = None):
     declared = {c.name: c.type for c in recipe.columns}
     if lower.endswith((".csv", ".tsv", ".txt")):
         o = recipe.input.options.to_dict()
-        dtypes = {
-            n: {"integer": "float64", "float": "float64"}.get(t, "str")
-            for n, t in declared.items()
-        }
+        dtypes = {n: {"integer": "float64", "float": "float64"}.get(t, "str") for n, t in declared.items()}
         header = o.get("header", True)
         ddf = dd.read_csv(
             text,
@@ -99,13 +96,12 @@ def _normalise(part: pd.DataFrame, declared: dict[str, str], csv: bool) -> pd.Da
 
 
 def _facts_of(part: pd.DataFrame, recipe: Recipe, declared: dict[str, str], csv: bool, start: int):
-    """Pass 1 of one partition: the copied domains and integer checks, and its first rows."""
+    """Pass 1 of one partition: the copied domains and integer checks."""
     from dpstudio.recipe.build import DataFacts
 
-    part = _normalise(part, declared, csv)
     facts = DataFacts(recipe)
-    facts.add(part)
-    return facts, (part.head(1000) if start == 0 else None)
+    facts.add(_normalise(part, declared, csv))
+    return facts, None
 
 
 def _domain_summaries_of(part, recipe, units, declared, csv, start):
@@ -252,29 +248,42 @@ def execute_on_dask(
         csv = source.lower().rstrip("/").endswith((".csv", ".tsv", ".txt"))
         declared = {c.name: c.type for c in recipe.columns}
         ddf = read_table(source, recipe)
-        parts = ddf.to_delayed()
-        lengths = [int(x) for x in client.compute([delayed(len)(p) for p in parts], sync=True)]
+        # partition lengths from one column (the blocks are cut by row position)
+        lengths = [
+            int(x) for x in client.compute([delayed(len)(p) for p in ddf[[ddf.columns[0]]].to_delayed()], sync=True)
+        ]
         offsets = [sum(lengths[:i]) for i in range(len(lengths))]
         n_rows = sum(lengths)
         cancel.check()
 
-        # ---- pass 1 (no noise): the input's hash, copied domains, integer checks, row sketch
+        # ---- pass 1 (no noise): the input's hash, copied domains, integer checks, row sketch --
+        # each read only when needed, and only the columns it needs
         sha = _input_sha256(client, source, local_file)
         if recipe.input.sha256 and sha != recipe.input.sha256:
             raise UserError(
                 f"{source} is not the file this recipe was made for (SHA-256 {sha[:12]}... "
                 f"!= {recipe.input.sha256[:12]}...); make a new recipe for it"
             )
-        got = client.compute(
-            [delayed(_facts_of)(p, recipe, declared, csv, offsets[i]) for i, p in enumerate(parts)], sync=True
-        )
-        facts = _merge_all([g[0] for g in got])
-        first = next((g[1] for g in got if g[1] is not None), None)
-        if first is None:
-            first = pd.DataFrame({c: pd.Series([], dtype=object) for c in ddf.columns})
+        from dpstudio.recipe.build import DataFacts
+
+        facts = DataFacts(recipe)
+        integer_typed = tuple(str(c) for c, t in ddf.dtypes.items() if pd.api.types.is_integer_dtype(t))
+        fact_cols = facts.columns(integer_typed)
+        if fact_cols:
+            got = client.compute(
+                [
+                    delayed(_facts_of)(p, recipe, declared, csv, offsets[i])
+                    for i, p in enumerate(ddf[fact_cols].to_delayed())
+                ],
+                sync=True,
+            )
+            facts = _merge_all([g[0] for g in got])
+        first = _normalise(ddf.head(1000, npartitions=-1), declared, csv)
         fp = None
         if ledger is not None and ledger.needs_fingerprint(sha):
             fp = ledger.fingerprint_dask(ddf)
+        read_cols = [c.name for c in recipe.columns if c.role not in ("identifier", "ignore") and c.name in ddf.columns]
+        parts = ddf[read_cols].to_delayed()
         progress(0.25, "read the input once (no noise yet)")
         recipe = facts.fill(recipe)
         schema = infer_schema(first)
