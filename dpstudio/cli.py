@@ -740,7 +740,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("release", help="run a recipe: write the privatized data (and a report)")
     p.add_argument("recipe")
-    p.add_argument("--output", required=True, help="output data file (.csv, .parquet, .xlsx; .json for model/density)")
+    p.add_argument(
+        "--output",
+        required=True,
+        help="output data file (.csv, .parquet, .xlsx; .json for model/density); a path ending with / "
+        "is a new folder of Parquet files, one per block (--engine stream or dask)",
+    )
     p.add_argument("--report", help="report file (.html or .pdf)")
     p.add_argument("--report-variant", choices=("internal", "external"), default="internal")
     p.add_argument(

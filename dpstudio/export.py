@@ -243,8 +243,9 @@ def write_table(
     return file_sha256(target)
 
 
-#: formats a streamed release can write block by block
-STREAM_FORMATS = ("csv", "tsv", "parquet")
+#: formats a streamed release can write block by block ("parquet-dataset": a folder of Parquet
+#: files, one per block, named part-00000.parquet, ...)
+STREAM_FORMATS = ("csv", "tsv", "parquet", "parquet-dataset")
 
 
 class BlockWriter:
@@ -260,6 +261,7 @@ class BlockWriter:
         self.rows = 0
         self._parquet: Any = None
         self._schema: Any = None
+        self._parts = 0
         self._started = False
         # background: blocks are written on a thread of their own (the writers release the GIL)
         # while the caller perturbs the next ones; at most two blocks wait in the queue
@@ -316,12 +318,21 @@ class BlockWriter:
             import pyarrow.parquet as pq
 
             table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
-            if self._parquet is None:
-                self._schema = table.schema
-                self._parquet = pq.ParquetWriter(self.path, self._schema)
-            elif table.schema != self._schema:
-                table = table.cast(self._schema)
-            self._parquet.write_table(table)
+            if self.fmt == "parquet-dataset":
+                if self._schema is None:
+                    self._schema = table.schema
+                    self.path.mkdir(exist_ok=True)
+                elif table.schema != self._schema:
+                    table = table.cast(self._schema)
+                pq.write_table(table, self.path / f"part-{self._parts:05d}.parquet")
+                self._parts += 1
+            else:
+                if self._parquet is None:
+                    self._schema = table.schema
+                    self._parquet = pq.ParquetWriter(self.path, self._schema)
+                elif table.schema != self._schema:
+                    table = table.cast(self._schema)
+                self._parquet.write_table(table)
         self._started = True
         self.rows += len(frame)
 
@@ -334,6 +345,8 @@ class BlockWriter:
         if self._parquet is not None:
             self._parquet.close()
             self._parquet = None
+        elif self.fmt == "parquet-dataset":
+            self.path.mkdir(exist_ok=True)  # an empty table: an empty folder
         elif not self._started:
             self.path.write_bytes(b"")
 
@@ -359,6 +372,52 @@ def write_bytes(data: bytes, target) -> str:
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
     return file_sha256(target)
+
+
+@contextlib.contextmanager
+def atomic_folder(target, *, cancel=NEVER_CANCELLED):
+    """Yield a temporary folder name beside ``target`` (the caller creates the folder); rename
+    it to ``target`` (which must not exist, or be empty) only on success."""
+    import shutil
+
+    target = Path(target)
+    directory = target.parent if str(target.parent) else Path(".")
+    tmp = Path(
+        tempfile.mkdtemp(prefix=f".{temp_stem(target.name, directory, room=20)}.", suffix=".dpstmp", dir=directory)
+    )
+    tmp.rmdir()  # the writer makes it: an empty release is an empty folder it made
+    try:
+        yield tmp
+        cancel.check()
+        fsync_tree(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def fsync_tree(path) -> None:
+    """fsync a file, or every file of a folder and the folder itself."""
+    p = Path(path)
+    for f in sorted(p.iterdir()) if p.is_dir() else [p]:
+        with open(f, "rb+") as fh:
+            os.fsync(fh.fileno())
+    if p.is_dir() and os.name == "posix":
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def output_sha256(path) -> str:
+    """The SHA-256 a release records for its output: the file's, or for a folder (a partitioned
+    dataset) the SHA-256 of the sorted lines ``<file name> TAB <its SHA-256>``."""
+    p = Path(path)
+    if not p.is_dir():
+        return file_sha256(p)
+    lines = "".join(f"{f.name}\t{file_sha256(f)}\n" for f in sorted(p.iterdir()))
+    return hashlib.sha256(lines.encode()).hexdigest()
 
 
 def file_sha256(path) -> str:

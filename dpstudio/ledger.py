@@ -270,14 +270,22 @@ def _self_start() -> str | None:
 
 
 def _sha256_file(path) -> str:
-    from dpstudio.export import file_sha256  # one streamed hasher for outputs everywhere
+    """An output's SHA-256: a file's, or a partitioned dataset folder's (its files' names and
+    hashes: ``dpstudio.export.output_sha256``)."""
+    from dpstudio.export import output_sha256  # one streamed hasher for outputs everywhere
 
-    return file_sha256(path)
+    return output_sha256(path)
 
 
 def _fsync_file(path) -> None:
-    with open(path, "rb+") as fh:
-        os.fsync(fh.fileno())
+    from dpstudio.export import fsync_tree
+
+    fsync_tree(path)
+
+
+def _is_output(path) -> bool:
+    """An output is in place: a file, or a partitioned dataset's folder."""
+    return bool(path) and (os.path.isfile(path) or os.path.isdir(path))
 
 
 def _fsync_dir(path) -> None:
@@ -312,7 +320,12 @@ def _release_tmp_name(name: str, directory, tag: str) -> str:
 
 
 def _remove_tmp(tmp_path: str | None) -> None:
+    import shutil
+
     for f in _tmp_files(tmp_path):
+        if os.path.isdir(f) and not os.path.islink(f):
+            shutil.rmtree(f, ignore_errors=True)  # a partitioned dataset's temporary folder
+            continue
         with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             os.unlink(f)
 
@@ -1482,11 +1495,11 @@ class Ledger:
         """Finish a dead (or failed) in-flight row; returns "completed" or "rolled back"."""
         if r["status"] == "committing" and r["output_path"] and r["output_sha256"]:
             out, tmp = r["output_path"], r["tmp_path"]
-            if os.path.isfile(out) and _sha256_file(out) == r["output_sha256"]:
+            if _is_output(out) and _sha256_file(out) == r["output_sha256"]:
                 _remove_tmp(tmp)
                 self._complete(con, r, stamp=False)
                 return "completed"
-            if tmp and os.path.isfile(tmp) and _sha256_file(tmp) == r["output_sha256"]:
+            if tmp and _is_output(tmp) and _sha256_file(tmp) == r["output_sha256"]:
                 os.replace(tmp, out)
                 _fsync_dir(os.path.dirname(out) or ".")
                 _remove_tmp(tmp)
@@ -1967,14 +1980,16 @@ class Ledger:
         if out in own:
             raise UserError(f"the output path {out} is one of the privacy ledger's own files; choose another")
 
-    def write_and_commit(self, reservation: Reservation, output_path, writer) -> str:
+    def write_and_commit(self, reservation: Reservation, output_path, writer, *, folder: bool = False) -> str:
         """Write the output through ``writer(tmp_path)`` and record the release, crash-consistently
         (module docstring).  Returns the output's SHA-256.  On failure before the point of no
-        return, the temporary files and the reservation are removed and the error re-raised."""
+        return, the temporary files and the reservation are removed and the error re-raised.
+        ``folder``: the output is a new (or empty) folder the writer creates at ``tmp_path`` (a
+        partitioned dataset), recorded by the SHA-256 of its files' names and hashes."""
         self._refuse_own_files(output_path)
         output = Path(output_path).resolve()
         directory = output.parent
-        if output.is_dir():
+        if output.is_dir() and not (folder and not any(output.iterdir())):
             raise UserError(f"output path is a folder: {output}")
         if not directory.is_dir():
             raise UserError(f"output folder does not exist: {directory}")
@@ -1992,7 +2007,7 @@ class Ledger:
             )
         try:
             writer(tmp)
-            if not tmp.is_file():
+            if not (tmp.is_dir() if folder else tmp.is_file()):
                 raise RuntimeError(f"the output writer did not create {tmp}")
             _fsync_file(tmp)
             digest = _sha256_file(tmp)
@@ -2069,7 +2084,7 @@ class Ledger:
         problems = []
         for r in rows:
             p = r["output_path"]
-            if not p or not os.path.isfile(p):
+            if not p or not _is_output(p):
                 problems.append(f"entry {r['id']}: output {p} is missing")
             elif _sha256_file(p) != r["output_sha256"]:
                 problems.append(f"entry {r['id']}: output {p} changed since the release")

@@ -97,6 +97,36 @@ def _check_place(role: str, given, path: Path) -> None:
         raise UserError(f"the {role} file name is longer than this file system allows ({limit} bytes): {path}")
 
 
+#: the format of an output path ending with a slash: a folder of Parquet files, one per block
+DATASET_FORMAT = "parquet-dataset"
+
+
+def names_dataset(output_path) -> bool:
+    """Whether ``output_path`` names a partitioned Parquet dataset: it ends with a slash."""
+    text = os.fspath(output_path)
+    return text.endswith(("/", os.sep)) or bool(os.altsep and text.endswith(os.altsep))
+
+
+def _check_dataset_folder(recipe, folder: Path) -> None:
+    """A partitioned dataset goes into a new (or empty) folder in an existing one: it is written
+    beside it under a temporary name and renamed into place, so it never mixes with other files."""
+    if artifact_only(recipe):
+        raise UserError("a model or density release is written as a JSON file, not a folder of Parquet files")
+    if not folder.parent.is_dir():
+        raise UserError(f"the folder of the output does not exist: {folder.parent}")
+    if folder.exists():
+        if not folder.is_dir():
+            raise UserError(f"the output {folder} is a file; a path ending with a slash names a new folder")
+        if any(folder.iterdir()):
+            raise UserError(
+                f"the output folder {folder} already exists and is not empty: a partitioned dataset is "
+                "written into a new folder (nothing is ever written over)"
+            )
+    limit = name_max(folder.parent)
+    if len(os.fsencode(folder.name)) > limit:
+        raise UserError(f"the output folder name is longer than this file system allows ({limit} bytes): {folder}")
+
+
 def probe_folder(folder: Path) -> None:
     """Create and delete a file in ``folder``: a read-only or forbidden folder fails here, before
     anything is spent, rather than after the data was written."""
@@ -152,7 +182,11 @@ def validate_targets(
     from dpstudio.report.model import VARIANTS
 
     output = _absolute(output_path)
-    _check_place("output", output_path, output)
+    dataset = names_dataset(output_path)
+    if dataset:
+        _check_dataset_folder(recipe, output)
+    else:
+        _check_place("output", output_path, output)
     named: list[tuple[str, Path]] = [("output", output)]
     artifact = report = None
     if artifact_beside(recipe):
@@ -165,7 +199,7 @@ def validate_targets(
         named.append(("report", report))
     # what must survive first: a collision is the worse mistake than a wrong extension
     _refuse_collisions(named, input_path=input_path, recipe_path=recipe_path, ledger_path=ledger_path)
-    fmt = _output_format(recipe, output)
+    fmt = DATASET_FORMAT if dataset else _output_format(recipe, output)
     kind = None
     if report is not None:
         if report_variant not in VARIANTS:

@@ -119,19 +119,25 @@ def test_the_blocks_draw_independent_noise(files, tmp_path):
     assert not np.array_equal(noise[:1000], noise[1000:2000])
 
 
-def test_streamed_and_in_memory_outputs_follow_the_same_distribution(files, tmp_path):
+def test_every_engine_draws_from_the_same_distribution(files, tmp_path, scheduler):
+    """Different seeds, so different noise: the three engines' outputs follow one distribution."""
     from scipy.stats import ks_2samp
 
-    mem = _init(tmp_path, files / "t.csv", "m", *RECORD, seed=11)
-    st = _init(tmp_path, files / "t.csv", "s", *RECORD, seed=12)
-    _release(mem, tmp_path / "m.csv", "memory", block_rows=None)
-    _release(st, tmp_path / "s.csv", "stream", block_rows=None)
-    a, b = pd.read_csv(tmp_path / "m.csv"), pd.read_csv(tmp_path / "s.csv")
-    for col in ("age", "income"):
-        assert ks_2samp(a[col], b[col]).pvalue > 1e-3, col
-    for col in ("edu", "y"):
-        pa, pb = a[col].astype(str).value_counts(normalize=True), b[col].astype(str).value_counts(normalize=True)
-        assert (pa - pb).abs().max() < 0.05, col
+    outs = {}
+    for engine, seed in (("memory", 11), ("stream", 12), ("dask", 13)):
+        recipe = _init(tmp_path, files / "t.csv", engine, *RECORD, seed=seed)
+        _release(recipe, tmp_path / f"{engine}.csv", engine, scheduler, block_rows=None)
+        outs[engine] = pd.read_csv(tmp_path / f"{engine}.csv")
+    a = outs["memory"]
+    for engine in ("stream", "dask"):
+        b = outs[engine]
+        assert not a["income"].equals(b["income"])  # not the same draws
+        for col in ("age", "income"):
+            assert ks_2samp(a[col], b[col]).pvalue > 1e-3, (engine, col)
+        for col in ("edu", "y"):
+            pa = a[col].astype(str).value_counts(normalize=True)
+            pb = b[col].astype(str).value_counts(normalize=True)
+            assert (pa - pb).abs().max() < 0.05, (engine, col)
 
 
 def test_the_ledger_records_a_streamed_release_and_knows_its_rows(files, tmp_path):
@@ -287,3 +293,38 @@ def test_recipe_init_samples_a_file_too_large_to_load(files, tmp_path, monkeypat
     assert r.input.sha256 == fingerprint(files / "t.csv")  # the whole file's hash, not the sample's
     result = _release(recipe, tmp_path / "o.csv", "stream")
     assert result.rows == 3000 and len(pd.read_csv(tmp_path / "o.csv")) == 3000
+
+
+def test_a_partitioned_parquet_dataset_is_written_atomically_and_recorded(files, tmp_path, scheduler):
+    from dpstudio.export import output_sha256
+
+    ledger = Ledger(tmp_path / "l.sqlite")
+    recipe = _init(tmp_path, files / "t.parquet", "r", *RECORD)
+    single = tmp_path / "single.parquet"
+    _release(recipe, single, "stream", block_rows=1000)
+    for engine in ("stream", "dask"):
+        folder = tmp_path / f"ds_{engine}"
+        result = _release(recipe, f"{folder}/", engine, scheduler, ledger=ledger, block_rows=1000)
+        parts = sorted(p.name for p in folder.iterdir())
+        assert parts == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+        # the same rows as the single file (same seed, same blocks)
+        assert pd.read_parquet(folder).equals(pd.read_parquet(single))
+        assert result.output_sha256 == output_sha256(folder)
+    assert ledger.verify() == []
+    (folder / "part-00001.parquet").write_bytes(b"changed")
+    assert any("changed since the release" in p for p in ledger.verify())
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporaries left
+
+
+def test_a_dataset_folder_is_never_written_over_nor_written_in_memory(files, tmp_path):
+    recipe = _init(tmp_path, files / "t.parquet", "r", *RECORD)
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "keep.txt").write_text("mine")
+    ledger = Ledger(tmp_path / "l.sqlite")
+    with pytest.raises(UserError, match="not empty"):
+        _release(recipe, f"{taken}/", "stream", ledger=ledger)
+    assert [p.name for p in taken.iterdir()] == ["keep.txt"] and ledger.datasets() == []
+    with pytest.raises(UserError, match="engine stream"):
+        _release(recipe, f"{tmp_path / 'new'}/", "memory", ledger=ledger)
+    assert not (tmp_path / "new").exists() and ledger.datasets() == []

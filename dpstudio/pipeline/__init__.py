@@ -291,6 +291,11 @@ def execute_release(
         ledger_path=getattr(ledger, "path", None),
     )
     output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
+    if out_fmt == "parquet-dataset":
+        raise UserError(
+            "a partitioned Parquet dataset (an output path ending with a slash) is written block by "
+            "block: release with --engine stream or --engine dask"
+        )
 
     _refuse_too_large(input_path or recipe.input.path)
     loaded = load_input(recipe, input_path, progress=sub_progress(progress, 0.0, 0.15), cancel=cancel)
@@ -499,7 +504,13 @@ def _conclude(
         done = _after_commit(result, "the density side file", lambda: write_text(text, targets.artifact))
         result.artifact_path = None if isinstance(done, _Failure) else str(targets.artifact)
     # synthetic-data risk needs a second fit on a training split: only on request (dpstudio risk)
-    if frame is None and report_path is not None and report_variant == "internal" and with_risk:
+    if (
+        frame is None
+        and report_path is not None
+        and report_variant == "internal"
+        and with_risk
+        and recipe.release.type != "synthetic"
+    ):
         result.warnings.append(
             "no residual-risk estimate: it is computed on the whole table in memory, and this "
             "release read its input in blocks"

@@ -135,7 +135,7 @@ def execute_streamed(
     from dpstudio.pipeline import _conclude
     from dpstudio.plan import compile_checked
     from dpstudio.plan.stream import stream_problem, stream_records, stream_synthetic
-    from dpstudio.targets import validate_targets
+    from dpstudio.targets import DATASET_FORMAT, validate_targets
 
     rows = block_rows or BLOCK_ROWS
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
@@ -203,7 +203,7 @@ def execute_streamed(
         _unchanged(stream.path, stamp)  # the second pass read the bytes the first one hashed
         cancel.check()
 
-    output_sha, late_interrupt = _write(ledger, reservation, output_path, run)
+    output_sha, late_interrupt = _write(ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT)
     n_read = int(box["outcome"].public_stats.get("n_input", facts.rows))
     return _conclude(
         recipe=recipe,
@@ -256,18 +256,21 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, output_path,
     return reservation, reservation.before, reservation.identity, ledger
 
 
-def _write(ledger, reservation, output_path, run: Callable[[Any], None]) -> tuple[str | None, BaseException | None]:
-    """Run the release into a temporary file and put it in place: through the ledger's commit
-    (which records the spend) or atomically without a ledger.  ``(output SHA-256, an interrupt
-    that came after the commit had begun)``."""
-    from dpstudio.export import atomic_path, file_sha256
+def _write(
+    ledger, reservation, output_path, run: Callable[[Any], None], *, folder: bool = False
+) -> tuple[str | None, BaseException | None]:
+    """Run the release into a temporary file (``folder``: a temporary folder, for a partitioned
+    dataset) and put it in place: through the ledger's commit (which records the spend) or
+    atomically without a ledger.  ``(output SHA-256, an interrupt that came after the commit
+    had begun)``."""
+    from dpstudio.export import atomic_folder, atomic_path, output_sha256
 
     try:
         if ledger is not None:
-            return ledger.write_and_commit(reservation, output_path, run), None
-        with atomic_path(output_path) as tmp:
+            return ledger.write_and_commit(reservation, output_path, run, folder=folder), None
+        with (atomic_folder if folder else atomic_path)(output_path) as tmp:
             run(tmp)
-        return file_sha256(output_path), None
+        return output_sha256(output_path), None
     except BaseException as exc:
         if reservation is None or ledger.abort(reservation) != "complete":
             raise

@@ -203,10 +203,10 @@ def execute_on_dask(
     from dpstudio.engine.rng import make_random_source
     from dpstudio.export import STREAM_FORMATS, BlockWriter
     from dpstudio.pipeline import _conclude
-    from dpstudio.pipeline.blocks import _reserve, _write
+    from dpstudio.pipeline.blocks import _reserve, _stamp, _unchanged, _write
     from dpstudio.plan import compile_checked
     from dpstudio.plan.stream import stream_problem
-    from dpstudio.targets import validate_targets
+    from dpstudio.targets import DATASET_FORMAT, validate_targets
 
     _dd, Client, LocalCluster = _dask()
     rows = block_rows or BLOCK_ROWS
@@ -248,6 +248,7 @@ def execute_on_dask(
         csv = source.lower().rstrip("/").endswith((".csv", ".tsv", ".txt"))
         declared = {c.name: c.type for c in recipe.columns}
         ddf = read_table(source, recipe)
+        stamp = _stamp(source) if local_file else None
         # partition lengths from one column (the blocks are cut by row position)
         lengths = [
             int(x) for x in client.compute([delayed(len)(p) for p in ddf[[ddf.columns[0]]].to_delayed()], sync=True)
@@ -350,9 +351,11 @@ def execute_on_dask(
                         sub_progress(progress, 0.3, 0.85),
                         cancel,
                     )
+            if stamp is not None:
+                _unchanged(source, stamp)  # the workers read the bytes the client hashed
             cancel.check()
 
-        output_sha, late_interrupt = _write(ledger, reservation, output_path, run)
+        output_sha, late_interrupt = _write(ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT)
     finally:
         client.close()
         if cluster is not None:
