@@ -328,3 +328,31 @@ def test_a_dataset_folder_is_never_written_over_nor_written_in_memory(files, tmp
     with pytest.raises(UserError, match="engine stream"):
         _release(recipe, f"{tmp_path / 'new'}/", "memory", ledger=ledger)
     assert not (tmp_path / "new").exists() and ledger.datasets() == []
+
+
+def test_dask_reads_a_folder_of_parquet_files(files, tmp_path, scheduler):
+    """A dataset split over several files (a glob the workers read) releases as the one file
+    holding the same rows: the blocks are cut by row position across the files."""
+    from dataclasses import replace
+
+    whole = pd.read_parquet(files / "t.parquet")
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    whole.iloc[:1300].to_parquet(folder / "a.parquet")
+    whole.iloc[1300:].to_parquet(folder / "b.parquet")
+    recipe = _init(tmp_path, files / "t.parquet", "r", *RECORD)
+    _release(recipe, tmp_path / "one.csv", "stream", block_rows=1000)
+    r = load_recipe(recipe)
+    # a folder's identity is the hash of its files' names and hashes, not the one file's
+    with pytest.raises(UserError, match="not the file this recipe was made for"):
+        execute_release(
+            r, output_path=tmp_path / "x.csv", input_path=str(folder / "*.parquet"), engine="dask",
+            scheduler=scheduler, block_rows=1000,
+        )  # fmt: skip
+    r = replace(r, input=replace(r.input, sha256=None))
+    result = execute_release(
+        r, output_path=tmp_path / "many.csv", input_path=str(folder / "*.parquet"), engine="dask",
+        scheduler=scheduler, block_rows=1000,
+    )  # fmt: skip
+    assert result.rows == 3000
+    assert (tmp_path / "many.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
