@@ -609,6 +609,14 @@ def _scatter(values, shift: int, folder: str) -> None:
                 values[bounds[b] : bounds[b + 1]].tofile(f)
 
 
+def batch_row_hashes(frame):
+    """``(sorted column names, unkeyed row hashes or None, rows)`` of one batch, as
+    :meth:`RowSketcher.add_hashed` takes it (thread-safe: reads the frame only)."""
+    names = sorted(str(c).strip() for c in frame.columns)
+    n = len(frame)
+    return names, (_row_hashes(frame) if names and n else None), n
+
+
 class RowSketcher:
     """:func:`row_sketch` of a table read in batches, in memory bounded independently of the
     number of rows: :meth:`add` each batch in turn, then :meth:`finish` gives ``(sketch, n)``, bit
@@ -656,20 +664,29 @@ class RowSketcher:
 
     def add(self, frame) -> None:
         """Hash the rows of one batch (a pandas DataFrame); a batch without rows is ignored."""
+        if len(frame) == 0:
+            if self._closed:
+                raise ValueError("this row sketcher is already finished or closed")
+            return
+        self.add_hashed(batch_row_hashes(frame))
+
+    def add_hashed(self, hashed) -> None:
+        """Add one batch given as :func:`batch_row_hashes` of it (which may run on another thread:
+        hashing is the costly part; the batches must still be added in one thread)."""
         if self._closed:
             raise ValueError("this row sketcher is already finished or closed")
-        if len(frame) == 0:
+        names, hashes, n = hashed
+        if n == 0:
             return
         try:
-            names = sorted(str(c).strip() for c in frame.columns)
             if self._columns is None:
                 self._columns = names
             elif names != self._columns:
                 raise ValueError(f"a batch has the columns {names}, the first batch had {self._columns}")
-            self.n += len(frame)
+            self.n += n
             if names:
-                self._buffer.append(_row_hashes(frame))
-                self._buffered += len(frame)
+                self._buffer.append(hashes)
+                self._buffered += n
                 if self._buffered >= self._limit:
                     self._spill()
         except BaseException:

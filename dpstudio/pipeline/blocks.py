@@ -81,11 +81,19 @@ def first_pass(stream, recipe: Recipe, ledger, *, block_rows: int, progress=no_p
                     sketcher = ledger.row_sketcher()
             cols = list(stream.columns) if sketcher is not None else facts.columns(stream.integer_columns())
             if cols:
-                for k, block in enumerate(stream.blocks(cols, rows=block_rows, cancel=cancel)):
+                from dpstudio.ledger import batch_row_hashes
+                from dpstudio.plan.stream import map_in_order
+
+                def summarise(block: pd.DataFrame):
+                    # the row hashes, the costly part, on two threads; added in table order below
+                    return block, (batch_row_hashes(block) if sketcher is not None else None)
+
+                blocks = stream.blocks(cols, rows=block_rows, cancel=cancel)
+                for k, (block, hashed) in enumerate(map_in_order(summarise, blocks, workers=2)):
                     progress(0.0, f"reading block {k + 1} (no noise yet)")
                     facts.add(block)
                     if sketcher is not None:
-                        sketcher.add(block)
+                        sketcher.add_hashed(hashed)
             sha = sha_future.result()
             fp = ledger.fingerprint_from(sketcher) if sketcher is not None else None
         finally:

@@ -415,8 +415,9 @@ def _synthetic_with(plan, final, recipe, notes, drawn_by, counts, rng, write, pr
 
 def _records_on_cluster(client, plan, parts, lengths, rows, declared, csv, rng, summaries, write, progress, cancel):
     """Record perturbation on the workers, block by block, written in order on the client."""
+    from collections import deque
+
     from dask import delayed
-    from dask.distributed import as_completed
 
     from dpstudio.plan.record import merge_stats
     from dpstudio.plan.stream import finalise_records, run_domains
@@ -443,23 +444,34 @@ def _records_on_cluster(client, plan, parts, lengths, rows, declared, csv, rng, 
             )
         )
         start += sum(b - a for _i, a, b in cut)
-    futures = client.compute(tasks)
+    # a sliding window of blocks in flight: the workers' memory holds a few blocks and the
+    # partitions they are cut from, whatever the table's size (a block's partition stays alive
+    # while a pending neighbour needs it, so it is read once)
+    window = 2 * max(len(client.scheduler_info().get("workers", {})), 1) + 2
     stats: dict[str, Any] = {}
-    done: dict[int, Any] = {}
-    index = {f.key: k for k, f in enumerate(futures)}
-    nxt = 0
+    pending: deque[Any] = deque()
+
+    def write_next() -> None:
+        fut = pending.popleft()
+        block, st = fut.result()
+        fut.release()
+        write(block)
+        merge_stats(stats, st)
+        progress(done[0] / len(tasks), f"wrote block {done[0] + 1} of {len(tasks)}")
+        done[0] += 1
+
+    done = [0]
     try:
-        for fut in as_completed(futures):
+        for task in tasks:
             cancel.check()
-            done[index[fut.key]] = fut
-            while nxt in done:  # write in table order; a finished block waits for its turn
-                block, st = done.pop(nxt).result()
-                write(block)
-                merge_stats(stats, st)
-                nxt += 1
-                progress(nxt / len(futures), f"wrote block {nxt} of {len(futures)}")
+            pending.append(client.compute(task))
+            if len(pending) >= window:
+                write_next()
+        while pending:
+            cancel.check()
+            write_next()
     finally:
-        for f in futures:
+        for f in pending:
             f.release()
     return ReleaseOutcome(
         data=None,
