@@ -203,7 +203,7 @@ def execute_streamed(
                     blocks(),
                     rng,
                     writer.write,
-                    n_rows=facts.rows or None,
+                    n_rows=facts.rows or (stream.count_rows() if stream.format == "parquet" else None),
                     domain_blocks=blocks,
                     progress=step,
                     cancel=cancel,

@@ -249,6 +249,7 @@ def stream_synthetic(
         for block in blocks():
             cancel.check()
             add(block)
+            progress(0.05, f"counted the marginals of {counts.n:,} rows")
     else:
         from dpstudio.plan.synthetic import table_spec
 
