@@ -377,7 +377,7 @@ def write_bytes(data: bytes, target) -> str:
 @contextlib.contextmanager
 def atomic_folder(target, *, cancel=NEVER_CANCELLED):
     """Yield a temporary folder name beside ``target`` (the caller creates the folder); rename
-    it to ``target`` (which must not exist, or be empty) only on success."""
+    it to ``target`` (which must not exist) only on success."""
     import shutil
 
     target = Path(target)

@@ -609,6 +609,30 @@ def _scatter(values, shift: int, folder: str) -> None:
                 values[bounds[b] : bounds[b + 1]].tofile(f)
 
 
+def _remove_orphan_spills(root) -> None:
+    """Delete the sketch spill folders under ``root`` whose process is gone (killed runs)."""
+    import shutil
+
+    if os.name != "posix":  # os.kill(pid, 0) would end the process on Windows
+        return
+    for d in Path(root).glob("dpstudio-sketch-*-*"):
+        try:
+            pid = int(d.name.split("-")[2])
+        except (IndexError, ValueError):
+            continue
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)  # signal 0: does the process exist
+            alive = True
+        except ProcessLookupError:
+            alive = False
+        except (PermissionError, OSError, AttributeError):
+            alive = True  # someone else's, or cannot tell: leave it
+        if not alive:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def batch_row_hashes(frame):
     """``(sorted column names, unkeyed row hashes or None, rows)`` of one batch, as
     :meth:`RowSketcher.add_hashed` takes it (thread-safe: reads the frame only)."""
@@ -701,7 +725,8 @@ class RowSketcher:
         import numpy as np
 
         if self._dir is None:
-            self._dir = tempfile.mkdtemp(prefix="dpstudio-sketch-", dir=self._spill_dir)
+            # the PID in the name lets a later run remove the folder of a run that was killed
+            self._dir = tempfile.mkdtemp(prefix=f"dpstudio-sketch-{os.getpid()}-", dir=self._spill_dir)
             self._cleanup.append(weakref.finalize(self, shutil.rmtree, self._dir, True))
         rows = np.concatenate(self._buffer)
         self._buffer, self._buffered = [], 0
@@ -1192,8 +1217,18 @@ class Ledger:
 
     def row_sketcher(self, spill_dir=None) -> RowSketcher:
         """A :class:`RowSketcher` with this ledger's key: the row sketch of a table read in
-        batches (streamed releases); turn it into a fingerprint with :meth:`fingerprint_from`."""
-        return RowSketcher(self._sketch_key(), spill_dir=spill_dir)
+        batches (streamed releases); turn it into a fingerprint with :meth:`fingerprint_from`.
+
+        Its spilled row hashes (unkeyed: a guessed row can be tested against them) go by default
+        into a private folder beside the ledger, not the shared temporary folder, and the
+        folders of earlier runs that were killed before they could delete theirs are removed
+        here."""
+        key = self._sketch_key()
+        if spill_dir is None:
+            spill_dir = Path(f"{self.path}.sketch-spill")
+            spill_dir.mkdir(mode=0o700, exist_ok=True)
+            _remove_orphan_spills(spill_dir)
+        return RowSketcher(key, spill_dir=spill_dir)
 
     def fingerprint_from(self, sketcher: RowSketcher) -> Fingerprint:
         """The fingerprint of the rows added to ``sketcher`` (finishing it): what
@@ -2001,12 +2036,12 @@ class Ledger:
         """Write the output through ``writer(tmp_path)`` and record the release, crash-consistently
         (module docstring).  Returns the output's SHA-256.  On failure before the point of no
         return, the temporary files and the reservation are removed and the error re-raised.
-        ``folder``: the output is a new (or empty) folder the writer creates at ``tmp_path`` (a
+        ``folder``: the output is a new folder the writer creates at ``tmp_path`` (a
         partitioned dataset), recorded by the SHA-256 of its files' names and hashes."""
         self._refuse_own_files(output_path)
         output = Path(output_path).resolve()
         directory = output.parent
-        if output.is_dir() and not (folder and not any(output.iterdir())):
+        if output.is_dir():
             raise UserError(f"output path is a folder: {output}")
         if not directory.is_dir():
             raise UserError(f"output folder does not exist: {directory}")

@@ -108,23 +108,43 @@ def names_dataset(output_path) -> bool:
 
 
 def _check_dataset_folder(recipe, folder: Path) -> None:
-    """A partitioned dataset goes into a new (or empty) folder in an existing one: it is written
-    beside it under a temporary name and renamed into place, so it never mixes with other files."""
+    """A partitioned dataset goes into a new folder in an existing one: it is written beside it
+    under a temporary name and renamed into place, so it never mixes with other files (and a
+    rename onto an existing folder is not portable)."""
     if artifact_only(recipe):
         raise UserError("a model or density release is written as a JSON file, not a folder of Parquet files")
     if not folder.parent.is_dir():
         raise UserError(f"the folder of the output does not exist: {folder.parent}")
-    if folder.exists():
-        if not folder.is_dir():
-            raise UserError(f"the output {folder} is a file; a path ending with a slash names a new folder")
-        if any(folder.iterdir()):
-            raise UserError(
-                f"the output folder {folder} already exists and is not empty: a partitioned dataset is "
-                "written into a new folder (nothing is ever written over)"
-            )
+    if os.path.lexists(folder):
+        raise UserError(
+            f"the output folder {folder} already exists: a partitioned dataset is written into a new "
+            "folder (nothing is ever written over or into)"
+        )
     limit = name_max(folder.parent)
     if len(os.fsencode(folder.name)) > limit:
         raise UserError(f"the output folder name is longer than this file system allows ({limit} bytes): {folder}")
+
+
+def _inside(path, folder) -> bool:
+    """Whether ``path`` is ``folder`` or lies inside it (real paths)."""
+    p, f = os.path.realpath(path), os.path.realpath(folder)
+    return p == f or p.startswith(f.rstrip(os.sep) + os.sep)
+
+
+def refuse_input_targets(targets: Targets, input_files, input_folders=()) -> None:
+    """No target may be one of the input's files, nor lie inside one of its folders (an input
+    given as a folder or a glob of several files: a cluster release)."""
+    outs = [("output", targets.output), ("density side file", targets.artifact), ("report", targets.report)]
+    for what, p in outs:
+        if p is None:
+            continue
+        ident = _identity(p)
+        for f in input_files:
+            if _same(ident, _identity(f)):
+                raise UserError(f"the {what} {p} is one of the input's files: choose another name")
+        for folder in input_folders:
+            if _inside(p, folder):
+                raise UserError(f"the {what} {p} is inside the input's folder {folder}: put it elsewhere")
 
 
 def probe_folder(folder: Path) -> None:
@@ -199,6 +219,12 @@ def validate_targets(
         named.append(("report", report))
     # what must survive first: a collision is the worse mistake than a wrong extension
     _refuse_collisions(named, input_path=input_path, recipe_path=recipe_path, ledger_path=ledger_path)
+    if dataset:
+        # nothing may be written into the dataset's folder after it is in place (its recorded
+        # SHA-256 covers every file in it)
+        for what, p in named[1:]:
+            if _inside(p, output):
+                raise UserError(f"the {what} {p} would be written into the output dataset's folder; put it beside")
     fmt = DATASET_FORMAT if dataset else _output_format(recipe, output)
     kind = None
     if report is not None:

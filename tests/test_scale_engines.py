@@ -251,7 +251,7 @@ def test_the_cli_runs_each_engine_and_says_where(files, tmp_path, scheduler, cap
         assert "3,000 rows" in html
 
 
-def test_an_empty_table_streams_to_an_empty_output(tmp_path):
+def test_an_empty_table_is_refused_by_every_engine_before_anything_is_spent(tmp_path):
     df = _table(10).iloc[:0]
     df.to_parquet(tmp_path / "e.parquet")
     _table(10).to_parquet(tmp_path / "full.parquet")
@@ -262,9 +262,11 @@ def test_an_empty_table_streams_to_an_empty_output(tmp_path):
     from dataclasses import replace
 
     r = replace(r, input=replace(r.input, path=str(tmp_path / "e.parquet"), sha256=None))
-    execute_release(r, output_path=tmp_path / "o.csv", engine="stream")
-    out = pd.read_csv(tmp_path / "o.csv")
-    assert len(out) == 0 and "age" in out.columns
+    ledger = Ledger(tmp_path / "l.sqlite")
+    for engine in ("memory", "stream"):
+        with pytest.raises(UserError, match="no data rows"):
+            execute_release(r, output_path=tmp_path / "o.csv", engine=engine, ledger=ledger)
+    assert not (tmp_path / "o.csv").exists() and ledger.datasets() == []
 
 
 def test_the_demo_recipe_streams_to_the_same_bytes(tmp_path):
@@ -322,7 +324,7 @@ def test_a_dataset_folder_is_never_written_over_nor_written_in_memory(files, tmp
     taken.mkdir()
     (taken / "keep.txt").write_text("mine")
     ledger = Ledger(tmp_path / "l.sqlite")
-    with pytest.raises(UserError, match="not empty"):
+    with pytest.raises(UserError, match="already exists"):
         _release(recipe, f"{taken}/", "stream", ledger=ledger)
     assert [p.name for p in taken.iterdir()] == ["keep.txt"] and ledger.datasets() == []
     with pytest.raises(UserError, match="engine stream"):
@@ -356,3 +358,90 @@ def test_dask_reads_a_folder_of_parquet_files(files, tmp_path, scheduler):
     )  # fmt: skip
     assert result.rows == 3000
     assert (tmp_path / "many.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
+
+
+def test_a_cluster_release_never_writes_over_or_into_its_input_folder(files, tmp_path, scheduler):
+    from dataclasses import replace
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    whole = pd.read_parquet(files / "t.parquet")
+    whole.iloc[:1500].to_parquet(folder / "a.parquet")
+    whole.iloc[1500:].to_parquet(folder / "b.parquet")
+    before = (folder / "b.parquet").read_bytes()
+    r = load_recipe(_init(tmp_path, files / "t.parquet", "r", *RECORD))
+    r = replace(r, input=replace(r.input, sha256=None))
+    for out, report in ((folder / "b.parquet", None), (tmp_path / "o.csv", folder / "report.html")):
+        with pytest.raises(UserError, match="input's"):
+            execute_release(
+                r, output_path=out, report_path=report, input_path=str(folder / "*.parquet"), engine="dask",
+                scheduler=scheduler,
+            )  # fmt: skip
+    assert (folder / "b.parquet").read_bytes() == before and sorted(p.name for p in folder.iterdir()) == [
+        "a.parquet",
+        "b.parquet",
+    ]
+
+
+def test_the_checks_that_depend_on_n_count_every_row(tmp_path):
+    """delta must be below 1/n: a streamed release counts n, not the first block's rows."""
+    n = 12_000
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"x": rng.uniform(0, 1, n), "y": rng.choice(["a", "b"], n)}).to_parquet(tmp_path / "t.parquet")
+    args = ["--release", "record", "--epsilon", "1", "--delta", str(1 / 11_000), "--bounds", "x=0:1"]
+    args += ["--mechanism", "x=gaussian", "--categories", "y=a,b", "--role", "x=sensitive"]
+    recipe = tmp_path / "r.json"
+    main(["recipe", "init", str(tmp_path / "t.parquet"), "-o", str(recipe), "--confirm-inferred", *args])
+    for engine in ("memory", "stream"):
+        with pytest.raises(Exception, match="1/n"):
+            execute_release(load_recipe(recipe), output_path=tmp_path / f"{engine}.csv", engine=engine)
+
+
+def test_a_report_is_never_written_into_the_output_dataset(files, tmp_path):
+    recipe = _init(tmp_path, files / "t.parquet", "r", *RECORD)
+    # the dataset's folder must be new, so a report inside it is refused before anything is read
+    with pytest.raises(UserError, match="into the output dataset's folder|folder of the report does not exist"):
+        _release(recipe, f"{tmp_path / 'out'}/", "stream", report_path=tmp_path / "out" / "report.html")
+    assert not (tmp_path / "out").exists()
+
+
+def test_public_columns_keep_their_declared_type_in_every_engine(tmp_path):
+    """An integer column with one empty cell in a later block: the same text from every engine."""
+    df = _table(2000)
+    df["visits"] = np.arange(2000) % 7
+    df = df.astype({"visits": "float64"})
+    df.loc[1500, "visits"] = np.nan
+    df.to_csv(tmp_path / "t.csv", index=False)
+    recipe = _init(tmp_path, tmp_path / "t.csv", "r", *RECORD, "--type", "visits=integer", "--role", "visits=public")
+    outs = []
+    for engine in ("memory", "stream"):
+        _release(recipe, tmp_path / f"{engine}.csv", engine)
+        outs.append((tmp_path / f"{engine}.csv").read_bytes())
+    assert outs[0] == outs[1]
+    visits = pd.read_csv(tmp_path / "stream.csv")["visits"]
+    assert visits.isna().sum() == 1 and visits.dropna().eq(visits.dropna().round()).all()
+    assert b"3.0," not in outs[0]  # whole numbers are written as whole numbers
+
+
+def test_a_streamed_synthetic_release_counts_the_rows_it_read(files, tmp_path):
+    recipe = _init(tmp_path, files / "t.parquet", "s", *SYNTH)
+    result = _release(recipe, tmp_path / "o.csv", "stream", report_path=tmp_path / "o.html")
+    assert result.rows == 3000 and "(3,000 rows read)" in result.engine
+    assert "(0 rows)" not in (tmp_path / "o.html").read_text()
+
+
+def test_the_sketch_spills_beside_the_ledger_and_a_killed_runs_spill_is_removed(files, tmp_path):
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)
+    ledger = Ledger(tmp_path / "l.sqlite")
+    root = Path(f"{ledger.path}.sketch-spill")
+    root.mkdir(mode=0o700)
+    orphan = root / f"dpstudio-sketch-{dead_pid}-abc"
+    orphan.mkdir()
+    (orphan / "000").write_bytes(b"12345678")
+    sketcher = ledger.row_sketcher()
+    assert not orphan.exists() and oct(root.stat().st_mode & 0o777) == "0o700"
+    sketcher.close()

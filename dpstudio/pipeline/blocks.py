@@ -23,6 +23,7 @@ import datetime as _dt
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,9 @@ def first_pass(stream, recipe: Recipe, ledger, *, block_rows: int, progress=no_p
                     facts.add(block)
                     if sketcher is not None:
                         sketcher.add_hashed(hashed)
+            # the row count decides the checks that depend on n (delta below 1/n): counted, never
+            # taken from the first rows (Parquet: its metadata; CSV: a pass if none was made)
+            n = facts.rows if cols else stream.count_rows(cancel)
             sha = sha_future.result()
             fp = ledger.fingerprint_from(sketcher) if sketcher is not None else None
         finally:
@@ -101,9 +105,10 @@ def first_pass(stream, recipe: Recipe, ledger, *, block_rows: int, progress=no_p
                 sketcher.close()
     _check_sha(stream.path, recipe, sha)
     _unchanged(stream.path, stamp)
-    if first is None:
-        first = pd.DataFrame({c: pd.Series([], dtype=object) for c in stream.columns})
-    return sha, fp, facts, first, stamp
+    if n == 0:
+        raise UserError(f"{Path(stream.path).name} has a header but no data rows")
+    assert first is not None
+    return sha, fp, facts, first, stamp, n
 
 
 def _check_sha(path: str, recipe: Recipe, sha: str) -> None:
@@ -168,11 +173,12 @@ def execute_streamed(
         raise UserError(f"a streamed release writes {', '.join(STREAM_FORMATS)} files, not {out_fmt}")
 
     stream = open_input(recipe, input_path)
-    sha, fp, facts, first, stamp = first_pass(
+    sha, fp, facts, first, stamp, n_rows = first_pass(
         stream, recipe, ledger, block_rows=rows, progress=sub_progress(progress, 0.0, 0.3), cancel=cancel
     )
     recipe = facts.fill(recipe)
-    schema = infer_schema(first)  # column kinds for the checks: from the first block only
+    # column kinds for the checks from the first rows; the row count is the file's
+    schema = replace(infer_schema(first), rows=n_rows)
     plan, problems = compile_checked(recipe, schema)
     problems += facts.type_problems()
     if problems or plan is None:
@@ -203,7 +209,8 @@ def execute_streamed(
                     blocks(),
                     rng,
                     writer.write,
-                    n_rows=facts.rows or (stream.count_rows() if stream.format == "parquet" else None),
+                    n_rows=n_rows,
+                    block_rows=rows,
                     domain_blocks=blocks,
                     progress=step,
                     cancel=cancel,
@@ -212,7 +219,7 @@ def execute_streamed(
         cancel.check()
 
     output_sha, late_interrupt = _write(ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT)
-    n_read = int(box["outcome"].public_stats.get("n_input", facts.rows))
+    n_read = int(box["outcome"].public_stats.get("n_input", n_rows))
     return _conclude(
         recipe=recipe,
         plan=plan,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -208,7 +209,7 @@ def execute_on_dask(
     from dpstudio.pipeline.blocks import _reserve, _stamp, _unchanged, _write
     from dpstudio.plan import compile_checked
     from dpstudio.plan.stream import stream_problem
-    from dpstudio.targets import DATASET_FORMAT, validate_targets
+    from dpstudio.targets import DATASET_FORMAT, refuse_input_targets, validate_targets
 
     _dd, Client, LocalCluster = _dask()
     rows = block_rows or BLOCK_ROWS
@@ -226,6 +227,10 @@ def execute_on_dask(
         ledger_path=getattr(ledger, "path", None),
     )
     output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
+    if not local_file and "://" not in source or source.startswith("file://"):
+        # a local folder or glob: no target may be one of its files or inside its folder
+        files, folders = _local_inputs(source)
+        refuse_input_targets(targets, files, folders)
     provisional = compile_checked(recipe)[0]
     if provisional is not None:
         why = stream_problem(provisional)
@@ -289,7 +294,10 @@ def execute_on_dask(
         parts = ddf[read_cols].to_delayed()
         progress(0.25, "read the input once (no noise yet)")
         recipe = facts.fill(recipe)
-        schema = infer_schema(first)
+        if n_rows == 0:
+            raise UserError(f"{source} has a header but no data rows")
+        # column kinds from the first rows; the row count (delta below 1/n) is the table's
+        schema = replace(infer_schema(first), rows=n_rows)
         plan, problems = compile_checked(recipe, schema)
         problems += facts.type_problems()
         if problems or plan is None:
@@ -327,7 +335,6 @@ def execute_on_dask(
 
                     # the counts are taken for the recipe the domain estimates give
                     dom_recipe, notes, drawn = run_domains(plan, None, rng, summaries=summaries or {})
-                    from dataclasses import replace
 
                     fin = plan if dom_recipe is plan.recipe else replace(plan, recipe=dom_recipe)
                     counts = _merge_all(
@@ -482,6 +489,19 @@ def _records_on_cluster(client, plan, parts, lengths, rows, declared, csv, rng, 
         final_plan=final,
         drawn_by=drawn_by,
     )
+
+
+def _local_inputs(source: str) -> tuple[list[str], list[str]]:
+    """The files and folders of a local input given as a folder, a glob or a ``file://`` URL."""
+    import glob
+    import os
+
+    path = source[len("file://") :] if source.startswith("file://") else source
+    path = path.rstrip("/") or "/"
+    if os.path.isdir(path):
+        return [os.path.join(r, f) for r, _, fs in os.walk(path) for f in fs], [path]
+    files = glob.glob(path)
+    return files, sorted({os.path.dirname(f) for f in files} if glob.has_magic(path) else set())
 
 
 def _input_sha256(client, source: str, local_file: bool) -> str:

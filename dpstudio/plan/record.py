@@ -767,7 +767,8 @@ def perturb_block(
     here: dict[str, Any] = {}
     for col in kept:
         if col.name not in unit_of:
-            out[col.name] = block[col.name]  # public column (or not perturbed by this release type)
+            # public column (or not perturbed by this release type), in its declared type
+            out[col.name] = public_values(block[col.name], col)
             continue
         u = unit_of[col.name]
         if u.name in done_units:
@@ -805,6 +806,29 @@ def perturb_block(
             out[col.name] = decode_categories(mech.release(codes, rng), col)
     merge_stats(stats, here)
     return pd.DataFrame({c.name: out[c.name] for c in kept if c.name in out})
+
+
+def public_values(series: pd.Series, col: Column) -> pd.Series:
+    """A column released unchanged, typed by the recipe's declaration, not by what one block or
+    file happened to hold: integers stay whole numbers whether or not a cell is missing (nullable
+    integers), floats are floats; so a streamed release writes what the in-memory one writes."""
+    if col.type not in ("integer", "float") or pd.api.types.is_bool_dtype(series.dtype):
+        return series
+    try:
+        x = pd.to_numeric(series, errors="raise")
+    except (ValueError, TypeError):
+        return series  # text in a numeric column: the release's checks say so elsewhere
+    if col.type == "float":
+        return x.astype(np.float64)
+    f = x.to_numpy(dtype=np.float64, na_value=np.nan)
+    present = ~np.isnan(f)
+    if not np.all(f[present] == np.round(f[present])):
+        return series
+    if present.all():
+        return pd.Series(f.astype(np.int64), index=series.index)
+    return pd.Series(pd.array(np.where(present, f, 0).astype(np.int64), dtype="Int64"), index=series.index).mask(
+        ~present
+    )
 
 
 def block_starts(n_rows: int, block_rows: int) -> range:

@@ -108,6 +108,7 @@ def stream_records(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
     workers: int = 2,
+    block_rows: int | None = None,
 ) -> ReleaseOutcome:
     """A record release over ``blocks`` (in table order, :data:`BLOCK_ROWS` rows each): block
     ``k`` is perturbed with the random stream ``(RECORD_STREAM, k)`` and handed to ``write``,
@@ -121,7 +122,8 @@ def stream_records(
     final = finalise_records(plan, recipe, drawn_by)
     stats: dict[str, Any] = {}
     start = 0
-    total = max((n_rows or 0) // BLOCK_ROWS + 1, 1)
+    written = 0
+    total = max(-(-(n_rows or 0) // (block_rows or BLOCK_ROWS)), 1)
 
     def job(item: tuple[int, int, pd.DataFrame]) -> tuple[pd.DataFrame, dict[str, Any]]:
         k, first, block = item
@@ -139,7 +141,8 @@ def stream_records(
         cancel.check()
         write(out)
         merge_stats(stats, here)
-        progress(min((k + 1) / total, 0.99), f"perturbed and wrote {start:,} rows")
+        written += len(out)
+        progress(min((k + 1) / total, 0.99), f"perturbed and wrote {written:,} rows")
     if start == 0:  # an empty table: the header (CSV) / schema (Parquet) of an empty release
         write(perturb_block(final, recipe, _empty_block(recipe), rng.stream(RECORD_STREAM, 0), stats))
     progress(1.0, "perturbation done")

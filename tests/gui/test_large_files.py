@@ -320,8 +320,8 @@ def test_sampling_reports_progress_and_stops_on_cancel(big_csv, tmp_path):
     """The one pass over the file reports the rows read and stops at a cancel (no Qt needed)."""
     import pyarrow.parquet as pq
 
-    from dpstudio.engine.progress import Cancelled, CancelToken
     from dpstudio.engine.data.sample import load_sample
+    from dpstudio.engine.progress import Cancelled, CancelToken
 
     # a Parquet file of several batches, so the pass has somewhere to stop
     df = _table()

@@ -191,7 +191,9 @@ def restore_types(frame: pd.DataFrame, declared: Mapping[str, str]) -> pd.DataFr
         elif t == "boolean" and pd.api.types.is_string_dtype(col.dtype):
             low = col.str.strip().str.lower()
             present = low.notna()
-            if present.any() and low[present].isin(["true", "false"]).all():
+            if not present.any():
+                frame[name] = pd.Series(pd.NA, index=frame.index, dtype="boolean")  # not text
+            elif low[present].isin(["true", "false"]).all():
                 flags = pd.Series(low.eq("true").to_numpy(dtype=bool), index=frame.index)
                 frame[name] = flags if present.all() else flags.astype("boolean").mask(~present)
     return frame
