@@ -398,7 +398,14 @@ def floor_release(inp: Path, out: Path, *, block_rows: int = BLOCK_ROWS, seed: i
     keep = {c: math.exp(eps) / (math.exp(eps) + k - 1) for c, k in CATEGORICAL}
     rows = 0
     with pq.ParquetWriter(out, out_schema) as writer:
-        for batch in src.iter_batches(batch_size=block_rows, columns=schema.names):
+        # row group by row group, as dpstudio reads: one iter_batches over a whole large file
+        # holds memory that grows with the file (pyarrow)
+        batches = (
+            b
+            for g in range(src.metadata.num_row_groups)
+            for b in src.iter_batches(batch_size=block_rows, row_groups=[g], columns=schema.names)
+        )
+        for batch in batches:
             m = batch.num_rows
             cols = []
             for c, t, lo, hi in NUMERIC:
