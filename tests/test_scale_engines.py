@@ -110,13 +110,15 @@ def test_a_fixed_seed_gives_the_same_bytes_in_memory_streamed_and_on_dask(files,
 
 def test_the_blocks_draw_independent_noise(files, tmp_path):
     """Two blocks never reuse a stream: the noise of row i and row i + block is not the same."""
-    recipe = _init(tmp_path, files / "t.parquet", "r", *RECORD)
+    recipe = _init(tmp_path, files / "t.parquet", "r", *RECORD, "--no-clamp")
     out = tmp_path / "o.csv"
     _release(recipe, out, "stream", block_rows=1000)
     raw, rel = _table(), pd.read_csv(out)
-    # age is perturbed with Laplace noise and clamped; the noise of block 0 and block 1 differs
+    # age gets integer Laplace noise (not clamped here, so the difference is the noise itself):
+    # a stream shared by two blocks would give their rows the same noise, row for row
     noise = rel["age"].to_numpy() - raw["age"].to_numpy()
-    assert not np.array_equal(noise[:1000], noise[1000:2000])
+    assert np.count_nonzero(noise) > 500  # there is noise to compare
+    assert np.mean(noise[:1000] == noise[1000:2000]) < 0.5
 
 
 def test_every_engine_draws_from_the_same_distribution(files, tmp_path, scheduler):
