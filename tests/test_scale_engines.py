@@ -447,3 +447,10 @@ def test_the_sketch_spills_beside_the_ledger_and_a_killed_runs_spill_is_removed(
     sketcher = ledger.row_sketcher()
     assert not orphan.exists() and oct(root.stat().st_mode & 0o777) == "0o700"
     sketcher.close()
+
+
+def test_a_streamed_synthetic_report_points_to_no_missing_section(files, tmp_path):
+    recipe = _init(tmp_path, files / "t.parquet", "s", *SYNTH)
+    _release(recipe, tmp_path / "o.csv", "stream", report_path=tmp_path / "o.html")
+    html = (tmp_path / "o.html").read_text()
+    assert "Utility of the released data" not in html and "written block by block" in html

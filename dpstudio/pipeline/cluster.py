@@ -20,6 +20,7 @@ finish them, through the same temporary-name-then-rename commit as a local relea
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import uuid
 from dataclasses import replace
@@ -366,9 +367,13 @@ def execute_on_dask(
 
         output_sha, late_interrupt = _write(ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT)
     finally:
-        client.close()
+        # after the commit nothing may turn a release that happened into an error: a failure to
+        # disconnect from the cluster is not the release's
+        with contextlib.suppress(Exception):
+            client.close()
         if cluster is not None:
-            cluster.close()
+            with contextlib.suppress(Exception):
+                cluster.close()
     return _conclude(
         recipe=recipe,
         plan=plan,

@@ -1709,7 +1709,14 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         s.add(
             "p",
             "A synthetic table has no per-column error against the real values: no row corresponds to "
-            "a real record. What the table holds is summarised under \u201cUtility of the released data\u201d.",
+            "a real record. "
+            + (
+                "What the table holds is summarised under \u201cUtility of the released data\u201d."
+                if data is not None
+                # a streamed release writes its rows block by block and holds none of them
+                else "This release was written block by block, so its rows were not kept for a utility "
+                "summary in this report."
+            ),
         )
     else:
         s.add("p", "No per-column accuracy figures for this release type.")
