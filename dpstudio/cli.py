@@ -194,6 +194,8 @@ def cmd_recipe_init(args) -> int:
         from dataclasses import replace as _replace
 
         recipe = _replace(recipe, outputs=_replace(recipe.outputs, formula_protection=False))
+    if args.target:
+        recipe = _solve_targets(recipe, args, loaded)
     # the recipe must never replace the data it describes (nor the ledger)
     from dpstudio.ledger import default_ledger_path
     from dpstudio.targets import refuse_overwrite
@@ -289,6 +291,82 @@ def _raise(exc: Exception):
     raise exc
 
 
+def _parse_targets(specs) -> tuple:
+    from dpstudio.recipe.model import Target
+
+    out = []
+    for spec in specs:
+        try:
+            out.append(Target.parse(spec))
+        except ValueError as exc:
+            raise UserError(f"--target: {exc}") from None
+    return tuple(out)
+
+
+def _affordable_cap(sha: str | None, ledger_path=None) -> tuple[float, str]:
+    """(the largest budget the solver may choose, why): the dataset's remaining ledger cap when
+    it has one, else the product's limit."""
+    from dpstudio.ledger import Ledger
+    from dpstudio.recipe.validate import MAX_EPSILON
+
+    ledger = Ledger.open_existing(ledger_path)
+    if ledger is None or not sha:
+        return MAX_EPSILON, "the product's limit"
+    remaining = (ledger.summary(sha).get("remaining") or {}).get("epsilon")
+    if remaining is None:
+        return MAX_EPSILON, "the product's limit (this dataset has no cap)"
+    return min(float(remaining), MAX_EPSILON), "this dataset's remaining cap"
+
+
+def _solution_lines(solution) -> list[str]:
+    from dpstudio.plan.solve import describe, value_text
+
+    lines = []
+    if solution.plan is not None:
+        total = solution.plan.total
+        lines.append(
+            f"targets met at epsilon {solution.epsilon:.4g} (total charged {total.epsilon:.4g}"
+            + (f", delta {total.delta:.3g}" if total.delta else "")
+            + f"; split: {solution.split})"
+        )
+        lines.append(
+            "  split: " + ", ".join(f"{u.name} {u.epsilon:.3g}" for u in solution.plan.units if u.kind != "domain")
+        )
+    else:
+        lines.append("no budget meets every target")
+    for r in solution.results:
+        mark = "ok" if r.met else r.status
+        shown = value_text(r.target, r.predicted) if r.predicted is not None else value_text(r.target, r.best)
+        lines.append(f"  [{mark}] {describe(r.target)}: {shown}" + (f" - {r.advice}" if r.advice else ""))
+    lines += [f"  note: {n}" for n in solution.notes]
+    return lines
+
+
+def _solve_targets(recipe, args, loaded):
+    """``recipe init --target``: the smallest budget (and split) meeting the targets, solved on
+    the compiled plan (risk targets on an attacker model fitted on the data, internal)."""
+    from dataclasses import replace
+
+    from dpstudio.plan.solve import solve
+    from dpstudio.risk import evidence_for
+
+    recipe = replace(recipe, budget=replace(recipe.budget, targets=_parse_targets(args.target)))
+    cap, why = _affordable_cap(loaded.sha256)
+    try:
+        evidence = evidence_for(recipe, loaded.frame)
+        solution = solve(recipe, evidence=evidence, cap=cap, split=args.split)
+    except RecipeError:
+        # problems no budget fixes (a missing domain, a wrong target): written with its targets
+        # unsolved, the problems listed below; fix them and run init again with the same targets
+        print("targets not solved yet: the recipe has problems to fix first (listed below)", file=sys.stderr)
+        return recipe
+    for line in _solution_lines(solution):
+        print(line, file=sys.stderr)
+    if not solution.feasible:
+        raise UserError(f"no budget up to {cap:g} meets every target (the limit is {why}); nothing was written")
+    return solution.apply()
+
+
 def cmd_recipe_check(args) -> int:
     from dpstudio.pipeline import check_recipe
     from dpstudio.recipe.model import load_recipe
@@ -317,8 +395,57 @@ def cmd_recipe_check(args) -> int:
 
     # a caveat, not a problem: the recipe is valid, but these public choices were made by the data
     result["inferred_from_data"] = inferred_facts(recipe)
+    if recipe.budget.targets:
+        result["targets"] = _recheck_targets(recipe, frame, args)
     _print_json(result)
     return EXIT_OK if result["valid"] else EXIT_USER
+
+
+def _recheck_targets(recipe, frame, args) -> dict:
+    """``recipe check`` on a recipe with targets: solved again, and compared with the recipe's
+    own budget (risk targets only with the data)."""
+    from dataclasses import replace
+
+    from dpstudio.plan import compile_checked
+    from dpstudio.plan.solve import RISK_KINDS, Evidence, predict, solve, value_text
+    from dpstudio.risk import evidence_for
+
+    risky = [t for t in recipe.budget.targets if t.kind in RISK_KINDS]
+    if risky and frame is None:
+        return {
+            "checked": False,
+            "note": "risk targets need the data: run again with --with-data (or --input FILE)",
+        }
+    evidence = evidence_for(recipe, frame) if risky else Evidence()
+    cap, why = _affordable_cap(recipe.input.sha256)
+    solution = solve(recipe, evidence=evidence, cap=cap, split=recipe.budget.solved.get("split", "targets"))
+    again = solution.to_json()
+    notes = again.pop("notes", [])
+    out: dict = {"checked": True, "cap": cap, "cap_is": why, "solved_again": again, "notes": notes}
+    stripped = replace(recipe, budget=replace(recipe.budget, targets=()))
+    plan = compile_checked(stripped)[0]
+    if plan is not None:
+        at = {t.spec: predict(plan, t, evidence) for t in recipe.budget.targets}
+        out["at_recipe_epsilon"] = {
+            "epsilon": recipe.budget.epsilon,
+            "targets": {
+                spec: {"predicted": v, "in_words": value_text(t, v), "met": _meets(t, v)}
+                for (spec, v), t in zip(at.items(), recipe.budget.targets, strict=True)
+            },
+        }
+        if solution.epsilon is not None:
+            out["recipe_vs_solved"] = (
+                "the recipe's epsilon is the solved one"
+                if abs(recipe.budget.epsilon - solution.epsilon) <= 1e-9 * solution.epsilon
+                else f"the recipe's epsilon {recipe.budget.epsilon:g} differs from the solved {solution.epsilon:.6g}"
+            )
+    return out
+
+
+def _meets(target, value) -> bool:
+    from dpstudio.plan.solve import meets
+
+    return meets(target, value)
 
 
 def open_ledger(args):
@@ -712,6 +839,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="synthetic data method (release type synthetic)",
     )
     pi.add_argument("--option", action="append", metavar="KEY=VALUE", help="release option (JSON value)")
+    pi.add_argument(
+        "--target",
+        action="append",
+        metavar="SPEC",
+        help="solve epsilon for a target instead of typing it: COL=within:TOL:SHARE (a perturbed number "
+        "within +-TOL for SHARE of records), COL=keep:P (a category kept with probability >= P), "
+        "label-attack=A (no label attacker right more than A of the time; fitted on the data, internal), "
+        "reid=R (re-identification rate below R; simulated on the data, internal). Repeatable; "
+        "--epsilon is then ignored",
+    )
+    pi.add_argument(
+        "--split",
+        choices=("targets", "weights"),
+        default="targets",
+        help="with --target: give each targeted column the share its target needs (targets, default) "
+        "or keep the weights and solve the total only (weights)",
+    )
     pi.add_argument(
         "--no-clamp",
         action="store_true",

@@ -36,10 +36,13 @@ import numpy as np
 import pandas as pd
 
 from dpstudio.engine.leakage.label import COMPUTED_ON, DEFAULT_GRID, LabelLeakageModel, effective_label_epsilon
-from dpstudio.engine.progress import NEVER_CANCELLED, no_progress
+from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, no_progress
 
 __all__ = [
     "risk_for_recipe",
+    "evidence_for",
+    "reid_estimator",
+    "linkage_of_plan",
     "label_risk",
     "record_risk",
     "synthetic_risk",
@@ -172,6 +175,14 @@ def risk_for_recipe(
 # ---- label / semi-sensitive ------------------------------------------------------------------
 
 
+def unchanged_columns(recipe) -> list[str]:
+    """The columns a label or semi-sensitive release publishes unchanged beside the label: what
+    the label attackers know (a label release passes its sensitive columns through too; the
+    budget page's attacker chart uses the same rule)."""
+    unchanged = ("public",) if recipe.release.type == "semi-sensitive" else ("public", "sensitive")
+    return [c.name for c in recipe.columns if c.role in unchanged]
+
+
 def label_risk(
     recipe,
     frame,
@@ -190,7 +201,7 @@ def label_risk(
     if not labels:
         return {"available": False, "note": "no column has the role 'label'", "computed_on": COMPUTED_ON}
     frame, fraction, sample = _prepare(frame, seed, max_rows, rows_total)
-    public = [c.name for c in recipe.columns if c.role == "public" and c.name in frame.columns]
+    public = [c for c in unchanged_columns(recipe) if c in frame.columns]
     eps_of = _eps_by_column(recipe)
     out: dict = {"label_views": {}, "sample": sample, "computed_on": COMPUTED_ON}
     for lab in labels:
@@ -263,14 +274,60 @@ def _add_label_standard_errors(view: dict, n: int, fraction: float) -> None:
 # ---- record ----------------------------------------------------------------------------------
 
 
-def _simulate_record_release(recipe, frame, seed):
-    """A simulated release: the product's own compiled plan executed on ``frame`` (seeded)."""
+def linkage_of_plan(plan, frame, seed=0, *, max_targets=2000, progress=no_progress, cancel=NEVER_CANCELLED) -> dict:
+    """The linkage attack on a simulated release: ``plan``'s own mechanisms executed on
+    ``frame`` with the seeded stream ``seed``, every released record matched back on the public,
+    sensitive and label columns.  The residual-risk table and the budget's ``reid`` target both
+    call this, so a setting has one re-identification figure."""
+    from dpstudio.engine.leakage.linkage import linkage_risk
     from dpstudio.engine.rng import RandomSource
-    from dpstudio.plan import compile_plan, execute
+    from dpstudio.plan import execute
 
-    plan = compile_plan(recipe)
-    outcome = execute(plan, frame, RandomSource(seed))
-    return outcome.data, outcome.final_plan, "dpstudio record release (seeded simulation)"
+    recipe = plan.recipe
+    qi = [c.name for c in recipe.columns if c.role in ("public", "sensitive", "label") and c.name in frame.columns]
+    released = execute(plan, frame, RandomSource(seed)).data
+    assert released is not None, "a record release returns its rows"
+    cancel.check()
+    progress(0.4, "linkage attack")
+    return {
+        **linkage_risk(frame, released, qi, max_targets=max_targets, seed=seed),
+        "simulation": "dpstudio record release (seeded simulation)",
+    }
+
+
+def reid_estimator(frame: pd.DataFrame, seed: int = 0, max_rows: int | None = MAX_ROWS):
+    """``plan -> re-identification rate``, computed exactly as the report's residual-risk table
+    computes it for the same plan (the same row sample, seed and attack: :func:`linkage_of_plan`)."""
+    rows, _info = row_sample(frame, seed, max_rows)
+    cache: dict = {}  # plan id -> (plan, rate); the plan is held, so its id is never reused
+
+    def rate(plan) -> float:
+        key = id(plan)
+        if key not in cache:
+            cache[key] = (plan, float(linkage_of_plan(plan, rows, seed)["reid_rate"]))
+        return cache[key][1]
+
+    return rate
+
+
+def evidence_for(recipe, frame: pd.DataFrame, *, seed: int = 0, progress=no_progress, cancel=NEVER_CANCELLED):
+    """What ``recipe``'s risk targets need (:class:`dpstudio.plan.solve.Evidence`), estimated on
+    ``frame`` as the residual-risk estimates are (internal use only): the label attackers' model
+    on the same row sample, the linkage attack of :func:`reid_estimator`."""
+    from dpstudio.errors import UserError
+    from dpstudio.plan.solve import Evidence
+
+    kinds = {t.kind for t in recipe.budget.targets}
+    model = None
+    if "label-attack" in kinds:
+        labels = [c.name for c in recipe.columns if c.role == "label"]
+        if not labels:
+            raise UserError("a label-attack target needs a column with the role 'label'")
+        rows, _info = row_sample(frame, seed, MAX_ROWS)
+        public = [c for c in unchanged_columns(recipe) if c in rows.columns]
+        model = LabelLeakageModel.fit(rows, public, labels[0], seed=seed, progress=progress, cancel=cancel)
+    reid = reid_estimator(frame, seed) if "reid" in kinds else None
+    return Evidence(label_model=model, reid=reid)
 
 
 def record_risk(
@@ -285,24 +342,25 @@ def record_risk(
     cancel=NEVER_CANCELLED,
 ) -> dict:
     """Linkage attack on a simulated release of (a sample of at most ``max_rows`` of) the rows."""
-    from dpstudio.engine.leakage.linkage import linkage_risk
 
     frame, fraction, sample = _prepare(frame, seed, max_rows, rows_total)
     out: dict = {"sample": sample, "computed_on": COMPUTED_ON}
-    qi = [c.name for c in recipe.columns if c.role in ("public", "sensitive", "label") and c.name in frame.columns]
     progress(0.05, "simulating the release")
     try:
-        released, _plan, how = _simulate_record_release(recipe, frame, seed)
+        from dpstudio.plan import compile_plan
+
+        plan = compile_plan(recipe)
+        linkage = linkage_of_plan(plan, frame, seed, max_targets=max_targets, progress=progress, cancel=cancel)
     except Exception as exc:  # noqa: BLE001 - the estimate is then unavailable, never made up
+        if isinstance(exc, Cancelled):
+            raise
         out["linkage"] = {
             "available": False,
             "computed_on": COMPUTED_ON,
             "note": f"the simulated release failed ({failure_text(exc)}): no linkage estimate",
         }
         return out
-    cancel.check()
-    progress(0.4, "linkage attack")
-    out["linkage"] = {**linkage_risk(frame, released, qi, max_targets=max_targets, seed=seed), "simulation": how}
+    out["linkage"] = linkage
     if fraction < 1:
         out["linkage"]["sample_note"] = (
             f"released and matched within a sample of {len(frame):,} rows: with fewer look-alikes to "

@@ -29,7 +29,7 @@ from dpstudio.pipeline import check_recipe
 from dpstudio.plan import compile_plan, execute
 from dpstudio.plan.density import DensityRelease
 from dpstudio.plan.domains import BoundsEstimate, CategoryDiscovery
-from dpstudio.plan.model import GibbsLogisticRelease
+from dpstudio.plan.model import GibbsLogisticRelease, LogisticRegressionRelease
 from dpstudio.plan.synthetic import SynthesizerRelease
 from dpstudio.recipe.model import Budget, Column, Cost, Domain, InputSpec, Mechanism, Params, Recipe, ReleaseSpec
 
@@ -42,6 +42,7 @@ SPIED = (
     CategoryDiscovery,
     SynthesizerRelease,
     GibbsLogisticRelease,
+    LogisticRegressionRelease,
     DensityRelease,
 )
 
@@ -535,14 +536,13 @@ def test_the_risk_view_simulates_the_release_that_ran(tmp_path, monkeypatch):
     recipe = RECIPES["record-laplace-rr-dp-domains"]
     recipe = replace(recipe, input=replace(recipe.input, path=str(data)))
     simulated: list = []
-    real = risk._simulate_record_release
+    real = risk.linkage_of_plan
 
-    def spy_simulation(r, f, seed):
-        out = real(r, f, seed)
-        simulated.append(out[1])
-        return out
+    def spy_simulation(plan, f, seed=0, **kw):
+        simulated.append(plan)
+        return real(plan, f, seed, **kw)
 
-    monkeypatch.setattr(risk, "_simulate_record_release", spy_simulation)
+    monkeypatch.setattr(risk, "linkage_of_plan", spy_simulation)
     result = execute_release(
         recipe, output_path=tmp_path / "out.csv", report_path=tmp_path / "r.html", ledger=None, with_risk=True
     )
@@ -556,7 +556,8 @@ def test_the_risk_view_simulates_the_release_that_ran(tmp_path, monkeypatch):
     ("change", "field", "page"),
     [
         (lambda r: replace(r, release=replace(r.release, options=Params.of({"method": "nope"}))), "release", "release"),
-        (lambda r: r.with_column("sick", domain=_cats("no", "yes", "maybe")), "column:sick", "columns"),
+        # a model needs >= 2 label categories (3 are one-vs-rest since issue 22)
+        (lambda r: r.with_column("sick", domain=_cats("no")), "column:sick", "columns"),
     ],
 )
 def test_the_compilers_refusals_are_typed_problems(change, field, page):

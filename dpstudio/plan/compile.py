@@ -73,12 +73,19 @@ def compile_checked(recipe: Recipe, schema: TableSchema | None = None) -> tuple[
     if problems:
         return None, problems
     try:
-        return release_module(recipe.release.type).compile(recipe), []
+        plan = release_module(recipe.release.type).compile(recipe)
     except RecipeError as exc:  # the compiler's refusals are typed where they are made
         typed = [p if isinstance(p, Problem) else Problem(p, field="release", page="release") for p in exc.problems]
         return None, typed
     except UserError as exc:
         return None, [Problem(str(exc), field="release", page="release")]
+    if recipe.budget.targets:
+        from dpstudio.plan.solve import unmet_targets
+
+        missed = unmet_targets(plan)
+        if missed:
+            return None, missed
+    return plan, []
 
 
 def plan_problems(recipe: Recipe, schema: TableSchema | None = None) -> list[Problem]:

@@ -176,10 +176,71 @@ class ReleaseSpec:
     options: Params = field(default_factory=Params)
 
 
+#: what a release must achieve (docs/targets.md): "within" a tolerance for a share of records (a
+#: perturbed number), a category "keep" probability (randomized response), at most this accuracy
+#: for the best "label-attack"er, at most this re-identification ("reid") rate of a linkage attack
+TARGET_KINDS = ("within", "keep", "label-attack", "reid")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target the budget is solved for (``dpstudio.plan.solve``).
+
+    ``within``: ``column``'s released value within +-``value`` of the true one for at least a
+    share ``probability`` of records; ``keep``: ``column``'s category kept with probability at
+    least ``value``; ``label-attack``: the best label attacker right at most a share ``value``
+    of the time; ``reid``: at most a share ``value`` of records re-identified by linkage."""
+
+    kind: str
+    value: float
+    column: str | None = None
+    probability: float | None = None
+
+    @property
+    def spec(self) -> str:
+        """The target as ``recipe init --target`` writes it (``age=within:3:0.95``)."""
+        if self.kind == "within":
+            return f"{self.column}=within:{self.value:g}:{self.probability:g}"
+        if self.kind == "keep":
+            return f"{self.column}=keep:{self.value:g}"
+        return f"{self.kind}={self.value:g}"
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        """``age=within:3:0.95``, ``sex=keep:0.8``, ``label-attack=0.6`` or ``reid=0.01``
+        (raises ValueError with the accepted forms)."""
+        forms = "COLUMN=within:TOLERANCE:SHARE, COLUMN=keep:PROBABILITY, label-attack=ACCURACY or reid=RATE"
+        left, sep, right = str(text).partition("=")
+        left, right = left.strip(), right.strip()
+        if not sep or not left or not right:
+            raise ValueError(f"target {text!r}: expected {forms}")
+        try:
+            if left in ("label-attack", "reid"):
+                return cls(kind=left, value=float(right))
+            kind, _, rest = right.partition(":")
+            if kind == "within":
+                tol, _, share = rest.partition(":")
+                return cls(kind="within", column=left, value=float(tol), probability=float(share))
+            if kind == "keep":
+                return cls(kind="keep", column=left, value=float(rest))
+        except ValueError:
+            pass
+        raise ValueError(f"target {text!r}: expected {forms}")
+
+    def to_json(self) -> dict:
+        return _drop_none(
+            {"kind": self.kind, "column": self.column, "value": self.value, "probability": self.probability}
+        )
+
+
 @dataclass(frozen=True)
 class Budget:
     epsilon: float
     delta: float = 0.0
+    #: when set, ``epsilon`` and the perturbed columns' weights were solved for these targets
+    targets: tuple[Target, ...] = ()
+    #: what the solver found (``dpstudio.plan.solve.Solution.record``): epsilon, split, status
+    solved: Params = field(default_factory=Params)
 
 
 @dataclass(frozen=True)
@@ -302,7 +363,12 @@ def recipe_to_json(r: Recipe) -> dict:
         ),
         "release": {"type": r.release.type, "options": r.release.options.to_dict()},
         "columns": cols,
-        "budget": {"epsilon": _f(r.budget.epsilon), "delta": _f(r.budget.delta)},
+        "budget": {
+            "epsilon": _f(r.budget.epsilon),
+            "delta": _f(r.budget.delta),
+            **({"targets": [t.to_json() for t in r.budget.targets]} if r.budget.targets else {}),
+            **({"solved": r.budget.solved.to_dict()} if r.budget.solved.items else {}),
+        },
         "randomness": {"seed": r.randomness.seed},
         "outputs": _drop_none(
             {"format": r.outputs.format, "rows": r.outputs.rows, "formula_protection": r.outputs.formula_protection}
@@ -421,10 +487,28 @@ def recipe_from_json(data: Any) -> Recipe:
         options=rd.params(rel.get("options"), "release.options"),
     )
 
-    bud = rd.keys(top.get("budget", {}), "budget", {"epsilon", "delta"}, {"epsilon"})
+    bud = rd.keys(top.get("budget", {}), "budget", {"epsilon", "delta", "targets", "solved"}, {"epsilon"})
+    targets = []
+    raw_targets = bud.get("targets", []) or []
+    if not isinstance(raw_targets, list):
+        rd.problems.append(f"budget.targets: expected a list, got {_brief(raw_targets)}")
+        raw_targets = []
+    for i, rt in enumerate(raw_targets):
+        where = f"budget.targets[{i}]"
+        t = rd.keys(rt, where, {"kind", "column", "value", "probability"}, {"kind", "value"})
+        targets.append(
+            Target(
+                kind=rd.string(t.get("kind"), f"{where}.kind", choices=TARGET_KINDS) or "within",
+                value=rd.number(t.get("value"), f"{where}.value") or 0.0,
+                column=rd.string(t.get("column"), f"{where}.column", allow_none=True),
+                probability=rd.number(t.get("probability"), f"{where}.probability", allow_none=True),
+            )
+        )
     budget = Budget(
         epsilon=rd.number(bud.get("epsilon"), "budget.epsilon") or 0.0,
         delta=rd.number(bud.get("delta", 0.0), "budget.delta") or 0.0,
+        targets=tuple(targets),
+        solved=rd.params(bud.get("solved"), "budget.solved"),
     )
 
     rnd = rd.keys(top.get("randomness", {}) or {}, "randomness", {"seed"})

@@ -17,7 +17,7 @@ ACK_DOMAIN_FROM_DATA = "domain-copied-from-data"
 #: the wizard pages a problem can send the user to (the GUI pages' ``key``)
 PAGES = ("data", "columns", "release", "budget")
 #: where a problem lies: a part of the recipe, the table of columns, or one column ("column:<name>")
-FIELDS = ("budget", "input", "release", "outputs", "columns")
+FIELDS = ("budget", "input", "release", "outputs", "columns", "targets")
 
 
 class Problem(str):
@@ -645,6 +645,7 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
         p.append(Problem(f"budget: the {rtype!r} release needs delta > 0, got 0", field="budget", page="budget"))
 
     p += limit_problems(recipe, getattr(schema, "rows", None) if schema is not None else None)
+    p += target_problems(recipe)
 
     if schema is not None:
         # the recipe does not fit the table: on the columns page, like the list of columns above
@@ -682,4 +683,79 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
                     page="budget",
                 )
             )
+    return p
+
+
+#: which release types each target kind applies to (docs/targets.md)
+TARGET_RELEASES = {
+    "within": ("record", "label", "semi-sensitive"),
+    "keep": ("record", "label", "semi-sensitive"),
+    "label-attack": ("label", "semi-sensitive"),
+    "reid": ("record",),
+}
+
+
+def target_problems(recipe: Recipe) -> list[Problem]:
+    """The budget's targets: each names a kind that applies to the release type, a released
+    column of the right mechanism, and values in range (the solver checks the rest against the
+    compiled plan)."""
+    p: list[Problem] = []
+    rtype = recipe.release.type
+    by_name = {c.name: c for c in recipe.columns}
+    seen: set[str] = set()
+    for t in recipe.budget.targets:
+        where = f"targets: {t.spec}"
+        if rtype not in TARGET_RELEASES.get(t.kind, ()):
+            kinds = [k for k, types in TARGET_RELEASES.items() if rtype in types]
+            p.append(
+                Problem(
+                    f"{where}: does not apply to a {rtype!r} release"
+                    + (f" (targets it takes: {', '.join(kinds)})" if kinds else " (it takes no targets yet)"),
+                    field="targets",
+                    page="budget",
+                )
+            )
+            continue
+        key = t.kind if t.column is None else f"{t.kind}:{t.column}"
+        if key in seen:
+            p.append(
+                Problem(f"{where}: a second target of this kind on the same column", field="targets", page="budget")
+            )
+        seen.add(key)
+        if t.kind in ("within", "keep"):
+            c = by_name.get(t.column or "")
+            mech = c.mechanism.name if c is not None and c.mechanism is not None else None
+            if c is None:
+                p.append(Problem(f"{where}: no column {t.column!r} in the recipe", field="targets", page="budget"))
+                continue
+            if c.role in DROPPED_ROLES or c.role == "public":
+                p.append(
+                    Problem(
+                        f"{where}: column {c.name!r} is not perturbed (role {c.role!r})", field="targets", page="budget"
+                    )
+                )
+                continue
+            want = ("laplace", "gaussian") if t.kind == "within" else ("rr",)
+            if mech not in want:
+                p.append(
+                    Problem(
+                        f"{where}: a {t.kind!r} target needs a column perturbed with "
+                        f"{' or '.join(want)}; {c.name!r} uses {mech or 'no mechanism'}",
+                        field="targets",
+                        page="budget",
+                    )
+                )
+        if t.kind == "within":
+            if not (t.value > 0 and math.isfinite(t.value)):
+                p.append(Problem(f"{where}: the tolerance must be a number > 0", field="targets", page="budget"))
+            if t.probability is None or not 0 < t.probability < 1:
+                p.append(
+                    Problem(
+                        f"{where}: the share of records must lie strictly between 0 and 1",
+                        field="targets",
+                        page="budget",
+                    )
+                )
+        elif not 0 < t.value < 1:
+            p.append(Problem(f"{where}: the value must lie strictly between 0 and 1", field="targets", page="budget"))
     return p

@@ -823,6 +823,97 @@ def synthesizer_accounting(result) -> list[Block]:
     return blocks
 
 
+def _measured_target(target, unit, original: pd.Series, released: pd.Series) -> float | None:
+    """A target's value on this release, from the raw and released columns (internal): the share
+    of records within the tolerance among those whose true value lies inside the public bounds
+    (``within``), the share whose category was kept among those in the list (``keep``)."""
+    if target.kind == "within" and unit.domain is not None:
+        o = pd.to_numeric(original, errors="coerce").to_numpy(dtype=float)
+        r = pd.to_numeric(released, errors="coerce").to_numpy(dtype=float)
+        ok = np.isfinite(o) & np.isfinite(r) & (o >= unit.domain[0]) & (o <= unit.domain[1])
+        return float(np.mean(np.abs(r[ok] - o[ok]) <= target.value)) if ok.any() else None
+    if target.kind == "keep":
+        col = next((c for c in (unit.columns or ()) if c == target.column), None)
+        if col is None:
+            return None
+        o_text, r_text = original.astype("string"), released.astype("string")
+        both = o_text.notna() & r_text.notna()
+        return float((o_text[both] == r_text[both]).mean()) if both.any() else None
+    return None
+
+
+def targets_section(result, frame, external: bool) -> Section:
+    """The targets the budget was solved for: each one's predicted value at the chosen epsilon
+    (accuracy targets: read off the plan that ran; risk targets: off the residual-risk estimate,
+    which computes them as the solver did), and internally its value measured on this release
+    where that needs no further privacy loss."""
+    from dpstudio.plan.solve import RISK_KINDS, describe, meets, predict, value_text
+
+    recipe, plan = result.recipe, result.plan
+    s = Section("Targets")
+    solved = recipe.budget.solved.to_dict()
+    eps = recipe.budget.epsilon
+    s.add(
+        "p",
+        f"The budget was {'solved for' if solved else 'checked against'} these targets: the smallest \u03b5 "
+        "that meets every accuracy target, within the risk limits"
+        + (f" (\u03b5 = {_eps(eps)}; the ledger charged {_eps(plan.total.epsilon)})." if solved else ".")
+        + " Each accuracy prediction is read off the release plan that ran (for a share of records "
+        "within a tolerance, a lower bound that counts the grid's rounding); each risk prediction off "
+        "the residual-risk estimate of this report, computed as the budget was solved.",
+    )
+    risk = getattr(result, "risk", None) or {}
+    data = getattr(result.outcome, "data", None)
+    rows = []
+    for t in recipe.budget.targets:
+        v = None
+        if t.kind not in RISK_KINDS:
+            v = predict(plan, t)
+        elif not external:
+            v = _risk_target_value(t, plan, risk)
+        if v is None:
+            predicted = "withheld: estimated on the raw data (internal version)" if external else "not estimated"
+            met = "\u2014"
+        else:
+            predicted, met = value_text(t, v), ("yes" if meets(t, v) else "NO")
+        row = [Cell(describe(t)), Cell(predicted), Cell(met, flag=met == "NO")]
+        if not external:
+            measured = "\u2014"
+            unit = plan.unit_of_column(t.column) if t.column else None
+            if t.kind in RISK_KINDS:
+                measured = "an expectation over the noise: not a figure of one release"
+            elif frame is None or data is None or unit is None:
+                measured = "not measured (the rows were not kept: released block by block)"
+            elif t.column in frame.columns and t.column in data.columns and len(frame) == len(data):
+                m = _measured_target(t, unit, frame[t.column], data[t.column])
+                measured = value_text(t, m) if m is not None else "\u2014"
+            row.append(Cell(measured))
+        rows.append(row)
+    head = ["Target", f"Predicted at \u03b5 = {_eps(eps)}", "Met"] + ([] if external else ["On this release"])
+    s.add("table", {"head": head, "rows": rows})
+    if not external:
+        s.add(
+            "note",
+            "\u201cOn this release\u201d is measured against the raw data: internal use only. Risk "
+            "targets are estimates on the raw data (an attacker model, a simulated release).",
+        )
+    return s
+
+
+def _risk_target_value(target, plan, risk: dict) -> float | None:
+    """A risk target's value from the residual-risk estimate (the same attacker model or linkage
+    attack the solver used: ``dpstudio.risk.evidence_for``)."""
+    try:
+        if target.kind == "label-attack" and plan.label is not None:
+            view = risk["label_views"][plan.label.column]
+            return float(view["at_epsilon"]["accuracy"]["informed"])
+        if target.kind == "reid":
+            return float(risk["linkage"]["reid_rate"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return None
+
+
 def _tvd(a: pd.Series, b: pd.Series) -> float:
     """Total variation distance between two distributions given as share series."""
     idx = a.index.union(b.index)
@@ -1723,6 +1814,9 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     if skipped:
         s.add("note", "Not shown: " + ", ".join(skipped) + ".")
     sections.append(s)
+
+    if recipe.budget.targets:
+        sections.append(targets_section(result, frame, external))
 
     # 7. utility (DP outputs only; internally, a synthetic table's fidelity to the raw data)
     ps = getattr(result.outcome, "public_stats", None) or {}

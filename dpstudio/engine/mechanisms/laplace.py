@@ -26,7 +26,12 @@ import numpy.typing as npt
 
 from dpstudio.engine.accounting import RDP_ORDERS, PrivacyLoss
 from dpstudio.engine.mechanisms.base import Mechanism, check_bounds, check_delta, check_epsilon, smallest_valid_scale
-from dpstudio.engine.mechanisms.sampling import Grid, discrete_laplace, discrete_laplace_mean_abs
+from dpstudio.engine.mechanisms.sampling import (
+    Grid,
+    discrete_laplace,
+    discrete_laplace_mean_abs,
+    discrete_laplace_within,
+)
 from dpstudio.engine.rng import RandomSource
 
 
@@ -167,6 +172,22 @@ class LaplaceMechanism(Mechanism):
         if self.diam_steps == 0:
             return 0.0
         return discrete_laplace_mean_abs(self.scale_steps) * self.step
+
+    def within_probability(self, tolerance: float) -> float:
+        """A lower bound on P(|released - true| <= ``tolerance``) for a true value inside the
+        public bounds: the noise's own law (its exact pmf) at the largest whole number of grid
+        steps that still fits once the snapping to the grid (at most half a step; none for
+        integer columns on a grid of whole numbers) is taken out.  Clamping a noisy value back
+        into the bounds only moves it closer to a true value inside them, so the bound holds
+        after that post-processing too."""
+        tol = float(tolerance)
+        if not tol >= 0:
+            raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
+        if self.diam_steps == 0:
+            return 1.0
+        snap = 0.0 if self.integer and self.step == 1.0 else 0.5 * self.step
+        steps = math.floor((tol - snap) / self.step + 1e-9)
+        return discrete_laplace_within(steps, self.scale_steps)
 
     def clip(self, values: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], int]:
         """(values clipped to the public bounds, number clipped — NOT private, steward only)."""

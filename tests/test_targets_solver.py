@@ -1,0 +1,348 @@
+"""Budget from targets (issue 21): the tolerance laws, the solver's minimality for every target
+kind, impossible and unaffordable targets, the split, the recipe, the CLI and the report."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstudio.cli import main
+from dpstudio.engine.mechanisms.gaussian import GaussianMechanism
+from dpstudio.engine.mechanisms.laplace import LaplaceMechanism
+from dpstudio.engine.mechanisms.sampling import (
+    _DG_EXACT_SIGMA,
+    discrete_gaussian_pmf,
+    discrete_gaussian_within,
+    discrete_laplace_pmf,
+    discrete_laplace_within,
+)
+from dpstudio.engine.rng import RandomSource
+from dpstudio.errors import RecipeError, UserError
+from dpstudio.plan import compile_checked
+from dpstudio.plan.solve import Evidence, meets, predict, solve
+from dpstudio.recipe.model import Target, load_recipe, recipe_from_json
+from dpstudio.recipe.validate import target_problems
+from dpstudio.risk import evidence_for
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_CSV = ROOT / "resources" / "demo" / "census_demo.csv"
+DEMO_RECIPE = ROOT / "resources" / "demo" / "census_demo.recipe.json"
+
+
+def demo(*targets: str, rtype: str | None = None):
+    r = load_recipe(DEMO_RECIPE)
+    r = replace(r, input=replace(r.input, path=str(DEMO_CSV)))
+    if rtype is not None:  # a label release perturbs its label only: the others pass through
+        cols = tuple(c if c.role == "label" else replace(c, mechanism=None) for c in r.columns)
+        r = replace(r, columns=cols, release=replace(r.release, type=rtype))
+    return replace(r, budget=replace(r.budget, targets=tuple(Target.parse(t) for t in targets)))
+
+
+@pytest.fixture(scope="module")
+def frame():
+    return pd.read_csv(DEMO_CSV)
+
+
+def at_epsilon(solution, epsilon: float):
+    """The plan of the solved recipe at another budget, same weights."""
+    r = solution.apply()
+    r = replace(r, budget=replace(r.budget, epsilon=epsilon, targets=()))
+    plan, problems = compile_checked(r)
+    assert plan is not None, problems
+    return plan
+
+
+# ---- the tolerance laws ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 7.5, 250.0])
+def test_discrete_laplace_within_is_its_pmf_summed(scale):
+    for m in (0, 1, 3, 40):
+        xs = np.arange(-m, m + 1)
+        assert discrete_laplace_within(m, scale) == pytest.approx(
+            float(discrete_laplace_pmf(xs, scale).sum()), rel=1e-12
+        )
+
+
+def test_discrete_gaussian_within_is_its_pmf_summed_and_continuous_at_the_switch():
+    for sigma2 in (0.5, 4.0, 900.0):
+        for m in (0, 2, 30):
+            xs = np.arange(-m, m + 1)
+            assert discrete_gaussian_within(m, sigma2) == pytest.approx(float(discrete_gaussian_pmf(xs, sigma2).sum()))
+    # just below and above the switch to the normal law with continuity correction
+    s = _DG_EXACT_SIGMA
+    for m in (100, 5_000, 20_000):
+        assert discrete_gaussian_within(m, (s * 0.999999) ** 2) == pytest.approx(
+            discrete_gaussian_within(m, (s * 1.000001) ** 2), abs=1e-6
+        )
+
+
+@pytest.mark.parametrize("mech", ["laplace", "gaussian"])
+def test_within_probability_is_a_tight_lower_bound_on_released_values(mech):
+    """Seeded: 40,000 values inside the bounds, released; the share within the tolerance is at
+    least the predicted lower bound, and at most the noise's law with the half step of snapping
+    added (each within 4 standard errors)."""
+    if mech == "laplace":
+        m = LaplaceMechanism(epsilon=5.0, low=0.0, high=100.0)
+        law = lambda k: discrete_laplace_within(k, m.scale_steps)  # noqa: E731
+    else:
+        m = GaussianMechanism(epsilon=5.0, delta=1e-6, low=0.0, high=100.0)
+        law = lambda k: discrete_gaussian_within(k, m.sigma_steps**2)  # noqa: E731
+    values = np.random.default_rng(3).uniform(0, 100, 40_000)
+    out = m.release(values, RandomSource(11))
+    spread = m.scale if mech == "laplace" else m.sigma
+    for tol in (0.3 * spread, spread, 2.5 * spread):
+        p = m.within_probability(tol)
+        assert 0.05 < p < 0.999
+        se = 4 * math.sqrt(p * (1 - p) / values.size)
+        share = float(np.mean(np.abs(out - values) <= tol))
+        assert share >= p - se
+        upper = law(math.floor((tol + 0.5 * m.step) / m.step))
+        assert share <= upper + se
+
+
+def test_within_probability_halved_tolerance_is_smaller():
+    m = LaplaceMechanism(epsilon=1.0, low=0.0, high=100.0, integer=True)
+    assert m.within_probability(3) < m.within_probability(6) < m.within_probability(100) < 1.0
+    assert m.within_probability(0) == pytest.approx(discrete_laplace_within(0, m.scale_steps))
+
+
+# ---- the solver: minimal for every target kind -------------------------------------------------
+
+
+def _minimal(solution, target, evidence=None):
+    """Met at the solved budget; missed 1 % below it (same split)."""
+    evidence = evidence or Evidence()
+    eps = solution.epsilon
+    assert meets(target, predict(at_epsilon(solution, eps), target, evidence))
+    assert not meets(target, predict(at_epsilon(solution, eps * 0.99), target, evidence))
+
+
+def test_within_target_is_minimal():
+    r = demo("income=within:25000:0.5")
+    s = solve(r)
+    assert s.feasible and s.results[0].status == "met"
+    _minimal(s, r.budget.targets[0])
+
+
+def test_keep_target_is_minimal_and_weights_split_too():
+    r = demo("children=keep:0.8")
+    for split in ("targets", "weights"):
+        s = solve(r, split=split)
+        assert s.feasible
+        _minimal(s, r.budget.targets[0])
+    # the user's weights kept: only the total moves
+    s = solve(r, split="weights")
+    assert s.weights == {c.name: c.mechanism.weight for c in r.columns if c.mechanism is not None}
+
+
+def test_targets_split_binds_every_target_and_beats_the_weights():
+    r = demo("income=within:25000:0.5", "children=keep:0.8")
+    s = solve(r)
+    w = solve(r, split="weights")
+    assert s.feasible
+    assert s.epsilon < (w.epsilon if w.epsilon is not None else math.inf)
+    for t in r.budget.targets:  # each target binds: 1 % less and it is missed
+        _minimal(s, t)
+
+
+def test_label_attack_target_is_the_largest_budget_it_allows(frame):
+    r = demo("label-attack=0.85", rtype="label")
+    ev = evidence_for(r, frame)
+    s = solve(r, evidence=ev)
+    t = r.budget.targets[0]
+    assert s.feasible and s.notes
+    assert meets(t, predict(at_epsilon(s, s.epsilon), t, ev))
+    assert not meets(t, predict(at_epsilon(s, s.epsilon * 1.01), t, ev))
+
+
+def test_reid_target_is_the_largest_budget_it_allows(frame):
+    r = demo("reid=0.2")
+    ev = evidence_for(r, frame)
+    s = solve(r, evidence=ev)
+    t = r.budget.targets[0]
+    assert s.feasible
+    assert meets(t, predict(at_epsilon(s, s.epsilon), t, ev))
+    assert not meets(t, predict(at_epsilon(s, s.epsilon * 1.01), t, ev))
+
+
+# ---- impossible, unaffordable, conflicting: said, never approximated ---------------------------
+
+
+def test_label_attack_below_the_public_columns_floor_is_impossible(frame):
+    r = demo("label-attack=0.5", rtype="label")
+    ev = evidence_for(r, frame)
+    s = solve(r, evidence=ev)
+    res = s.results[0]
+    assert not s.feasible and s.epsilon is None and s.plan is None
+    assert res.status == "impossible"
+    # the floor is what the public columns alone give the attacker
+    assert res.best is not None and res.best > 0.5
+    assert ev.label_model.uninformed_observed == pytest.approx(res.best, abs=0.02)
+    assert f"{res.best:.1%}" in res.advice
+    with pytest.raises(UserError):
+        s.apply()
+
+
+def test_within_target_beyond_any_budget_is_impossible():
+    r = demo("income=within:100:0.99")
+    s = solve(r)
+    res = s.results[0]
+    assert res.status == "impossible" and s.epsilon is None
+    assert res.best is not None and res.best < 0.99
+    assert "±100" in res.advice
+
+
+def test_unaffordable_target_says_what_it_needs():
+    r = demo("income=within:25000:0.5")
+    full = solve(r)
+    own = full.plan.unit("income").epsilon  # the share the target itself needs
+    s = solve(r, cap=0.9 * own)
+    assert not s.feasible and s.epsilon is None
+    assert all(x.status == "beyond cap" for x in s.results)
+    assert "more than the" in s.results[0].advice
+    # under a cap the targets fit below, the columns without a target get what is left
+    fits = solve(r, cap=1.2 * own)
+    assert fits.feasible and fits.plan.total.epsilon <= 1.2 * own * (1 + 1e-9)
+    assert fits.epsilon < full.epsilon
+
+
+def test_conflicting_targets_are_reported(frame):
+    r = demo("income=within:25000:0.5", "reid=0.05")
+    s = solve(r, evidence=evidence_for(r, frame))
+    assert not s.feasible
+    assert {x.status for x in s.results} == {"conflict"}
+
+
+# ---- the recipe ---------------------------------------------------------------------------------
+
+
+def test_targets_round_trip_and_parse():
+    s = solve(demo("income=within:25000:0.5", "children=keep:0.8"))
+    r = s.apply()
+    back = recipe_from_json(json.loads(r.dumps()))
+    assert back == r
+    assert back.budget.solved.get("status") == "met"
+    assert back.budget.epsilon == s.epsilon
+    for spec in ("age=within:3:0.95", "sex=keep:0.8", "label-attack=0.6", "reid=0.01"):
+        assert Target.parse(spec).spec == spec
+    for bad in ("age=within:3", "label-attack", "x=nearly:1", "reid=lots"):
+        with pytest.raises(ValueError):
+            Target.parse(bad)
+
+
+def test_target_problems():
+    bad = demo("age=within:3:0.95", "education_level=keep:0.8", "label-attack=0.6", "income=within:-1:2")
+    msgs = [str(p) for p in target_problems(bad)]
+    assert any("'age' is not perturbed" in m for m in msgs)
+    assert any("needs a column perturbed with rr" in m for m in msgs)
+    assert any("does not apply to a 'record' release" in m for m in msgs)
+    assert any("tolerance must be a number > 0" in m for m in msgs)
+    assert any("strictly between 0 and 1" in m for m in msgs)
+    with pytest.raises(RecipeError):
+        solve(bad)
+
+
+def test_a_recipe_missing_its_accuracy_targets_does_not_compile():
+    r = demo("income=within:25000:0.5")
+    plan, problems = compile_checked(r)  # the demo's epsilon 4 is far too little
+    assert plan is None
+    assert problems and problems[0].page == "budget" and "income=within:25000:0.5" in str(problems[0])
+    plan, problems = compile_checked(solve(r).apply())
+    assert plan is not None and not problems
+
+
+# ---- the CLI and the report: one figure per setting --------------------------------------------
+
+
+def _init(tmp_path, out, *extra):
+    dom = tmp_path / "dom.json"
+    if not dom.exists():
+        assert main(["recipe", "domains", str(DEMO_RECIPE), "-o", str(dom)]) == 0
+    roles = {
+        "person_id": "identifier",
+        **{c: "sensitive" for c in ("education_level", "income", "children", "disability", "employed")},
+        **{c: "public" for c in ("sex", "age", "ethnicity", "married", "us_citizen", "speaks_english_well")},
+    }
+    args = ["recipe", "init", str(DEMO_CSV), "-o", str(out), "--domains", str(dom), "--seed", "1"]
+    for c, role in roles.items():
+        args += ["--role", f"{c}={role}"]
+    for c in ("married", "us_citizen", "speaks_english_well"):
+        args += ["--categories", f"{c}=no,yes"]
+    for c, m in (("income", "laplace"), ("education_level", "laplace"), ("children", "rr"), ("disability", "rr")):
+        args += ["--mechanism", f"{c}={m}"]
+    args += ["--mechanism", "employed=rr"]
+    return main(args + list(extra))
+
+
+def test_cli_init_solves_and_check_resolves(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert _init(tmp_path, out, "--target", "income=within:25000:0.5", "--target", "children=keep:0.8") == 0
+    err = capsys.readouterr().err
+    r = load_recipe(out)
+    s = solve(r)
+    assert r.budget.epsilon == pytest.approx(s.epsilon, rel=1e-12)
+    assert f"targets met at epsilon {s.epsilon:.4g}" in err
+    assert main(["recipe", "check", str(out)]) == 0
+    checked = json.loads(capsys.readouterr().out)["targets"]
+    assert checked["recipe_vs_solved"] == "the recipe's epsilon is the solved one"
+    assert all(v["met"] for v in checked["at_recipe_epsilon"]["targets"].values())
+
+
+def test_cli_init_refuses_impossible_targets_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert _init(tmp_path, out, "--target", "income=within:100:0.99") == 2
+    assert not out.exists()
+    assert "impossible" in capsys.readouterr().err
+
+
+def test_report_reid_target_is_the_residual_risk_figure(tmp_path, frame):
+    """The budget was solved with the same linkage attack the report's risk table runs: the
+    solver's figure, the targets table and the residual-risk table agree exactly."""
+    from dpstudio.ledger import Ledger
+    from dpstudio.pipeline import execute_release
+    from dpstudio.report.model import build_model
+
+    out = tmp_path / "r.json"
+    assert _init(tmp_path, out, "--target", "income=within:25000:0.5", "--target", "reid=0.4") == 0
+    r = load_recipe(out)
+    s = solve(r, evidence=evidence_for(r, frame))
+    reid_solved = next(x.predicted for x in s.results if x.target.kind == "reid")
+    res = execute_release(
+        r, output_path=tmp_path / "o.csv", ledger=Ledger(tmp_path / "l.sqlite"), report_path=tmp_path / "rep.html"
+    )
+    assert res.risk["linkage"]["reid_rate"] == pytest.approx(reid_solved, rel=1e-12)
+    model = build_model(res, "internal", frame)
+    sec = next(x for x in model.sections if x.title == "Targets")
+    table = next(b for b in sec.blocks if b.kind == "table").content
+    texts = [[c.text for c in row] for row in table["rows"]]
+    assert any(f"{reid_solved:.2%}" in row[1] for row in texts)
+    assert all(row[2] == "yes" for row in texts)
+    ext = build_model(res, "external", frame)
+    sec = next(x for x in ext.sections if x.title == "Targets")
+    rows = next(b for b in sec.blocks if b.kind == "table").content["rows"]
+    assert any("withheld" in row[1].text for row in rows)  # a raw-data estimate is internal only
+    assert all(len(row) == 3 for row in rows)
+
+
+def test_label_risk_attacker_knows_a_label_releases_sensitive_columns(frame):
+    """A label release passes its sensitive columns through: the report's attacker uses them, as
+    the budget page's chart does (one attacker figure per setting)."""
+    from dpstudio.risk import label_risk, unchanged_columns
+
+    r = demo(rtype="label")
+    assert set(unchanged_columns(r)) >= {c.name for c in r.columns if c.role == "sensitive"}
+    view = label_risk(r, frame)["label_views"]["employed"]
+    assert set(view["posterior_model"]["public_columns"]) == set(unchanged_columns(r))
+    assert "income" in view["posterior_model"]["public_columns"]
+    # and the label-attack target reads the same attacker: one figure at the recipe's epsilon
+    t = Target.parse("label-attack=0.99")
+    r = replace(r, budget=replace(r.budget, targets=(t,)))
+    plan, _ = compile_checked(r)
+    assert predict(plan, t, evidence_for(r, frame)) == pytest.approx(view["at_epsilon"]["accuracy"]["informed"])
