@@ -353,7 +353,7 @@ def _solve_targets(recipe, args, loaded):
     recipe = replace(recipe, budget=replace(recipe.budget, targets=_parse_targets(args.target)))
     cap, why = _affordable_cap(loaded.sha256)
     try:
-        evidence = evidence_for(recipe, loaded.frame)
+        evidence = evidence_for(recipe, loaded.frame, rows=loaded.sample_of)
         solution = solve(recipe, evidence=evidence, cap=cap, split=args.split)
     except RecipeError:
         # problems no budget fixes (a missing domain, a wrong target): written with its targets
@@ -416,7 +416,13 @@ def _recheck_targets(recipe, frame, args) -> dict:
             "checked": False,
             "note": "risk targets need the data: run again with --with-data (or --input FILE)",
         }
-    evidence = evidence_for(recipe, frame) if risky else Evidence()
+    rows = recipe.budget.solved.get("rows")
+    if frame is not None:
+        evidence = evidence_for(recipe, frame)
+    else:  # accuracy targets only; a marginals forecast uses the number of records solved with
+        evidence = Evidence(rows=int(rows) if rows is not None else None)
+    if evidence.rows is None and any(t.kind == "marginals" for t in recipe.budget.targets):
+        return {"checked": False, "note": "a marginals target needs the number of records: run with --with-data"}
     cap, why = _affordable_cap(recipe.input.sha256)
     solution = solve(recipe, evidence=evidence, cap=cap, split=recipe.budget.solved.get("split", "targets"))
     again = solution.to_json()

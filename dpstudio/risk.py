@@ -310,10 +310,13 @@ def reid_estimator(frame: pd.DataFrame, seed: int = 0, max_rows: int | None = MA
     return rate
 
 
-def evidence_for(recipe, frame: pd.DataFrame, *, seed: int = 0, progress=no_progress, cancel=NEVER_CANCELLED):
-    """What ``recipe``'s risk targets need (:class:`dpstudio.plan.solve.Evidence`), estimated on
-    ``frame`` as the residual-risk estimates are (internal use only): the label attackers' model
-    on the same row sample, the linkage attack of :func:`reid_estimator`."""
+def evidence_for(
+    recipe, frame: pd.DataFrame, *, seed: int = 0, rows: int | None = None, progress=no_progress, cancel=NEVER_CANCELLED
+):
+    """What ``recipe``'s targets need beyond the plan (:class:`dpstudio.plan.solve.Evidence`),
+    estimated on ``frame`` as the residual-risk estimates are (internal use only): the label
+    attackers' model on the same row sample, the linkage attack of :func:`reid_estimator`, and
+    the number of records (``rows``, when ``frame`` is a sample of a larger file)."""
     from dpstudio.errors import UserError
     from dpstudio.plan.solve import Evidence
 
@@ -323,11 +326,11 @@ def evidence_for(recipe, frame: pd.DataFrame, *, seed: int = 0, progress=no_prog
         labels = [c.name for c in recipe.columns if c.role == "label"]
         if not labels:
             raise UserError("a label-attack target needs a column with the role 'label'")
-        rows, _info = row_sample(frame, seed, MAX_ROWS)
-        public = [c for c in unchanged_columns(recipe) if c in rows.columns]
-        model = LabelLeakageModel.fit(rows, public, labels[0], seed=seed, progress=progress, cancel=cancel)
+        sample, _info = row_sample(frame, seed, MAX_ROWS)
+        public = [c for c in unchanged_columns(recipe) if c in sample.columns]
+        model = LabelLeakageModel.fit(sample, public, labels[0], seed=seed, progress=progress, cancel=cancel)
     reid = reid_estimator(frame, seed) if "reid" in kinds else None
-    return Evidence(label_model=model, reid=reid)
+    return Evidence(label_model=model, reid=reid, rows=int(rows) if rows is not None else len(frame))
 
 
 def record_risk(

@@ -68,6 +68,10 @@ def _targets(*columns_and_targets, release="record") -> Recipe:
     return replace(r, budget=replace(r.budget, targets=targets))
 
 
+def _pearl(r: Recipe) -> Recipe:
+    return replace(r, release=replace(r.release, options=Params.of({"method": "pearl"})))
+
+
 def T(kind, value, column=None, probability=None) -> Target:  # noqa: N802 - reads like the recipe's form
     return Target(kind=kind, value=value, column=column, probability=probability)
 
@@ -343,6 +347,12 @@ CASES = [
     ("negative tolerance", _targets(_num(), T("within", -1, "a", 0.5)), None, "tolerance must be a number > 0"),
     ("share out of range", _targets(_num(), T("within", 1, "a", 1.5)), None, "share of records must lie strictly"),
     ("risk target out of range", _targets(_num(), T("reid", 2.0)), None, "value must lie strictly between 0 and 1"),
+    (
+        "marginals target on PEARL",
+        _pearl(_targets(_num(), T("marginals", 0.05), release="synthetic")),
+        None,
+        "MST and AIM",
+    ),
 ]
 
 DECLARED_TYPE_CASE = (

@@ -49,7 +49,9 @@ REL_TOL = 1e-3
 #: rounds of re-splitting the budget across targeted units (converges in two for basic composition)
 MAX_SPLIT_ROUNDS = 6
 
-ACCURACY_KINDS = ("within", "keep")
+ACCURACY_KINDS = ("within", "keep", "marginals")
+#: accuracy targets on one perturbed column: the ones the split gives a share to
+COLUMN_KINDS = ("within", "keep")
 RISK_KINDS = ("label-attack", "reid")
 
 
@@ -63,6 +65,8 @@ class Evidence:
 
     label_model: Any = None
     reid: Callable[[ReleasePlan], float] | None = None
+    #: the number of records (public under replace-one neighbours): a marginals forecast needs it
+    rows: int | None = None
 
 
 def target_unit(plan: ReleasePlan, target: Target) -> PlanUnit | None:
@@ -71,6 +75,8 @@ def target_unit(plan: ReleasePlan, target: Target) -> PlanUnit | None:
         return plan.unit_of_column(target.column or "")
     if target.kind == "label-attack" and plan.label is not None:
         return plan.unit_of_column(plan.label.column)
+    if target.kind == "marginals":
+        return next((u for u in plan.units if u.kind == "synthesizer"), None)
     return None
 
 
@@ -91,6 +97,17 @@ def predict(plan: ReleasePlan, target: Target, evidence: Evidence = Evidence()) 
         if keep is None:
             raise UserError(f"target {target.spec}: {unit.mechanism_name} has no keep probability")
         return float(keep)
+    if target.kind == "marginals":
+        unit = target_unit(plan, target)
+        forecast = getattr(unit.mechanism, "one_way_tv_forecast", None) if unit is not None else None
+        if unit is None or forecast is None or plan.recipe is None:
+            raise UserError(f"target {target.spec}: the release has no synthesizer")
+        if evidence.rows is None:
+            raise UserError(f"target {target.spec}: needs the number of records (open the data)")
+        value = forecast(plan.recipe, evidence.rows, plan.recipe.outputs.rows)
+        if value is None:
+            raise UserError(f"target {target.spec}: {unit.mechanism_name} does not measure the 1-way marginals")
+        return float(value[0])
     if target.kind == "label-attack":
         if plan.label is None:
             raise UserError(f"target {target.spec}: the release has no label guarantee")
@@ -111,7 +128,7 @@ def meets(target: Target, value: float) -> bool:
         return value >= float(target.probability or 0.0)
     if target.kind == "keep":
         return value >= target.value
-    return value <= target.value
+    return value <= target.value  # marginals' total variation, an attacker's accuracy, a rate
 
 
 def unmet_targets(plan: ReleasePlan) -> list[Problem]:
@@ -122,10 +139,14 @@ def unmet_targets(plan: ReleasePlan) -> list[Problem]:
     if recipe is None:
         return []
     out = []
+    rows = recipe.budget.solved.get("rows")
+    evidence = Evidence(rows=int(rows) if rows is not None else None)
     for t in recipe.budget.targets:
         if t.kind not in ACCURACY_KINDS or target_unit(plan, t) is None:
             continue
-        value = predict(plan, t)
+        if t.kind == "marginals" and evidence.rows is None:
+            continue  # forecast from the number of records: checked where the data is known
+        value = predict(plan, t, evidence)
         if not meets(t, value):
             out.append(
                 Problem(
@@ -144,6 +165,8 @@ def describe(target: Target) -> str:
         return f"{target.column} within ±{target.value:g} for {target.probability:.0%} of records"
     if target.kind == "keep":
         return f"{target.column}: category kept with probability ≥ {target.value:.0%}"
+    if target.kind == "marginals":
+        return f"1-way marginals within {target.value:g} total variation of the real ones, on average"
     if target.kind == "label-attack":
         return f"no attacker guesses the label right more than {target.value:.0%} of the time"
     return f"re-identification rate below {target.value:.1%}"
@@ -157,6 +180,8 @@ def value_text(target: Target, value: float | None) -> str:
         return f"{value:.1%} of records within ±{target.value:g}"
     if target.kind == "keep":
         return f"kept with probability {value:.1%}"
+    if target.kind == "marginals":
+        return f"mean 1-way total variation {value:.3f}"
     if target.kind == "label-attack":
         return f"best attacker right {value:.1%} of the time"
     return f"{value:.2%} re-identified"
@@ -212,6 +237,8 @@ class Solution:
     split: str
     notes: tuple[str, ...] = ()
     recipe: Recipe | None = field(default=None, repr=False, compare=False)
+    #: the number of records the marginals forecast used (recorded: the compile check reads it)
+    rows: int | None = None
 
     @property
     def feasible(self) -> bool:
@@ -228,6 +255,8 @@ class Solution:
                 shares={u.name: float(u.epsilon) for u in self.plan.units},
             )
         out["predicted"] = {r.target.spec: r.predicted for r in self.results}
+        if self.rows is not None:
+            out["rows"] = int(self.rows)
         return Params.of(out)
 
     def apply(self) -> Recipe:
@@ -368,6 +397,19 @@ def _floor_advice(
                 "probability or merge categories (fewer categories keep more)"
             ),
         )
+    if target.kind == "marginals":
+        unit = target_unit(plan, target)
+        forecast = unit.mechanism.one_way_tv_forecast(plan.recipe, evidence.rows, plan.recipe.outputs.rows)  # type: ignore[union-attr]
+        sampling = float(forecast[1])
+        return (
+            best,
+            sampling,
+            (
+                f"at epsilon {at:g} the 1-way marginals are forecast {best:.3f} total variation from the real "
+                f"ones; sampling the rows alone leaves about {sampling:.3f}: raise the limit, give columns "
+                "public lists with fewer categories (or fewer bins), or generate more rows"
+            ),
+        )
     if target.kind == "label-attack":
         return (
             best,
@@ -494,13 +536,14 @@ def solve(
     notes: list[str] = []
 
     # ---- the split: each targeted unit gets what its accuracy target needs
-    if split == "targets" and accuracy:
+    on_columns = [t for t in accuracy if t.kind in COLUMN_KINDS]
+    if split == "targets" and on_columns:
         progress(0.1, "finding the budget each target needs")
-        weights = _split_for_targets(plans, accuracy, evidence, weights, top, cap)
+        weights = _split_for_targets(plans, on_columns, evidence, weights, top, cap)
     limits = {t: _lower_limit(plans, t, evidence, weights, top) for t in accuracy}
     ref = plans.at(top, weights)
-    if split == "targets" and accuracy and ref is not None:
-        targeted = {u.name for t in accuracy if (u := target_unit(ref, t)) is not None}
+    if split == "targets" and on_columns and ref is not None:
+        targeted = {u.name for t in on_columns if (u := target_unit(ref, t)) is not None}
         if any(u.name not in targeted for u in ref.perturbation_units):
             notes.append(
                 "columns without a target get the targeted columns' mean budget per unit of weight, or what "
@@ -594,4 +637,5 @@ def solve(
         split=split,
         notes=tuple(notes),
         recipe=recipe,
+        rows=evidence.rows if any(t.kind == "marginals" for t in targets) else None,
     )

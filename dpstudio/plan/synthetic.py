@@ -352,6 +352,33 @@ class SynthesizerRelease:
         plan: list[dict[str, Any]] = self._synthesizer().budget_plan(self.epsilon, self.delta, rows, n_classes)
         return plan
 
+    def one_way_tv_forecast(self, recipe: Recipe, rows: int, rows_out: int | None = None) -> tuple[float, float] | None:
+        """(forecast, sampling part) of the mean 1-way total variation of the synthetic table,
+        from this budget's 1-way measurement noise and the sampling of ``rows_out`` rows (default
+        ``rows``) -- :meth:`CellLayout.one_way_tv_forecast`; None for a synthesizer without
+        1-way measurements (PEARL, DP-MERF)."""
+        synth = self._synthesizer()
+        one_way_mu = getattr(synth, "one_way_mu", None)
+        layout_of = getattr(synth, "layout", None)
+        if one_way_mu is None or layout_of is None:
+            return None
+        layout = layout_of(table_spec(recipe))
+        forecast: tuple[float, float] = layout.one_way_tv_forecast(
+            one_way_mu(self.epsilon, self.delta, layout.d), rows, rows_out or rows
+        )
+        return forecast
+
+    def one_way_tv(self, recipe: Recipe, real: pd.DataFrame, synthetic: pd.DataFrame) -> float | None:
+        """The mean 1-way total variation between ``real`` and ``synthetic`` on the cells the
+        forecast uses (internal: it reads the raw data)."""
+        synth = self._synthesizer()
+        layout_of = getattr(synth, "layout", None)
+        if layout_of is None:
+            return None
+        spec = table_spec(recipe)
+        value: float = layout_of(spec).one_way_tv(_as_strings(real, spec), _as_strings(synthetic, spec))
+        return value
+
     def release(
         self,
         data: pd.DataFrame,
@@ -418,6 +445,11 @@ def _as_strings(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
     out: dict[str, pd.Series] = {}
     for c in spec.all_columns:
         s = frame[c.name]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            # a pandas category column (a synthetic table, a dictionary-encoded Parquet column):
+            # its values, not its codes; text categories stay text ("025" must not become "25")
+            cats = s.dtype.categories
+            s = s.astype("string") if pd.api.types.is_string_dtype(cats.dtype) else s.astype(cats.dtype)
         if c.kind == "categorical" and not pd.api.types.is_string_dtype(s.dtype):
             f = pd.to_numeric(s, errors="coerce")
             integral = f.notna() & (f == f.round())

@@ -177,9 +177,10 @@ class ReleaseSpec:
 
 
 #: what a release must achieve (docs/targets.md): "within" a tolerance for a share of records (a
-#: perturbed number), a category "keep" probability (randomized response), at most this accuracy
-#: for the best "label-attack"er, at most this re-identification ("reid") rate of a linkage attack
-TARGET_KINDS = ("within", "keep", "label-attack", "reid")
+#: perturbed number), a category "keep" probability (randomized response), a synthetic table's
+#: 1-way "marginals" within a mean total variation, at most this accuracy for the best
+#: "label-attack"er, at most this re-identification ("reid") rate of a linkage attack
+TARGET_KINDS = ("within", "keep", "marginals", "label-attack", "reid")
 
 
 @dataclass(frozen=True)
@@ -188,8 +189,10 @@ class Target:
 
     ``within``: ``column``'s released value within +-``value`` of the true one for at least a
     share ``probability`` of records; ``keep``: ``column``'s category kept with probability at
-    least ``value``; ``label-attack``: the best label attacker right at most a share ``value``
-    of the time; ``reid``: at most a share ``value`` of records re-identified by linkage."""
+    least ``value``; ``marginals``: a synthetic table's 1-way marginals at most ``value`` total
+    variation from the real ones, on average over columns; ``label-attack``: the best label
+    attacker right at most a share ``value`` of the time; ``reid``: at most a share ``value``
+    of records re-identified by linkage."""
 
     kind: str
     value: float
@@ -207,15 +210,18 @@ class Target:
 
     @classmethod
     def parse(cls, text: str) -> Target:
-        """``age=within:3:0.95``, ``sex=keep:0.8``, ``label-attack=0.6`` or ``reid=0.01``
+        """``age=within:3:0.95``, ``sex=keep:0.8``, ``marginals=0.05``, ``label-attack=0.6`` or ``reid=0.01``
         (raises ValueError with the accepted forms)."""
-        forms = "COLUMN=within:TOLERANCE:SHARE, COLUMN=keep:PROBABILITY, label-attack=ACCURACY or reid=RATE"
+        forms = (
+            "COLUMN=within:TOLERANCE:SHARE, COLUMN=keep:PROBABILITY, marginals=TOTAL_VARIATION, "
+            "label-attack=ACCURACY or reid=RATE"
+        )
         left, sep, right = str(text).partition("=")
         left, right = left.strip(), right.strip()
         if not sep or not left or not right:
             raise ValueError(f"target {text!r}: expected {forms}")
         try:
-            if left in ("label-attack", "reid"):
+            if left in ("marginals", "label-attack", "reid"):
                 return cls(kind=left, value=float(right))
             kind, _, rest = right.partition(":")
             if kind == "within":

@@ -690,6 +690,7 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
 TARGET_RELEASES = {
     "within": ("record", "label", "semi-sensitive"),
     "keep": ("record", "label", "semi-sensitive"),
+    "marginals": ("synthetic",),
     "label-attack": ("label", "semi-sensitive"),
     "reid": ("record",),
 }
@@ -745,6 +746,15 @@ def target_problems(recipe: Recipe) -> list[Problem]:
                         page="budget",
                     )
                 )
+        if t.kind == "marginals" and recipe.release.options.get("method") in ("pearl", "merf"):
+            p.append(
+                Problem(
+                    f"{where}: a marginals target is forecast for MST and AIM, which measure the 1-way "
+                    f"marginals; {recipe.release.options.get('method')!r} does not",
+                    field="targets",
+                    page="budget",
+                )
+            )
         if t.kind == "within":
             if not (t.value > 0 and math.isfinite(t.value)):
                 p.append(Problem(f"{where}: the tolerance must be a number > 0", field="targets", page="budget"))

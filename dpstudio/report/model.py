@@ -847,7 +847,7 @@ def targets_section(result, frame, external: bool) -> Section:
     (accuracy targets: read off the plan that ran; risk targets: off the residual-risk estimate,
     which computes them as the solver did), and internally its value measured on this release
     where that needs no further privacy loss."""
-    from dpstudio.plan.solve import RISK_KINDS, describe, meets, predict, value_text
+    from dpstudio.plan.solve import RISK_KINDS, Evidence, describe, meets, predict, value_text
 
     recipe, plan = result.recipe, result.plan
     s = Section("Targets")
@@ -864,11 +864,14 @@ def targets_section(result, frame, external: bool) -> Section:
     )
     risk = getattr(result, "risk", None) or {}
     data = getattr(result.outcome, "data", None)
+    # the number of records (public under replace-one neighbours) a marginals forecast reads
+    n = recipe.budget.solved.get("rows") or getattr(result, "rows", None) or (len(frame) if frame is not None else None)
+    evidence = Evidence(rows=int(n) if n is not None else None)
     rows = []
     for t in recipe.budget.targets:
         v = None
-        if t.kind not in RISK_KINDS:
-            v = predict(plan, t)
+        if t.kind not in RISK_KINDS and (t.kind != "marginals" or evidence.rows is not None):
+            v = predict(plan, t, evidence)
         elif not external:
             v = _risk_target_value(t, plan, risk)
         if v is None:
@@ -882,6 +885,10 @@ def targets_section(result, frame, external: bool) -> Section:
             unit = plan.unit_of_column(t.column) if t.column else None
             if t.kind in RISK_KINDS:
                 measured = "an expectation over the noise: not a figure of one release"
+            elif t.kind == "marginals" and frame is not None and data is not None:
+                synth = next((u for u in plan.units if u.kind == "synthesizer"), None)
+                m = synth.mechanism.one_way_tv(recipe, frame, data) if synth is not None and synth.mechanism else None
+                measured = value_text(t, m) if m is not None else "\u2014"
             elif frame is None or data is None or unit is None:
                 measured = "not measured (the rows were not kept: released block by block)"
             elif t.column in frame.columns and t.column in data.columns and len(frame) == len(data):

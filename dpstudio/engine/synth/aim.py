@@ -197,6 +197,13 @@ class AIMSynthesizer(Synthesizer):
             {"part": "selected 1-, 2- and 3-way marginals, adaptive rounds (Gaussian)", "share": self.alpha * rest},
         ]
 
+    def one_way_mu(self, epsilon: float, delta: float, d: int) -> float:
+        """The GDP mu of each of the ``d`` initial 1-way releases at (``epsilon``, ``delta``):
+        what :meth:`fit_counts` draws them with (later rounds may measure a column again, which
+        only adds information; a budget-from-targets forecast reads this one)."""
+        rho = zcdp_rho_for(epsilon, delta) if math.isfinite(epsilon) else math.inf
+        return math.sqrt(2.0 * self.alpha * rho / (self.rounds_per_column * d)) if math.isfinite(rho) else math.inf
+
     def layout(self, spec: TableSpec) -> CellLayout:
         """The public cells the fit uses (bins and categories from ``spec`` and the options)."""
         return CellLayout(spec, self.bins, self.binning, self.max_values)
@@ -261,7 +268,7 @@ class AIMSynthesizer(Synthesizer):
         finite = math.isfinite(rho)
         sens = math.sqrt(2.0)
         T = self.rounds_per_column * d
-        mu = math.sqrt(2.0 * self.alpha * rho / T) if finite else math.inf
+        mu = self.one_way_mu(epsilon, delta, d)
         eps_sel = math.sqrt(8.0 * (1.0 - self.alpha) * rho / T) if finite else math.inf
         comps: list[PrivacyLoss] = []
         rho_used = 0.0

@@ -139,6 +139,40 @@ class CellLayout:
     def d(self) -> int:
         return len(self.sizes)
 
+    def one_way_tv_forecast(self, mu: float, n: int, n_out: int) -> tuple[float, float]:
+        """(forecast, its sampling part) of the mean over columns of the total variation between
+        a synthetic table's 1-way marginals and the real ones, on these cells, when each 1-way
+        count vector of the ``n`` records is released with mu-GDP Gaussian noise and ``n_out``
+        rows are sampled.  Per column with m sampleable cells: the noise's expected L1,
+        m sigma sqrt(2/pi) (sigma as :func:`~.privacy.release_scale` draws it), over 2n, plus the
+        sampling's, at most sqrt((m - 1) / (2 pi n_out)) (Cauchy-Schwarz on
+        sum_v sqrt(p_v (1 - p_v) / n_out) sqrt(2/pi) / 2), capped at 1.  An estimate, not a
+        bound: the fit's projection of the noisy counts onto the simplex and its use of the
+        other marginals usually make the real figure smaller."""
+        from .privacy import release_scale
+
+        n, n_out = max(int(n), 1), max(int(n_out), 1)
+        total = sampling = 0.0
+        for j, size in enumerate(self.sizes):
+            m = int(size) - len(self.hidden[j])
+            sigma = release_scale(math.sqrt(2.0), mu, int(size))[2] if math.isfinite(mu) else 0.0
+            samp = math.sqrt(max(m - 1, 0) / (2.0 * math.pi * n_out))
+            total += min(1.0, m * sigma * math.sqrt(2.0 / math.pi) / (2.0 * n) + samp)
+            sampling += min(1.0, samp)
+        d = max(self.d, 1)
+        return total / d, sampling / d
+
+    def one_way_tv(self, real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
+        """The mean over columns of the total variation between the 1-way marginals of ``real``
+        and ``synthetic`` on these cells (what :meth:`one_way_tv_forecast` forecasts)."""
+        a, b = self.codes(real), self.codes(synthetic)
+        tvs = []
+        for j, size in enumerate(self.sizes):
+            pa = np.bincount(a[:, j], minlength=int(size)) / max(len(a), 1)
+            pb = np.bincount(b[:, j], minlength=int(size)) / max(len(b), 1)
+            tvs.append(0.5 * float(np.abs(pa - pb).sum()))
+        return float(np.mean(tvs)) if tvs else 0.0
+
     def is_numeric(self, j: int) -> bool:
         return j < len(self.spec.columns) and self.spec.columns[j].kind == "numeric"
 

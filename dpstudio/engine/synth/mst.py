@@ -226,6 +226,12 @@ class MSTSynthesizer(Synthesizer):
         plan.append({"part": "2-way marginals along the tree (Gaussian)", "share": share2})
         return plan
 
+    def one_way_mu(self, epsilon: float, delta: float, d: int) -> float:
+        """The GDP mu of each of the ``d`` 1-way releases at (``epsilon``, ``delta``): what
+        :meth:`fit_counts` draws them with (public: a budget-from-targets forecast reads it)."""
+        rho = zcdp_rho_for(epsilon, delta) if math.isfinite(epsilon) else math.inf
+        return math.sqrt(2.0 * self.budget[0] * rho / d) if math.isfinite(rho) else math.inf
+
     def layout(self, spec: TableSpec) -> CellLayout:
         """The public cells the fit uses (bins and categories from ``spec`` and the options)."""
         return CellLayout(spec, self.bins, self.binning, self.max_values)
@@ -283,7 +289,7 @@ class MSTSynthesizer(Synthesizer):
         # the hidden "unknown" cell of categorical columns: a structural zero for sampling
         unknown = [layout.hidden[j][0] if layout.hidden[j] else None for j in range(d)]
         # ---- 1-way marginals (full public domains)
-        mu1 = math.sqrt(2.0 * share1 * rho / d) if finite else math.inf
+        mu1 = self.one_way_mu(epsilon, delta, d)
         one: list[FloatArray] = []
         var1: list[float] = []
         for j in range(d):
