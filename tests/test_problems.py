@@ -348,6 +348,12 @@ CASES = [
     ("share out of range", _targets(_num(), T("within", 1, "a", 1.5)), None, "share of records must lie strictly"),
     ("risk target out of range", _targets(_num(), T("reid", 2.0)), None, "value must lie strictly between 0 and 1"),
     (
+        "marginals target, categories found with DP",
+        _targets(_cat(domain=Domain("categorical", source="dp")), T("marginals", 0.05), release="synthetic"),
+        None,
+        "found with DP at release time",
+    ),
+    (
         "marginals target on PEARL",
         _pearl(_targets(_num(), T("marginals", 0.05), release="synthetic")),
         None,

@@ -755,6 +755,25 @@ def target_problems(recipe: Recipe) -> list[Problem]:
                     page="budget",
                 )
             )
+        if t.kind == "marginals":
+            unknown = [
+                c.name
+                for c in recipe.columns
+                if c.role not in DROPPED_ROLES + ("embedding",)
+                and c.domain is not None
+                and c.domain.kind == "categorical"
+                and c.domain.categories is None
+            ]
+            if unknown:
+                p.append(
+                    Problem(
+                        f"{where}: the forecast counts each column's public cells, and the categories of "
+                        f"{', '.join(repr(n) for n in unknown[:5])} are found with DP at release time; "
+                        "give them a public list, or state another target",
+                        field="targets",
+                        page="budget",
+                    )
+                )
         if t.kind == "within":
             if not (t.value > 0 and math.isfinite(t.value)):
                 p.append(Problem(f"{where}: the tolerance must be a number > 0", field="targets", page="budget"))
