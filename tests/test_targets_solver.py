@@ -25,7 +25,7 @@ from dpstudio.engine.mechanisms.sampling import (
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import RecipeError, UserError
 from dpstudio.plan import compile_checked
-from dpstudio.plan.solve import Evidence, meets, predict, solve
+from dpstudio.plan.solve import RISK_GRID, Evidence, meets, predict, solve
 from dpstudio.recipe.model import Target, load_recipe, recipe_from_json
 from dpstudio.recipe.validate import target_problems
 from dpstudio.risk import evidence_for
@@ -152,24 +152,44 @@ def test_targets_split_binds_every_target_and_beats_the_weights():
         _minimal(s, t)
 
 
-def test_label_attack_target_is_the_largest_budget_it_allows(frame):
+def _largest_on_the_grid(solution, target, evidence):
+    """Risk targets alone: the budget is the largest value of the public grid they allow."""
+    eps = solution.epsilon
+    assert eps in RISK_GRID
+    assert meets(target, predict(at_epsilon(solution, eps), target, evidence))
+    nxt = RISK_GRID[RISK_GRID.index(eps) + 1]
+    assert not meets(target, predict(at_epsilon(solution, nxt), target, evidence))
+    # the limit itself (the bisection's) lies between the two grid values
+    res = solution.results[0]
+    assert eps <= res.limit < nxt
+    assert not meets(target, predict(at_epsilon(solution, res.limit * 1.01), target, evidence))
+
+
+def test_label_attack_target_is_the_largest_grid_budget_it_allows(frame):
     r = demo("label-attack=0.85", rtype="label")
     ev = evidence_for(r, frame)
     s = solve(r, evidence=ev)
-    t = r.budget.targets[0]
-    assert s.feasible and s.notes
-    assert meets(t, predict(at_epsilon(s, s.epsilon), t, ev))
-    assert not meets(t, predict(at_epsilon(s, s.epsilon * 1.01), t, ev))
+    assert s.feasible and any("public grid" in n for n in s.notes)
+    _largest_on_the_grid(s, r.budget.targets[0], ev)
 
 
-def test_reid_target_is_the_largest_budget_it_allows(frame):
+def test_reid_target_is_the_largest_grid_budget_it_allows(frame):
     r = demo("reid=0.2")
     ev = evidence_for(r, frame)
     s = solve(r, evidence=ev)
-    t = r.budget.targets[0]
     assert s.feasible
-    assert meets(t, predict(at_epsilon(s, s.epsilon), t, ev))
-    assert not meets(t, predict(at_epsilon(s, s.epsilon * 1.01), t, ev))
+    _largest_on_the_grid(s, r.budget.targets[0], ev)
+
+
+def test_raw_data_estimates_stay_out_of_the_recipe(frame):
+    """A risk target's value is estimated on the raw data: the shared recipe records that the
+    choice used such estimates, never the estimates themselves."""
+    r = demo("income=within:25000:0.5", "reid=0.4")
+    s = solve(r, evidence=evidence_for(r, frame))
+    solved = s.apply().budget.solved.to_dict()
+    assert solved["chosen_with_raw_data_estimates"] is True
+    assert list(solved["predicted"]) == ["income=within:25000:0.5"]
+    assert any("does not cover" in n for n in s.notes)
 
 
 # ---- impossible, unaffordable, conflicting: said, never approximated ---------------------------
@@ -329,6 +349,10 @@ def test_report_reid_target_is_the_residual_risk_figure(tmp_path, frame):
     rows = next(b for b in sec.blocks if b.kind == "table").content["rows"]
     assert any("withheld" in row[1].text for row in rows)  # a raw-data estimate is internal only
     assert all(len(row) == 3 for row in rows)
+    # both versions say the choice used raw-data estimates, which the guarantee does not cover
+    for m in (model, ext):
+        sec = next(x for x in m.sections if x.title == "Targets")
+        assert any(b.kind == "warn" and "does not cover" in b.content for b in sec.blocks)
 
 
 def test_label_risk_attacker_knows_a_label_releases_sensitive_columns(frame):

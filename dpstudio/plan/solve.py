@@ -50,6 +50,10 @@ REL_TOL = 1e-3
 MAX_SPLIT_ROUNDS = 6
 
 ACCURACY_KINDS = ("within", "keep", "marginals")
+#: a budget set by risk targets alone is the largest of these they allow: a public 1-2-5 grid, so
+#: the raw-data estimates behind the choice select one of 12 values (at most 3.6 bits about the
+#: data), never a value read off them (docs/targets.md, "A choice made with the data")
+RISK_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
 #: accuracy targets on one perturbed column: the ones the split gives a share to
 COLUMN_KINDS = ("within", "keep")
 RISK_KINDS = ("label-attack", "reid")
@@ -254,7 +258,11 @@ class Solution:
                 total_delta=float(self.plan.total.delta),
                 shares={u.name: float(u.epsilon) for u in self.plan.units},
             )
-        out["predicted"] = {r.target.spec: r.predicted for r in self.results}
+        # accuracy predictions only: a risk target's value is a raw-data estimate, and the recipe
+        # is shared (and printed in the external report's appendix)
+        out["predicted"] = {r.target.spec: r.predicted for r in self.results if r.target.kind in ACCURACY_KINDS}
+        if any(r.target.kind in RISK_KINDS for r in self.results):
+            out["chosen_with_raw_data_estimates"] = True
         if self.rows is not None:
             out["rows"] = int(self.rows)
         return Params.of(out)
@@ -556,6 +564,13 @@ def solve(
     low = max((e for e in limits.values() if e is not None), default=None)
     high = min((e for e in uppers.values() if e is not None), default=None)
     impossible = [t for t, e in {**limits, **uppers}.items() if e is None]
+    below_grid = False
+    if risk:
+        notes.append(
+            "the risk targets are estimated on the raw data, so whether and at which budget they are met "
+            "depends on the data: a choice the differential-privacy guarantee does not cover (the report "
+            "says so)"
+        )
     if impossible:
         eps = None
     elif accuracy:
@@ -563,11 +578,15 @@ def solve(
         if high is not None and low is not None and low > high:
             eps = None
     else:
-        eps = min(high if high is not None else top, cap)
+        allowed = min(high if high is not None else top, cap)
+        eps = max((g for g in RISK_GRID if g <= allowed * (1 + 1e-12)), default=None)
         notes.append(
-            "only risk targets: the budget is the largest they allow (up to the cap), the most "
-            "accuracy the stated risk buys"
+            "only risk targets: the budget is the largest value of the public grid "
+            f"{', '.join(f'{g:g}' for g in RISK_GRID)} they allow (up to the cap), the most accuracy the "
+            "stated risk buys"
         )
+        if eps is None:
+            below_grid = True
     beyond = eps is not None and eps > cap * (1 + 1e-12)
     if beyond:
         eps_needed: float | None = eps
@@ -611,6 +630,16 @@ def solve(
                     limit,
                     advice=f"the targets need epsilon {eps_needed:.3g}, more than the {cap:g} this dataset "
                     "can still spend: relax a target or raise the cap",
+                )
+            )
+        elif below_grid:
+            results.append(
+                TargetResult(
+                    t,
+                    "impossible",
+                    None,
+                    limit,
+                    advice=f"met only below epsilon {RISK_GRID[0]:g}, the smallest budget offered: raise the limit",
                 )
             )
         elif plan is None:

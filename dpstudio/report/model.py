@@ -898,6 +898,15 @@ def targets_section(result, frame, external: bool) -> Section:
         rows.append(row)
     head = ["Target", f"Predicted at \u03b5 = {_eps(eps)}", "Met"] + ([] if external else ["On this release"])
     s.add("table", {"head": head, "rows": rows})
+    if solved.get("chosen_with_raw_data_estimates") or any(t.kind in RISK_KINDS for t in recipe.budget.targets):
+        s.add(
+            "warn",
+            "Risk targets are estimated on the raw data, so whether they are met, and (with risk targets "
+            "alone) which budget was chosen, depend on the data. The differential-privacy guarantee covers "
+            "the release at the chosen \u03b5; it does not cover that choice, which can reveal a little about "
+            "the data (a budget set by risk targets alone is one of 12 public values, 0.01 to 50: at most "
+            "3.6 bits).",
+        )
     if not external:
         s.add(
             "note",
@@ -1462,6 +1471,10 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         )
     if dropped:
         what += " Dropped before release: " + ", ".join(c.name for c in dropped) + "."
+    model_unit = next((u for u in plan.units if u.kind == "model"), None)
+    if model_unit is not None and model_unit.facts.get("mechanism_choice"):
+        # which mechanism fitted the model and why (the finalised plan's unit)
+        what += f" Mechanism: {model_unit.facts['mechanism_choice']}."
     s.add("p", "What was released: " + what)
     s.add(
         "kv",
