@@ -66,9 +66,28 @@ def test_cli_model_release(tmp_path):
     assert set(art["coefficients"]) == {"x1", "x2"}
     g = art["guarantee"]
     assert g["epsilon"] == 1.0 and g["delta"] == 1e-5
+    # mechanism "auto" (the default since issue 22) picks objective perturbation at n = 400, d = 2
+    assert g["mechanism"] == "objective" and "400 rows" in g["mechanism_reason"]
+    assert g["proven_epsilon"] <= 1.0 * (1 + 1e-12) and g["proven_delta"] <= 1e-5 * (1 + 1e-12)
+    assert g["feature_norm"] == pytest.approx(2**0.5)
+    assert art["coefficients"]["x1"] > 0  # the signal survives at n=400, eps=1
+
+
+def test_model_release_gibbs_when_asked_direct():
+    """mechanism = "gibbs": the Gibbs-posterior release as before (what the CLI test checked)."""
+    from dpstudio.plan import model
+
+    cols = [
+        Column("x1", "float", "sensitive", Domain("numeric", low=0, high=1)),
+        Column("x2", "float", "sensitive", Domain("numeric", low=0, high=1)),
+        Column("y", "integer", "label", Domain("categorical", categories=("0", "1"))),
+    ]
+    out = model.execute(model.compile(_recipe("model", cols, {"mechanism": "gibbs"})), _frame(), RandomSource(3))
+    g = out.artifact["guarantee"]
+    assert g["epsilon"] == 1.0 and g["delta"] == 1e-5
     assert g["delta_gibbs"] + g["delta_sampler"] == pytest.approx(1e-5)
     assert g["lipschitz"] == pytest.approx(2**0.5)
-    assert art["coefficients"]["x1"] > 0  # the signal survives at n=400, eps=1
+    assert out.artifact["coefficients"]["x1"] > 0
 
 
 def test_cli_density_release(tmp_path):

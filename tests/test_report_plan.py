@@ -327,11 +327,18 @@ def test_model_unit_prints_its_description_and_facts(tmp_path):
     )
     unit = next(u for u in res.plan.units if u.kind == "model")
     row = _rows(build_model(res, "external", None, charts=False), "Mechanisms and parameters")[unit.name]
-    assert row[1] == "logistic regression, Gibbs posterior sampling"
+    # mechanism "auto" (default since issue 22): the finalised plan names what ran and why
+    assert row[1] == "logistic regression, objective perturbation"
     assert unit.description in row[4]
-    for key in ("a_max", "gamma", "delta_gibbs", "delta_sampler", "norm_bound"):
+    assert "mechanism choice: objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011): " in row[4]
+    for key in ("noise_scale", "ridge_m", "epsilon_jacobian", "epsilon_noise", "norm_bound"):
         assert f"= {fmt(unit.facts[key])}" in row[4], key
-    assert "a_max (" in row[4] and "features: age, score" in row[4]
+    assert "features: age, score" in row[4]
+    summary = _section(build_model(res, "external", None, charts=False), "Summary")
+    assert any(
+        b.kind == "p" and "Mechanism: objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011): " in b.content
+        for b in summary.blocks
+    )
 
 
 def test_synthesizer_unit_is_named_and_described(tmp_path):

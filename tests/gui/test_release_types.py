@@ -149,6 +149,10 @@ def test_model_and_density_release_pages_and_json_export(qtbot, window, tmp_path
     hidden = set(page.opt) - set(keys)
     assert not any(page.opt[k].isVisibleTo(page) for k in hidden)
     if rtype == "model":
+        # the mechanism the compiled plan picks for the loaded table, and why (issue 22)
+        assert page.model_choice.isVisibleTo(page)
+        assert "objective perturbation" in page.model_choice.text() or "Gibbs" in page.model_choice.text()
+        assert "rows \u00d7 \u03b5" in page.model_choice.text()
         page.opt["norm_bound"].setValue(2.0)
         assert s.recipe.release.options.get("norm_bound") == 2.0
         page.opt["lambda"].setValue(page.opt["lambda"].minimum())  # automatic: option removed

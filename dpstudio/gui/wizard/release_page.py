@@ -402,8 +402,31 @@ class ReleasePage(WizardPage):
             w.valueChanged.connect(lambda _v, k=key: self._option_edited(k))
             form.addRow(label, w)
             self.opt[key] = w
+        # a model's mechanism, as the compiled plan chooses it for the loaded table's row count
+        self.model_choice = note_label("")
+        form.addRow(self.tr("Mechanism"), self.model_choice)
         self._opt_form = form
         return box
+
+    def _model_choice_text(self) -> str:
+        """The mechanism the model release will use and why: the compiled plan's rule, applied
+        to the loaded table's row count (public under the guarantee's neighbours)."""
+        from dpstudio.plan.model import preview_choice
+
+        plan, error = self.session.plan()
+        if plan is None:
+            return error or ""
+        unit = next((u for u in plan.units if u.kind == "model"), None)
+        if unit is None:
+            return ""
+        frame = self.session.frame
+        try:
+            choice = preview_choice(plan, len(frame)) if frame is not None and len(frame) else None
+        except ValueError:  # a budget the calibration refuses: the problems list says why
+            choice = None
+        if choice is None:
+            return str(unit.facts.get("mechanism_choice", unit.description))
+        return f"<b>{choice.title}</b>: {choice.reason}."
 
     def _refresh_options(self, rec):
         rtype = rec.release.type
@@ -420,6 +443,9 @@ class ReleasePage(WizardPage):
                     w.setValue(default if v is None else float(v))
                 else:
                     w.setValue(int(default) if v is None else int(v))
+        self._opt_form.setRowVisible(self.model_choice, rtype == "model")
+        if rtype == "model":
+            self.model_choice.setText(self._model_choice_text())
 
     def _option_edited(self, key):
         w = self.opt[key]
