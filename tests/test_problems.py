@@ -343,7 +343,12 @@ CASES = [
         None,
         "not perturbed",
     ),
-    ("keep target on a number", _targets(_num(), T("keep", 0.8, "a")), None, "needs a column perturbed with rr"),
+    (
+        "keep target on a number",
+        _targets(_num(), T("keep", 0.8, "a")),
+        None,
+        "needs a column perturbed with randomized response",
+    ),
     ("negative tolerance", _targets(_num(), T("within", -1, "a", 0.5)), None, "tolerance must be a number > 0"),
     ("share out of range", _targets(_num(), T("within", 1, "a", 1.5)), None, "share of records must lie strictly"),
     ("risk target out of range", _targets(_num(), T("reid", 2.0)), None, "value must lie strictly between 0 and 1"),

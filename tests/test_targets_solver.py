@@ -227,17 +227,31 @@ def test_unaffordable_target_says_what_it_needs():
     assert not s.feasible and s.epsilon is None
     assert all(x.status == "beyond cap" for x in s.results)
     assert "more than the" in s.results[0].advice
-    # under a cap the targets fit below, the columns without a target get what is left
-    fits = solve(r, cap=1.2 * own)
-    assert fits.feasible and fits.plan.total.epsilon <= 1.2 * own * (1 + 1e-9)
-    assert fits.epsilon < full.epsilon
+    # the answer does not depend on the cap when it fits under it
+    fits = solve(r, cap=full.epsilon * 1.01)
+    assert fits.feasible and fits.epsilon == full.epsilon and fits.weights == full.weights
+
+
+def test_columns_without_a_target_get_a_small_fixed_part():
+    """The smallest budget meeting the targets: the untargeted columns share 1 % of what the
+    targeted ones need (said in a note), so the total is the targets' need plus 1 %."""
+    from dpstudio.plan.solve import UNTARGETED_FRACTION
+
+    r = demo("income=within:25000:0.5", "children=keep:0.8")
+    s = solve(r)
+    shares = {u.name: u.epsilon for u in s.plan.perturbation_units}
+    targeted = shares["income"] + shares["children"]
+    others = sum(v for k, v in shares.items() if k not in ("income", "children"))
+    assert others == pytest.approx(UNTARGETED_FRACTION * targeted, rel=0.02)
+    assert any("give them a target" in n for n in s.notes)
 
 
 def test_conflicting_targets_are_reported(frame):
-    r = demo("income=within:25000:0.5", "reid=0.05")
+    r = demo("income=within:25000:0.5", "reid=0.016")
     s = solve(r, evidence=evidence_for(r, frame))
     assert not s.feasible
     assert {x.status for x in s.results} == {"conflict"}
+    assert "the risk targets allow at most" in s.results[0].advice
 
 
 # ---- the recipe ---------------------------------------------------------------------------------
@@ -261,7 +275,7 @@ def test_target_problems():
     bad = demo("age=within:3:0.95", "education_level=keep:0.8", "label-attack=0.6", "income=within:-1:2")
     msgs = [str(p) for p in target_problems(bad)]
     assert any("'age' is not perturbed" in m for m in msgs)
-    assert any("needs a column perturbed with rr" in m for m in msgs)
+    assert any("needs a column perturbed with randomized response" in m for m in msgs)
     assert any("does not apply to a 'record' release" in m for m in msgs)
     assert any("tolerance must be a number > 0" in m for m in msgs)
     assert any("strictly between 0 and 1" in m for m in msgs)

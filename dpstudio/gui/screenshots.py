@@ -26,6 +26,26 @@ from pathlib import Path
 SIZES = ((1280, 820), (1024, 700))
 RELEASE_TYPES = ("record", "semi-sensitive", "label", "synthetic", "model", "density")
 PAGES = ("data", "columns", "release", "budget", "review", "export")
+#: single shots beside the release types: ``budget-targets`` is the budget page's "Set targets"
+#: mode on the record release, two targets solved (``OUTDIR/<W>x<H>/budget-targets.png``)
+EXTRA_SHOTS = ("budget-targets",)
+
+
+def _targets_shot(app, win, base, out: Path, sizes, suffix: str, shot) -> None:
+    from dpstudio.recipe.model import Target
+
+    win.session.set_recipe(base)
+    win.go_to(3)
+    page = win.budget_page
+    page.set_mode(True)
+    panel = page.targets
+    panel.set_targets((Target("within", 20000.0, "income", 0.5), Target("keep", 0.8, "children")))
+    if panel.start_find() is not None:
+        _wait(app, lambda: panel.worker is None)
+    for w, h in sizes:
+        win.resize(w, h)
+        shot(out / f"{w}x{h}" / f"budget-targets{suffix}.png")
+    page.set_mode(False)
 
 
 def _wait(app, cond, timeout=180.0):
@@ -135,6 +155,9 @@ def take(outdir: str, *, dark: bool = False, types=RELEASE_TYPES, sizes=SIZES, r
         print("pdftoppm not found (install poppler-utils): report pages are not rendered", file=sys.stderr)
 
     for rtype in types:
+        if rtype in EXTRA_SHOTS:
+            _targets_shot(app, win, base, out, sizes, suffix, shot)
+            continue
         win.session.set_recipe(recipe_for(base, rtype))
         if rtype == "synthetic":  # the quick trial fit, so the budget page shows its histogram
             win.go_to(3)
@@ -188,7 +211,7 @@ def take(outdir: str, *, dark: bool = False, types=RELEASE_TYPES, sizes=SIZES, r
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     outdir = argv[0] if argv else "screenshots"
-    types = tuple(argv[1].split(",")) if len(argv) > 1 else RELEASE_TYPES
+    types = tuple(argv[1].split(",")) if len(argv) > 1 else RELEASE_TYPES + EXTRA_SHOTS
     for p in take(outdir, types=types):
         print(p)
     return 0

@@ -281,7 +281,12 @@ class Session(QObject):
             # as the release checks them: 'copied from data' domains filled in from the loaded
             # table, the compiler's own refusals, and the declared types held against the table
             recipe = self._preview_of(self.recipe)
-            plan, problems = compile_checked(recipe, self.schema)
+            # the plan the charts preview even while it misses a target; the miss is a problem
+            plan, problems = compile_checked(recipe, self.schema, check_targets=False)
+            if plan is not None and recipe.budget.targets:
+                from dpstudio.plan.solve import unmet_targets
+
+                problems += unmet_targets(plan)
             if plan is not None:
                 # the same compile serves the budget table and charts (it runs on the GUI thread
                 # at every slider step: once, not twice)

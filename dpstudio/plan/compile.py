@@ -63,10 +63,14 @@ def release_module(release_type: str) -> ReleaseModule:
     raise UserError(f"unknown release type {release_type!r}; choose one of {', '.join(RELEASE_TYPES)}")
 
 
-def compile_checked(recipe: Recipe, schema: TableSchema | None = None) -> tuple[ReleasePlan | None, list[Problem]]:
+def compile_checked(
+    recipe: Recipe, schema: TableSchema | None = None, *, check_targets: bool = True
+) -> tuple[ReleasePlan | None, list[Problem]]:
     """``(plan, [])`` for a recipe that compiles, ``(None, problems)`` otherwise: every problem the
     recipe's validation, the units' limits and the compiler itself find, each a typed
-    :class:`~dpstudio.recipe.validate.Problem` that names the wizard page that fixes it."""
+    :class:`~dpstudio.recipe.validate.Problem` that names the wizard page that fixes it.  A plan
+    that misses the recipe's accuracy targets is refused too, unless ``check_targets`` is off
+    (the budget page's previews: the plan at a budget the user is still choosing)."""
     from dpstudio.plan.problems import recipe_and_unit_problems
 
     problems = recipe_and_unit_problems(recipe, schema)
@@ -79,7 +83,7 @@ def compile_checked(recipe: Recipe, schema: TableSchema | None = None) -> tuple[
         return None, typed
     except UserError as exc:
         return None, [Problem(str(exc), field="release", page="release")]
-    if recipe.budget.targets:
+    if check_targets and recipe.budget.targets:
         from dpstudio.plan.solve import unmet_targets
 
         missed = unmet_targets(plan)

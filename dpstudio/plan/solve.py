@@ -21,7 +21,7 @@ reachable and the floor, never approximated.
 
 The split: with ``split="targets"`` (the default) the weights of the units that carry an
 accuracy target are set so that each gets exactly the share its target needs, read off the
-compiled plans; units without a target get the targeted units' mean share per unit of weight.
+compiled plans; the units without a target share :data:`UNTARGETED_FRACTION` of that.
 ``split="weights"`` keeps the user's weights and solves for the total only.
 """
 
@@ -383,18 +383,17 @@ def _floor_advice(
     unit = target_unit(plan, target)
     floor = None if unit is None else unit.floor
     if target.kind == "within":
+        # the floor only when it says something at this scale (at a large epsilon it is ~0)
         extra = (
-            f" (at this column's share no mechanism has a worst-case expected error below {floor:.3g}; Jazbec 2018)"
-            if floor is not None
+            f"; at this budget no mechanism has a worst-case expected error below {floor:.3g} (Jazbec 2018)"
+            if floor is not None and floor >= 0.01 * target.value
             else ""
         )
         return (
             best,
             floor,
-            (
-                f"at epsilon {at:g} at most {best:.1%} of records are within ±{target.value:g}{extra}: "
-                "widen the tolerance, lower the share, or widen nothing and accept more epsilon"
-            ),
+            f"at epsilon {at:g} (the most this release can use) at most {best:.1%} of records are within "
+            f"±{target.value:g}{extra}: widen the tolerance or lower the share",
         )
     if target.kind == "keep":
         return (
@@ -446,20 +445,21 @@ def _unit_share(plan: ReleasePlan, unit_name: str) -> float:
 ISOLATED_WEIGHT = 1e-3
 
 
-def _reweigh(ref: ReleasePlan, user: dict[str, float], need: dict[str, float], room: float) -> dict[str, float]:
-    """Weights giving each targeted unit its needed share and each other unit its user weight
-    times the targeted units' mean share per unit of user weight -- scaled down, when that would
-    take the perturbed units past ``room`` (the budget left once the domain estimates are paid),
-    to what is left there (largest weight 1)."""
+#: with ``split="targets"`` the columns without a target share this fraction of what the targeted
+#: columns need (by the user's weights): the smallest budget that meets the targets, with those
+#: columns kept, but noisy (docs/targets.md)
+UNTARGETED_FRACTION = 0.01
+
+
+def _reweigh(ref: ReleasePlan, user: dict[str, float], need: dict[str, float]) -> dict[str, float]:
+    """Weights giving each targeted unit its needed share and the other units together
+    :data:`UNTARGETED_FRACTION` of the targeted units' total, split by the user's weights
+    (largest weight 1)."""
     unit_weight = {u.name: user[u.columns[0]] for u in ref.perturbation_units if u.columns[0] in user}
-    per_weight = float(np.mean([need[n] / unit_weight[n] for n in need if unit_weight.get(n)]))
-    rest = {u.name: unit_weight.get(u.name, 1.0) * per_weight for u in ref.perturbation_units if u.name not in need}
-    needed, extra = sum(need.values()), sum(rest.values())
-    if extra > 0 and needed + extra > room:
-        # what the targets leave, less a 1 % margin for the joint calibrations; never below a
-        # thousandth of the rule's share (weights and shares have a floor: validate.MIN_WEIGHT)
-        scale = max((0.99 * room - needed) / extra, 1e-3)
-        rest = {n: v * scale for n, v in rest.items()}
+    others = [u.name for u in ref.perturbation_units if u.name not in need]
+    total_other = sum(unit_weight.get(n, 1.0) for n in others)
+    pool = UNTARGETED_FRACTION * sum(need.values())
+    rest = {n: pool * unit_weight.get(n, 1.0) / total_other for n in others} if total_other > 0 else {}
     new = dict(user)
     for u in ref.perturbation_units:
         share = need.get(u.name, rest.get(u.name, 0.0))
@@ -471,13 +471,12 @@ def _reweigh(ref: ReleasePlan, user: dict[str, float], need: dict[str, float], r
 
 
 def _split_for_targets(
-    plans: _Plans, accuracy: list[Target], evidence: Evidence, user: dict[str, float], top: float, cap: float
+    plans: _Plans, accuracy: list[Target], evidence: Evidence, user: dict[str, float], top: float
 ) -> dict[str, float]:
     """The weights of ``split="targets"``: each target first solved alone (its unit holding
     nearly the whole budget), then refined until the targets bind at the same budget."""
     ref = plans.at(top, user)
     assert ref is not None
-    room = cap - sum(u.epsilon for u in ref.units if u.kind == "domain")
     units = {t: target_unit(ref, t) for t in accuracy}
     need: dict[str, float] = {}
     for t in accuracy:
@@ -493,7 +492,7 @@ def _split_for_targets(
     for _ in range(MAX_SPLIT_ROUNDS):
         if not need:
             break
-        new = _reweigh(ref, user, need, room)
+        new = _reweigh(ref, user, need)
         if new == weights:
             break
         weights = new
@@ -547,15 +546,15 @@ def solve(
     on_columns = [t for t in accuracy if t.kind in COLUMN_KINDS]
     if split == "targets" and on_columns:
         progress(0.1, "finding the budget each target needs")
-        weights = _split_for_targets(plans, on_columns, evidence, weights, top, cap)
+        weights = _split_for_targets(plans, on_columns, evidence, weights, top)
     limits = {t: _lower_limit(plans, t, evidence, weights, top) for t in accuracy}
     ref = plans.at(top, weights)
     if split == "targets" and on_columns and ref is not None:
         targeted = {u.name for t in on_columns if (u := target_unit(ref, t)) is not None}
         if any(u.name not in targeted for u in ref.perturbation_units):
             notes.append(
-                "columns without a target get the targeted columns' mean budget per unit of weight, or what "
-                "the targets leave under the cap when that is less"
+                f"columns without a target share {UNTARGETED_FRACTION:.0%} of what the targeted columns need: "
+                "their noise is wide (see their expected error); give them a target to keep them useful"
             )
 
     # ---- the budget: the accuracy targets' largest lower limit, the risk targets' smallest upper one

@@ -738,10 +738,12 @@ def target_problems(recipe: Recipe) -> list[Problem]:
                 continue
             want = ("laplace", "gaussian") if t.kind == "within" else ("rr",)
             if mech not in want:
+                said = {"laplace": "Laplace noise", "gaussian": "Gaussian noise", "rr": "randomized response"}
                 p.append(
                     Problem(
                         f"{where}: a {t.kind!r} target needs a column perturbed with "
-                        f"{' or '.join(want)}; {c.name!r} uses {mech or 'no mechanism'}",
+                        f"{' or '.join(said[w] for w in want)}; {c.name!r} uses "
+                        f"{said.get(mech or '', mech or 'no mechanism')}",
                         field="targets",
                         page="budget",
                     )

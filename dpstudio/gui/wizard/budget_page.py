@@ -9,6 +9,7 @@ from dataclasses import replace
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QDoubleValidator
 from PySide6.QtWidgets import (
+    QButtonGroup,
     QDoubleSpinBox,
     QGroupBox,
     QHBoxLayout,
@@ -16,14 +17,18 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QRadioButton,
     QSlider,
     QVBoxLayout,
+    QWidget,
 )
 
 from dpstudio.gui.charts.preview import EPS_MAX, EPS_MIN, fmt_delta
 from dpstudio.gui.texts import delta_tooltip, epsilon_tooltip
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
 from dpstudio.gui.wizard.budget_charts import FitScrollArea, PreviewPanel
+from dpstudio.gui.wizard.targets_panel import TargetsPanel
+from dpstudio.recipe.model import Params
 
 SLIDER_STEPS = 1000
 _LO, _HI = math.log10(EPS_MIN), math.log10(EPS_MAX)
@@ -93,7 +98,9 @@ class BudgetPage(WizardPage):
         eps_label.setToolTip(epsilon_tooltip())
         delta_label = QLabel(self.tr("δ"))
         delta_label.setToolTip(delta_tooltip())
-        row = QHBoxLayout()
+        self.eps_row = QWidget()  # hidden while the targets set ε
+        row = QHBoxLayout(self.eps_row)
+        row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(eps_label)
         row.addWidget(self.spin)
         row.addWidget(QLabel(self.tr("more private")))
@@ -117,16 +124,42 @@ class BudgetPage(WizardPage):
         lb.addWidget(self.ledger_text, 1)
         lb.addWidget(self.cap_button, 0, Qt.AlignmentFlag.AlignLeft)
 
+        # two ways to set the budget: type ε, or state targets and let dpstudio find ε
+        self.mode_eps = QRadioButton(self.tr("Set ε"))
+        self.mode_eps.setToolTip(self.tr("Choose the privacy budget ε yourself and watch the charts follow it."))
+        self.mode_targets = QRadioButton(self.tr("Set targets"))
+        self.mode_targets.setToolTip(
+            self.tr(
+                "Say what the release must achieve (how accurate a column stays, how well an attacker "
+                "may guess) and let dpstudio find the smallest ε that achieves it."
+            )
+        )
+        self.mode_group = QButtonGroup(self)
+        self.mode_group.addButton(self.mode_eps)
+        self.mode_group.addButton(self.mode_targets)
+        self.mode_eps.setChecked(True)
+        self.mode_targets.toggled.connect(self._mode_toggled)
+        mode_row = QHBoxLayout()
+        mode_row.addWidget(self.mode_eps)
+        mode_row.addWidget(self.mode_targets)
+        mode_row.addStretch(1)
+        self.targets = TargetsPanel(session, runner, self.remaining_epsilon)
+        self.targets.setVisible(False)
+        self.targets.searched.connect(self._refresh_problems)
+        self.targets.solved.connect(self._show_target_column)
+
         controls = QGroupBox(self.tr("Budget of this release"))
         cl = QVBoxLayout(controls)
-        cl.addLayout(row)
+        cl.addLayout(mode_row)
+        cl.addWidget(self.eps_row)
+        cl.addWidget(self.targets)
         cl.addLayout(row2)
         total_row = QHBoxLayout()  # the strength beside the total: the box stays three lines high
         total_row.addWidget(self.total, 1)
         total_row.addWidget(self.strength)
         cl.addLayout(total_row)
         self.problem_label = note_label("", "problems")
-        top = QHBoxLayout()
+        self.top = top = QHBoxLayout()
         top.addWidget(controls, 3)
         top.addWidget(ledger_box, 2)
         self.preview = PreviewPanel(session, runner)
@@ -154,6 +187,14 @@ class BudgetPage(WizardPage):
                 epsilon_tooltip(),
                 delta_tooltip(),
                 self.tr(
+                    "“Set targets” turns this around: say what the release must achieve — a column's "
+                    "values within a tolerance for a share of the records, categories kept with some "
+                    "probability, at most some share of correct guesses of the label, at most some share "
+                    "of people re-identified — and “Find ε” finds the smallest ε that achieves all of it "
+                    "and how to share it among the columns. Targets about attackers are estimated from "
+                    "the raw data: for internal use only."
+                ),
+                self.tr(
                     "The left chart shows the expected error of the selected column at every ε, next to the red "
                     "floor: no differentially private mechanism can be more accurate than the floor. The "
                     "histogram compares original and privatized values on a sample (this preview stays on your "
@@ -165,19 +206,57 @@ class BudgetPage(WizardPage):
 
     # ---- edits -------------------------------------------------------------------------
     def set_epsilon(self, eps: float) -> None:
+        """The user's ε rules: a solved budget's record no longer holds (the targets stay)."""
         eps = float(eps)
         if eps > 0:
-            self.session.update(lambda r: replace(r, budget=replace(r.budget, epsilon=eps)), merge="epsilon")
+            self.session.update(
+                lambda r: replace(r, budget=replace(r.budget, epsilon=eps, solved=Params())), merge="epsilon"
+            )
 
     def _delta_edited(self):
         try:
             d = float(self.delta.text() or 0)
         except ValueError:
             return
-        self.session.update(lambda r: replace(r, budget=replace(r.budget, delta=d)))
+        self.session.update(lambda r: replace(r, budget=replace(r.budget, delta=d, solved=Params())))
+
+    # ---- mode --------------------------------------------------------------------------
+    @property
+    def targets_mode(self) -> bool:
+        return self.mode_targets.isChecked()
+
+    def set_mode(self, targets: bool) -> None:
+        (self.mode_targets if targets else self.mode_eps).setChecked(True)
+
+    def _mode_toggled(self, targets: bool) -> None:
+        self.eps_row.setVisible(not targets)
+        self.targets.setVisible(targets)
+        self.top.setStretch(0, 5 if targets else 3)  # the targets' table takes room from the ledger's box
+        self.total.setVisible(not targets)  # the targets panel states the total beside the ε found
+        if targets:
+            self.targets.refresh()
+
+    def _show_target_column(self) -> None:
+        """After a search, the charts show the first column a target is about."""
+        rec = self.session.recipe
+        column = next((t.column for t in rec.budget.targets if t.column), None) if rec is not None else None
+        combo = self.preview.column_combo
+        i = combo.findText(column) if column else -1
+        if i >= 0:
+            combo.setCurrentIndex(i)
+
+    def remaining_epsilon(self) -> float | None:
+        """What the dataset's ledger cap leaves (None: no cap set)."""
+        rem = (self.ledger_summary or {}).get("remaining") or {}
+        e = rem.get("epsilon")
+        return None if e is None else float(e)
 
     # ---- view --------------------------------------------------------------------------
     def on_data_changed(self):
+        # the mode follows the loaded recipe: targets mode when it states targets
+        rec = self.session.recipe
+        self.targets.solution = None  # found for the previous table
+        self.set_mode(bool(rec is not None and rec.budget.targets))
         self.refresh_ledger()
 
     def refresh(self):
@@ -208,12 +287,30 @@ class BudgetPage(WizardPage):
             self.total.setText(text)
         else:
             self.total.setText(self.tr("Total privacy loss: not computable yet — {0}").format(err))
-        problems = self.problems()
-        self.problem_label.setText("<br>".join(f"• {p}" for p in problems))
-        self.problem_label.setVisible(bool(problems))  # no empty line taking room from the charts
+        self._refresh_problems()
         self._refresh_range_warning(plan)
+        if self.targets_mode:
+            self.targets.refresh()
         self.preview.update_all()
         self._ledger_text()
+
+    def _refresh_problems(self) -> None:
+        problems = self.problems()
+        if self.targets_mode and not self.targets.stale:
+            # the targets' table and advice say how the current solution meets them
+            problems = [p for p in problems if p.field != "targets"]
+        texts = [self._target_words(str(p)) for p in problems]
+        self.problem_label.setText("<br>".join(f"• {p}" for p in texts))
+        self.problem_label.setVisible(bool(texts))  # no empty line taking room from the charts
+
+    def _target_words(self, text: str) -> str:
+        """A problem about a target names it in words, not in its recipe form."""
+        from dpstudio.plan.solve import describe
+
+        rec = self.session.recipe
+        for t in rec.budget.targets if rec is not None else ():
+            text = text.replace(f"targets: {t.spec}:", self.tr("Target “{0}”:").format(describe(t)))
+        return text
 
     def _refresh_range_warning(self, plan) -> None:
         """Warn about numeric columns whose expected error (the compiled plan's) exceeds the width
