@@ -553,7 +553,7 @@ def solve(
         targeted = {u.name for t in on_columns if (u := target_unit(ref, t)) is not None}
         if any(u.name not in targeted for u in ref.perturbation_units):
             notes.append(
-                f"columns without a target share {UNTARGETED_FRACTION:.0%} of what the targeted columns need: "
+                f"Columns without a target share {UNTARGETED_FRACTION:.0%} of what the targeted columns need: "
                 "their noise is wide (see their expected error); give them a target to keep them useful"
             )
 
@@ -566,7 +566,7 @@ def solve(
     below_grid = False
     if risk:
         notes.append(
-            "the risk targets are estimated on the raw data, so whether and at which budget they are met "
+            "The risk targets are estimated on the raw data, so whether and at which budget they are met "
             "depends on the data: a choice the differential-privacy guarantee does not cover (the report "
             "says so)"
         )
@@ -580,7 +580,7 @@ def solve(
         allowed = min(high if high is not None else top, cap)
         eps = max((g for g in RISK_GRID if g <= allowed * (1 + 1e-12)), default=None)
         notes.append(
-            "only risk targets: the budget is the largest value of the public grid "
+            "Only risk targets: the budget is the largest value of the public grid "
             f"{', '.join(f'{g:g}' for g in RISK_GRID)} they allow (up to the cap), the most accuracy the "
             "stated risk buys"
         )
