@@ -82,6 +82,43 @@ def test_user_lambda_and_chaudhuris_extra_ridge():
     assert c.eps_jacobian == pytest.approx(eps_o / 2) and c.eps_noise == pytest.approx(eps_o / 2)
 
 
+def test_default_ridge_minimises_the_public_prediction_with_the_curvature_prior():
+    """The default ridge: the grid m_half 2^(k/4) point minimising (E||b||^2 + m^2 B^2)/(2(m + h)),
+    h = CURVATURE_COEF n / D (public).  h = 0 is the worst-case rule E||b||^2/(2m) + m B^2/2; a
+    curvature prior lowers the ridge at large n eps, never raises it."""
+    assert op.predicted_excess(900.0, 2.0, 15.0) == pytest.approx(900.0 / 4.0 + 2.0 * 225.0 / 2.0)
+    assert op.predicted_excess(900.0, 2.0, 15.0, 3.0) == pytest.approx((900.0 + 4.0 * 225.0) / 10.0)
+    for n, dim, eps in [(11077, 15, 2.0), (18036, 15, 8.0), (398, 31, 1.0), (5000, 10, 0.5)]:
+        c = op.calibrate(n, dim, eps, 1e-5, noise="laplace")
+        assert c.curvature == pytest.approx(op.CURVATURE_COEF * n / dim)
+        assert c.to_json()["curvature_prior"] == c.curvature
+        worst = op.calibrate(n, dim, eps, 1e-5, noise="laplace", curvature=0.0)
+        assert c.ridge <= worst.ridge
+        # the chosen ridge beats its grid neighbours under the public prediction
+        hb, B = c.hess_bound, c.reference_norm
+        m_half = op.ridge_for_jacobian((c.epsilon_problem - c.eps_tolerance) / 2.0, hb)
+        k = round(4 * math.log2(c.ridge / m_half))
+        assert c.ridge == pytest.approx(m_half * 2 ** (k / 4), rel=1e-12)
+
+        def score(m, cal=c, hb=hb, dim=dim, B=B):
+            ej = op.jacobian_epsilon(m, hb)
+            scale = op.laplace_scale(cal.epsilon_problem - cal.eps_tolerance - ej, cal.grad_bound)
+            return op.predicted_excess(op.expected_noise_norm2("laplace", scale, dim), m, B, cal.curvature)
+
+        assert c.predicted_excess * n == pytest.approx(score(c.ridge), rel=1e-12)
+        for kk in (k - 1, k + 1):
+            if kk >= 0:
+                assert score(m_half * 2 ** (kk / 4)) >= score(c.ridge)
+    # Adult's size at eps = 2: the prior takes the ridge from ~2 (worst case) to about 1
+    c = op.calibrate(11077, 15, 2.0, 1e-5)
+    assert c.ridge < 0.75 * op.calibrate(11077, 15, 2.0, 1e-5, curvature=0.0).ridge
+    # a small table keeps (almost) the worst-case ridge
+    small = op.calibrate(398, 31, 1.0, 1e-5)
+    assert small.ridge == pytest.approx(op.calibrate(398, 31, 1.0, 1e-5, curvature=0.0).ridge)
+    with pytest.raises(ValueError, match="curvature"):
+        op.calibrate(100, 3, 1.0, 1e-5, curvature=-1.0)
+
+
 def test_calibration_refuses_bad_input():
     with pytest.raises(ValueError, match="delta > 0"):
         op.calibrate(100, 3, 1.0, 0.0, noise="gaussian")

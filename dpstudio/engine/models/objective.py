@@ -44,8 +44,9 @@ p_b(b_D(theta)) det H_D(theta), so the privacy loss at theta is
 Ridge (Chaudhuri et al. 2011 Alg. 2, with the single Jacobian factor): if
 eps_J(n lam) <= eps/2, m = n lam and eps_n = eps - eps_J; else m = w c zeta^2/(e^{eps/2} - 1)
 (the extra ridge Delta = m - n lam), eps_J = eps_n = eps/2.  With no lam given, m is chosen to
-minimise the PUBLIC predicted excess risk E||b||^2/(2m) + m B^2/2 (B a public reference norm of
-the coefficients; :func:`predicted_excess`).
+minimise the PUBLIC predicted excess risk (E||b||^2 + m^2 B^2)/(2(m + h)) (B a public reference
+norm of the coefficients, h = CURVATURE_COEF n / D a public curvature prior; h = 0 is the worst
+case E||b||^2/(2m) + m B^2/2; :func:`predicted_excess`).  Any ridge gives the same guarantee.
 
 Approximate minimiser (Iyengar, Near, Song, Thakkar, Thakurta & Wang 2019, "approximate minima
 perturbation").  Newton's method stops at theta~ with ||grad F_b(theta~)|| <= m r / 2 (float
@@ -93,6 +94,10 @@ DEFAULT_TOLERANCE_FRACTION = 0.01
 DISPLACEMENT_TOLERANCE = 1e-7
 #: Public reference norm of good coefficients per unit of D / R (sets the default ridge).
 REFERENCE_COEF = 1.0
+#: Public curvature prior per unit of n / D: the data's own curvature floor h = CURVATURE_COEF n / D
+#: assumed by the default ridge (0 = the worst case, no curvature; chosen on validation rows carved
+#: from training rows, benchmarks/RESULTS_model.md).
+CURVATURE_COEF = 0.005
 NOISE_KINDS = ("auto", "gaussian", "laplace")
 
 
@@ -203,6 +208,7 @@ class ObjectiveCalibration:
     displacement: float  # r
     tolerance_scale: float  # sigma_t or k_t
     reference_norm: float
+    curvature: float  # public curvature prior h of the ridge rule
     predicted_excess: float  # per record, public
 
     @property
@@ -242,6 +248,7 @@ class ObjectiveCalibration:
             "displacement_bound": self.displacement,
             "tolerance_noise_scale": self.tolerance_scale,
             "reference_norm": self.reference_norm,
+            "curvature_prior": self.curvature,
             "predicted_excess_risk": self.predicted_excess,
             "proven_epsilon": self.proven_epsilon,
             "proven_delta": self.proven_delta,
@@ -252,11 +259,19 @@ def _noise_for(kind: str, eps_n: float, delta_n: float, s: float) -> float:
     return gaussian_sigma(eps_n, delta_n, s) if kind == "gaussian" else laplace_scale(eps_n, s)
 
 
-def predicted_excess(noise_norm2: float, ridge: float, reference_norm: float) -> float:
-    """Public predicted excess of the (sum) objective: E||b||^2/(2m) (strong convexity m:
-    F(theta_b) - F(theta^) <= ||b||^2/(2m)) + m B^2/2 (the ridge's bias at a reference
-    solution of norm B)."""
-    return noise_norm2 / (2.0 * ridge) + 0.5 * ridge * reference_norm**2
+def default_curvature(n: int, dim: int) -> float:
+    """Public curvature prior h = CURVATURE_COEF * n / D: the loss's curvature floor that the
+    default ridge assumes in the directions the noise hurts (a prior, not read from the data)."""
+    return CURVATURE_COEF * n / dim
+
+
+def predicted_excess(noise_norm2: float, ridge: float, reference_norm: float, curvature: float = 0.0) -> float:
+    """Public predicted excess of the (sum) objective with a public curvature prior h:
+    (E||b||^2 + m^2 B^2) / (2 (m + h)) (the objective is (m + h)-strongly convex: the noise's
+    excess E||b||^2/(2(m + h)), the ridge's shift m B at a reference solution of norm B costs
+    (m B)^2/(2(m + h))).  h = 0 is the worst case E||b||^2/(2m) + m B^2/2; the minimiser over m
+    is sqrt(h^2 + E||b||^2/B^2) - h (for fixed E||b||^2)."""
+    return (noise_norm2 + (ridge * reference_norm) ** 2) / (2.0 * (ridge + curvature))
 
 
 def calibrate(
@@ -273,6 +288,7 @@ def calibrate(
     tolerance_fraction: float = DEFAULT_TOLERANCE_FRACTION,
     reference_norm: float | None = None,
     displacement: float = DISPLACEMENT_TOLERANCE,
+    curvature: float | None = None,
 ) -> ObjectiveCalibration:
     """Split the budget, pick the noise kind (smaller E||b||^2 when "auto") and the ridge."""
     if not (epsilon > 0 and 0 <= delta < 1):
@@ -295,6 +311,9 @@ def calibrate(
     s = weight_max * zeta
     hb = weight_max * LOGISTIC_SMOOTHNESS * zeta * zeta
     B = default_reference_norm(dim, norm_bound) if reference_norm is None else float(reference_norm)
+    h = default_curvature(n, dim) if curvature is None else float(curvature)
+    if not (h >= 0 and math.isfinite(h)):
+        raise ValueError(f"curvature must be >= 0, got {curvature!r}")
     kinds = (
         ("gaussian", "laplace") if (noise == "auto" and delta > 0) else ("laplace",) if noise == "auto" else (noise,)
     )
@@ -325,7 +344,7 @@ def calibrate(
             cands = [(m_half * 2.0 ** (k / 4.0), 0.0) for k in range(0, 161)]
         for m, extra in cands:
             _, _, scale = at(kind, m)
-            score = predicted_excess(expected_noise_norm2(kind, scale, dim), m, B)
+            score = predicted_excess(expected_noise_norm2(kind, scale, dim), m, B, h)
             if best is None or score < best[0]:
                 best = (score, kind, m, extra)
     assert best is not None
@@ -362,6 +381,7 @@ def calibrate(
         displacement=float(displacement),
         tolerance_scale=tol_scale,
         reference_norm=B,
+        curvature=h,
         predicted_excess=score / n,
     )
 
