@@ -336,6 +336,8 @@ def _solution_lines(solution) -> list[str]:
         lines.append("no budget meets every target")
     for r in solution.results:
         mark = "ok" if r.met else r.status
+        if r.advisory:  # a raw-data estimate: labelled as such wherever it is printed
+            mark = f"internal check: {r.status}"
         shown = value_text(r.target, r.predicted) if r.predicted is not None else value_text(r.target, r.best)
         lines.append(f"  [{mark}] {describe(r.target)}: {shown}" + (f" - {r.advice}" if r.advice else ""))
     lines += [f"  note: {n}" for n in solution.notes]
@@ -362,6 +364,8 @@ def _solve_targets(recipe, args, loaded):
         return recipe
     for line in _solution_lines(solution):
         print(line, file=sys.stderr)
+    if all(r.advisory for r in solution.results):
+        return recipe  # risk targets are checks: the budget as typed stands, the targets are recorded
     if not solution.feasible:
         raise UserError(f"no budget up to {cap:g} meets every target (the limit is {why}); nothing was written")
     return solution.apply()
@@ -431,14 +435,14 @@ def _recheck_targets(recipe, frame, args) -> dict:
     stripped = replace(recipe, budget=replace(recipe.budget, targets=()))
     plan = compile_checked(stripped)[0]
     if plan is not None:
-        at = {t.spec: predict(plan, t, evidence) for t in recipe.budget.targets}
-        out["at_recipe_epsilon"] = {
-            "epsilon": recipe.budget.epsilon,
-            "targets": {
-                spec: {"predicted": v, "in_words": value_text(t, v), "met": _meets(t, v)}
-                for (spec, v), t in zip(at.items(), recipe.budget.targets, strict=True)
-            },
-        }
+        checked = {}
+        for t in recipe.budget.targets:
+            v = predict(plan, t, evidence)
+            entry = {"predicted": v, "in_words": value_text(t, v), "met": _meets(t, v)}
+            if t.kind in RISK_KINDS:  # a check on the raw data, never a reason to release or not
+                entry["computed_on"] = "raw data - internal use only"
+            checked[t.spec] = entry
+        out["at_recipe_epsilon"] = {"epsilon": recipe.budget.epsilon, "targets": checked}
         if solution.epsilon is not None:
             out["recipe_vs_solved"] = (
                 "the recipe's epsilon is the solved one"

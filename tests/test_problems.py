@@ -359,6 +359,22 @@ CASES = [
         "found with DP at release time",
     ),
     (
+        "within target on a copied domain",
+        _targets(_num(domain=Domain("numeric", source="data", low=0.0, high=1.0)), T("within", 0.1, "a", 0.9)),
+        None,
+        "is copied from the data",
+    ),
+    (
+        "marginals target, a copied domain",
+        _targets(
+            _cat(domain=Domain("categorical", source="data", categories=("x", "y"))),
+            T("marginals", 0.05),
+            release="synthetic",
+        ),
+        None,
+        "is copied from the data",
+    ),
+    (
         "marginals target on PEARL",
         _pearl(_targets(_num(), T("marginals", 0.05), release="synthetic")),
         None,

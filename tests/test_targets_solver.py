@@ -19,13 +19,14 @@ from dpstudio.engine.mechanisms.sampling import (
     _DG_EXACT_SIGMA,
     discrete_gaussian_pmf,
     discrete_gaussian_within,
+    discrete_laplace_interval,
     discrete_laplace_pmf,
     discrete_laplace_within,
 )
 from dpstudio.engine.rng import RandomSource
 from dpstudio.errors import RecipeError, UserError
 from dpstudio.plan import compile_checked
-from dpstudio.plan.solve import RISK_GRID, Evidence, meets, predict, solve
+from dpstudio.plan.solve import Evidence, meets, predict, solve
 from dpstudio.recipe.model import Target, load_recipe, recipe_from_json
 from dpstudio.recipe.validate import target_problems
 from dpstudio.risk import evidence_for
@@ -152,56 +153,80 @@ def test_targets_split_binds_every_target_and_beats_the_weights():
         _minimal(s, t)
 
 
-def _largest_on_the_grid(solution, target, evidence):
-    """Risk targets alone: the budget is the largest value of the public grid they allow."""
-    eps = solution.epsilon
-    assert eps in RISK_GRID
-    assert meets(target, predict(at_epsilon(solution, eps), target, evidence))
-    nxt = RISK_GRID[RISK_GRID.index(eps) + 1]
-    assert not meets(target, predict(at_epsilon(solution, nxt), target, evidence))
-    # the limit itself (the bisection's) lies between the two grid values
+def _risk_check_is_exact(solution, target, evidence, typed):
+    """A risk target is a check: reported at the budget (here the typed one), with the largest
+    budget where it holds as advice (to the bisection's 0.1 %); it chooses nothing."""
     res = solution.results[0]
-    assert eps <= res.limit < nxt
-    assert not meets(target, predict(at_epsilon(solution, res.limit * 1.01), target, evidence))
+    assert res.advisory and solution.epsilon is None and not solution.feasible
+    assert res.predicted == pytest.approx(predict(at_epsilon_of(solution, typed), target, evidence))
+    assert meets(target, predict(at_epsilon_of(solution, res.limit), target, evidence))
+    assert not meets(target, predict(at_epsilon_of(solution, res.limit * 1.01), target, evidence))
 
 
-def test_label_attack_target_is_the_largest_grid_budget_it_allows(frame):
+def at_epsilon_of(solution, epsilon):
+    r = solution.recipe
+    r = replace(r, budget=replace(r.budget, epsilon=epsilon, targets=()))
+    plan, problems = compile_checked(r)
+    assert plan is not None, problems
+    return plan
+
+
+def test_label_attack_target_is_a_check_with_advice(frame):
     r = demo("label-attack=0.85", rtype="label")
     ev = evidence_for(r, frame)
     s = solve(r, evidence=ev)
-    assert s.feasible and any("public grid" in n for n in s.notes)
-    _largest_on_the_grid(s, r.budget.targets[0], ev)
+    _risk_check_is_exact(s, r.budget.targets[0], ev, r.budget.epsilon)
+    assert any("never used to choose or refuse" in n for n in s.notes)
 
 
-def test_reid_target_is_the_largest_grid_budget_it_allows(frame):
+def test_reid_target_is_a_check_with_advice(frame):
     r = demo("reid=0.2")
     ev = evidence_for(r, frame)
     s = solve(r, evidence=ev)
-    assert s.feasible
-    _largest_on_the_grid(s, r.budget.targets[0], ev)
+    _risk_check_is_exact(s, r.budget.targets[0], ev, r.budget.epsilon)
+
+
+def test_one_replaced_record_cannot_move_the_budget(frame):
+    """A budget chosen with a raw-data estimate could change with one record (the audit: a reid
+    target picked 10 on the demo and 20 with one row replaced). Risk targets are checks: the
+    budget depends on the accuracy targets (public quantities) only."""
+    other = frame.copy()
+    other.iloc[3402] = frame.iloc[2547]
+    r = demo("income=within:25000:0.5", "reid=0.134139")
+    a = solve(r, evidence=evidence_for(r, frame))
+    b = solve(r, evidence=evidence_for(r, other))
+    alone = solve(demo("income=within:25000:0.5"))
+    assert a.epsilon == b.epsilon == alone.epsilon and a.weights == b.weights == alone.weights
+
+
+def test_a_failed_risk_check_is_reported_not_enforced(frame):
+    r = demo("income=within:25000:0.5", "reid=0.016")
+    s = solve(r, evidence=evidence_for(r, frame))
+    acc, risk = s.results
+    assert s.feasible and acc.status == "met"
+    assert risk.advisory and risk.status == "not met" and "holds up to epsilon" in risk.advice
 
 
 def test_raw_data_estimates_stay_out_of_the_recipe(frame):
-    """A risk target's value is estimated on the raw data: the shared recipe records that the
-    choice used such estimates, never the estimates themselves."""
+    """A risk target's value is estimated on the raw data: the shared recipe says the risk
+    targets were checks, never the estimates themselves."""
     r = demo("income=within:25000:0.5", "reid=0.4")
     s = solve(r, evidence=evidence_for(r, frame))
     solved = s.apply().budget.solved.to_dict()
-    assert solved["chosen_with_raw_data_estimates"] is True
+    assert "not used to choose" in solved["risk_targets"]
     assert list(solved["predicted"]) == ["income=within:25000:0.5"]
-    assert any("does not cover" in n for n in s.notes)
 
 
 # ---- impossible, unaffordable, conflicting: said, never approximated ---------------------------
 
 
-def test_label_attack_below_the_public_columns_floor_is_impossible(frame):
+def test_label_attack_below_the_public_columns_floor_says_so(frame):
     r = demo("label-attack=0.5", rtype="label")
     ev = evidence_for(r, frame)
     s = solve(r, evidence=ev)
     res = s.results[0]
     assert not s.feasible and s.epsilon is None and s.plan is None
-    assert res.status == "impossible"
+    assert res.advisory and res.status == "not met" and res.limit is None
     # the floor is what the public columns alone give the attacker
     assert res.best is not None and res.best > 0.5
     assert ev.label_model.uninformed_observed == pytest.approx(res.best, abs=0.02)
@@ -244,14 +269,6 @@ def test_columns_without_a_target_get_a_small_fixed_part():
     others = sum(v for k, v in shares.items() if k not in ("income", "children"))
     assert others == pytest.approx(UNTARGETED_FRACTION * targeted, rel=0.02)
     assert any("give them a target" in n for n in s.notes)
-
-
-def test_conflicting_targets_are_reported(frame):
-    r = demo("income=within:25000:0.5", "reid=0.016")
-    s = solve(r, evidence=evidence_for(r, frame))
-    assert not s.feasible
-    assert {x.status for x in s.results} == {"conflict"}
-    assert "the risk targets allow at most" in s.results[0].advice
 
 
 # ---- the recipe ---------------------------------------------------------------------------------
@@ -361,12 +378,14 @@ def test_report_reid_target_is_the_residual_risk_figure(tmp_path, frame):
     ext = build_model(res, "external", frame)
     sec = next(x for x in ext.sections if x.title == "Targets")
     rows = next(b for b in sec.blocks if b.kind == "table").content["rows"]
-    assert any("withheld" in row[1].text for row in rows)  # a raw-data estimate is internal only
+    assert any("internal check on the raw data" in row[1].text for row in rows)  # internal only
+    assert not any("%" in row[1].text for row in rows if "re-identification" in row[0].text)
     assert all(len(row) == 3 for row in rows)
-    # both versions say the choice used raw-data estimates, which the guarantee does not cover
+    # both versions say the risk targets were checks that chose nothing
     for m in (model, ext):
         sec = next(x for x in m.sections if x.title == "Targets")
-        assert any(b.kind == "warn" and "does not cover" in b.content for b in sec.blocks)
+        assert any(b.kind == "note" and "never chose or refused the budget" in b.content for b in sec.blocks)
+        assert any(b.kind == "p" and "were solved for these targets" in b.content for b in sec.blocks)
 
 
 def test_label_risk_attacker_knows_a_label_releases_sensitive_columns(frame):
@@ -458,3 +477,48 @@ def test_a_category_dtype_column_is_fitted_as_its_text(tmp_path):
     a = execute(plan, frame, RandomSource(9)).data
     b = execute(plan, as_category, RandomSource(9)).data
     assert a["code"].astype(str).tolist() == b["code"].astype(str).tolist()
+
+
+def test_within_bound_is_the_worst_snapping_offset():
+    """Against a brute-force minimum over 2,001 offsets in [-step/2, step/2]: equal (the
+    breakpoints reach it), and above the old half-step bound where a second lattice point fits
+    (the audit's case: step 256, tolerance 300)."""
+    m = LaplaceMechanism(epsilon=7.0, low=0.0, high=500000.0, integer=True)
+    s = m.step
+    assert s == 256.0
+    for tol in (100.0, 128.0, 200.0, 300.0, 700.0, 1000.0):
+        brute = min(
+            discrete_laplace_interval(
+                math.ceil((-tol - u) / s - 1e-12), math.floor((tol - u) / s + 1e-12), m.scale_steps
+            )
+            for u in np.linspace(-s / 2, s / 2, 2001)
+        )
+        assert m.within_probability(tol) == pytest.approx(brute, rel=1e-9, abs=1e-15)
+    old = discrete_laplace_within(math.floor((300.0 - s / 2) / s), m.scale_steps)
+    assert m.within_probability(300.0) > 1.9 * old
+
+
+def test_the_report_says_when_the_budget_was_edited_after_solving(tmp_path):
+    from dpstudio.ledger import Ledger
+    from dpstudio.pipeline import execute_release
+    from dpstudio.report.model import build_model
+
+    out = tmp_path / "r.json"
+    assert _init(tmp_path, out, "--target", "income=within:25000:0.5") == 0
+    r = load_recipe(out)
+    edited = replace(r, budget=replace(r.budget, epsilon=r.budget.epsilon * 1.5))  # met, not solved
+    res = execute_release(edited, output_path=tmp_path / "o.csv", ledger=Ledger(tmp_path / "l.sqlite"))
+    sec = next(x for x in build_model(res, "external", None).sections if x.title == "Targets")
+    text = " ".join(b.content for b in sec.blocks if b.kind == "p")
+    assert "chosen by hand and checked against" in text and "were solved for" not in text
+
+
+def test_aim_forecast_has_no_sampling_term(tmp_path):
+    """AIM samples systematically (each group of rows matches the model up to rounding): its
+    forecast has no sampling part, so no target is refused for a sampling floor it does not have."""
+    r, frame = _synthetic_table(tmp_path)
+    r = replace(r, release=replace(r.release, options=r.release.options.with_(method="aim")))
+    plan, _ = compile_checked(r)
+    unit = next(u for u in plan.units if u.kind == "synthesizer")
+    forecast, sampling = unit.mechanism.one_way_tv_forecast(plan.recipe, len(frame))
+    assert sampling == 0.0 and forecast > 0.0

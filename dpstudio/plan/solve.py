@@ -2,22 +2,26 @@
 
 The user states what the release must achieve instead of an epsilon (docs/targets.md):
 
-* accuracy targets set a LOWER limit on epsilon: ``within`` (a perturbed number within +-t of
-  its true value for a share p of records: the unit mechanism's own
-  :meth:`~dpstudio.engine.mechanisms.laplace.LaplaceMechanism.within_probability`) and ``keep``
-  (a category kept with probability at least q: the randomized response's own keep probability);
-* risk targets set an UPPER limit: ``label-attack`` (the best label attacker's accuracy at the
+* accuracy targets set a LOWER limit on epsilon and depend on public quantities only:
+  ``within`` (a perturbed number within +-t of its true value for a share p of records: the
+  unit mechanism's own
+  :meth:`~dpstudio.engine.mechanisms.laplace.LaplaceMechanism.within_probability`), ``keep``
+  (a category kept with probability at least q: the randomized response's own keep
+  probability) and ``marginals`` (a synthetic table's mean 1-way total variation, forecast from
+  the synthesizer's own 1-way noise and the public number of records);
+* risk targets are internal CHECKS: ``label-attack`` (the best label attacker's accuracy at the
   epsilon of the label's randomized response, from a leakage model fitted on the raw data) and
-  ``reid`` (the re-identification rate of a linkage attack on a seeded simulated release).
+  ``reid`` (the re-identification rate of a linkage attack on a seeded simulated release).  They
+  are estimated on the raw data, so a budget chosen or refused with them could change with one
+  record, which no differential-privacy guarantee covers: they are reported (with the largest
+  budget where they hold, as advice) and never choose or refuse the budget.
 
 Every value is read off a plan compiled at the candidate budget (``compile_checked``): the
-solver holds no copy of an error formula.  Each target's predicted value is monotone in the
-budget (more epsilon: less noise, a higher keep probability, a better-informed attacker), so
-a bisection on log epsilon finds its limit to a relative ``REL_TOL``; the answer is the smallest
-epsilon that meets every accuracy target (with only risk targets: the largest epsilon they
-allow, the most accuracy the stated risk buys), checked against the risk targets and the
-affordable cap.  A target no affordable epsilon meets is reported as such, with the best value
-reachable and the floor, never approximated.
+solver holds no copy of an error formula.  Each accuracy target's predicted value is monotone
+in the budget (more epsilon: less noise, a higher keep probability), so a bisection on log
+epsilon finds its limit to a relative ``REL_TOL``; the answer is the smallest epsilon that meets
+every accuracy target, within the affordable cap.  A target no affordable epsilon meets is
+reported as such, with the best value reachable and the floor, never approximated.
 
 The split: with ``split="targets"`` (the default) the weights of the units that carry an
 accuracy target are set so that each gets exactly the share its target needs, read off the
@@ -50,10 +54,6 @@ REL_TOL = 1e-3
 MAX_SPLIT_ROUNDS = 6
 
 ACCURACY_KINDS = ("within", "keep", "marginals")
-#: a budget set by risk targets alone is the largest of these they allow: a public 1-2-5 grid, so
-#: the raw-data estimates behind the choice select one of 12 values (at most 3.6 bits about the
-#: data), never a value read off them (docs/targets.md, "A choice made with the data")
-RISK_GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
 #: accuracy targets on one perturbed column: the ones the split gives a share to
 COLUMN_KINDS = ("within", "keep")
 RISK_KINDS = ("label-attack", "reid")
@@ -193,11 +193,11 @@ def value_text(target: Target, value: float | None) -> str:
 
 @dataclass(frozen=True)
 class TargetResult:
-    """One target at the solution.  ``status``: "met"; "impossible" (no epsilon up to the
-    product's limit meets it: ``best`` is the value at that limit, ``floor`` what bounds it);
-    "beyond cap" (the targets need more than the affordable cap); "conflict" (met alone, but not
-    together with the other targets); "blocked" (another target is impossible).  ``limit``: the
-    budget where this target binds under the solved split."""
+    """One target at the solution.  ``status``: "met"; "not met"; "impossible" (no epsilon up
+    to the product's limit meets it: ``best`` is the value at that limit, ``floor`` what bounds
+    it); "beyond cap" (the targets need more than the affordable cap); "blocked" (another target
+    is impossible); "check" (a risk target with no budget to check it at).  ``limit``: the budget
+    where this target binds under the solved split (a risk target: the largest where it holds)."""
 
     target: Target
     status: str
@@ -206,6 +206,8 @@ class TargetResult:
     best: float | None = None
     floor: float | None = None
     advice: str = ""
+    #: a risk target: an internal check on the raw data, never a reason to choose or refuse a budget
+    advisory: bool = False
 
     @property
     def met(self) -> bool:
@@ -224,6 +226,8 @@ class TargetResult:
                 out[k] = v
         if self.advice:
             out["advice"] = self.advice
+        if self.advisory:
+            out["computed_on"] = "raw data - internal use only"
         return out
 
 
@@ -246,7 +250,8 @@ class Solution:
 
     @property
     def feasible(self) -> bool:
-        return self.epsilon is not None and all(r.met for r in self.results)
+        """A budget meets every accuracy target (risk targets are internal checks: reported, not required)."""
+        return self.epsilon is not None and all(r.met for r in self.results if not r.advisory)
 
     def record(self) -> Params:
         """What the recipe keeps of the solution (``budget.solved``)."""
@@ -262,7 +267,7 @@ class Solution:
         # is shared (and printed in the external report's appendix)
         out["predicted"] = {r.target.spec: r.predicted for r in self.results if r.target.kind in ACCURACY_KINDS}
         if any(r.target.kind in RISK_KINDS for r in self.results):
-            out["chosen_with_raw_data_estimates"] = True
+            out["risk_targets"] = "internal checks on the raw data; not used to choose the budget"
         if self.rows is not None:
             out["rows"] = int(self.rows)
         return Params.of(out)
@@ -392,8 +397,8 @@ def _floor_advice(
         return (
             best,
             floor,
-            f"at epsilon {at:g} (the most this release can use) at most {best:.1%} of records are within "
-            f"±{target.value:g}{extra}: widen the tolerance or lower the share",
+            f"at epsilon {at:g} (the most this release can use) the share of records the noise is sure to "
+            f"keep within ±{target.value:g} is {best:.1%}{extra}: widen the tolerance or lower the share",
         )
     if target.kind == "keep":
         return (
@@ -510,6 +515,29 @@ def _split_for_targets(
     return weights
 
 
+def _risk_check(
+    plans: _Plans,
+    target: Target,
+    evidence: Evidence,
+    weights: dict[str, float],
+    plan: ReleasePlan | None,
+    top: float,
+) -> TargetResult:
+    """A risk target as an internal check: its estimate at the chosen budget and the largest
+    budget where it holds (advice for the steward; never applied)."""
+    upper = _upper_limit(plans, target, evidence, weights, top)
+    value = predict(plan, target, evidence) if plan is not None else None
+    if upper is None:
+        best, floor, advice = _floor_advice(plans, target, evidence, weights, LOWEST_EPSILON)
+        return TargetResult(target, "not met", value, None, best, floor, advice, advisory=True)
+    held = f"the estimate holds up to epsilon {upper:.3g}"
+    if value is None:
+        return TargetResult(target, "check", None, upper, advice=held + " (internal estimate)", advisory=True)
+    ok = meets(target, value)
+    advice = "" if ok else f"{held}: lower an accuracy target, or release fewer columns unchanged"
+    return TargetResult(target, "met" if ok else "not met", value, upper, advice=advice, advisory=True)
+
+
 def solve(
     recipe: Recipe,
     *,
@@ -557,55 +585,34 @@ def solve(
                 "their noise is wide (see their expected error); give them a target to keep them useful"
             )
 
-    # ---- the budget: the accuracy targets' largest lower limit, the risk targets' smallest upper one
-    progress(0.75, "checking the risk targets")
-    uppers = {t: _upper_limit(plans, t, evidence, weights, top) for t in risk}
+    # ---- the budget: the accuracy targets' largest lower limit (public quantities only)
     low = max((e for e in limits.values() if e is not None), default=None)
-    high = min((e for e in uppers.values() if e is not None), default=None)
-    impossible = [t for t, e in {**limits, **uppers}.items() if e is None]
-    below_grid = False
+    impossible = [t for t, e in limits.items() if e is None]
+    eps: float | None = None if impossible or not accuracy else low
     if risk:
         notes.append(
-            "The risk targets are estimated on the raw data, so whether and at which budget they are met "
-            "depends on the data: a choice the differential-privacy guarantee does not cover (the report "
-            "says so)"
+            "Risk targets are internal checks estimated on the raw data: they are reported, never used to "
+            "choose or refuse the budget (a budget chosen with them could change with one record, which the "
+            "differential-privacy guarantee does not cover)"
+            + ("" if accuracy else f"; checked at the budget as typed, epsilon {recipe.budget.epsilon:g}")
         )
-    if impossible:
-        eps = None
-    elif accuracy:
-        eps = low
-        if high is not None and low is not None and low > high:
-            eps = None
-    else:
-        allowed = min(high if high is not None else top, cap)
-        eps = max((g for g in RISK_GRID if g <= allowed * (1 + 1e-12)), default=None)
-        notes.append(
-            "Only risk targets: the budget is the largest value of the public grid "
-            f"{', '.join(f'{g:g}' for g in RISK_GRID)} they allow (up to the cap), the most accuracy the "
-            "stated risk buys"
-        )
-        if eps is None:
-            below_grid = True
     beyond = eps is not None and eps > cap * (1 + 1e-12)
+    eps_needed = eps if beyond else None
     if beyond:
-        eps_needed: float | None = eps
         eps = None
-    else:
-        eps_needed = None
 
     # ---- each target at the solution
     plan = plans.at(eps, weights) if eps is not None else None
     results = []
-    for t in targets:
-        limit = limits.get(t) if t in limits else uppers.get(t)
+    for t in accuracy:
+        limit = limits.get(t)
         if t in impossible:
-            at = top if t.kind in ACCURACY_KINDS else LOWEST_EPSILON
             w_at = weights
             unit = target_unit(ref, t) if ref is not None else None
-            if split == "targets" and t.kind in ACCURACY_KINDS and unit is not None:
+            if split == "targets" and unit is not None and t.kind in COLUMN_KINDS:
                 # the best this column can reach: its unit holding nearly the whole budget
                 w_at = {c: (1.0 if c in unit.columns else ISOLATED_WEIGHT) for c in weights}
-            best, floor, advice = _floor_advice(plans, t, evidence, w_at, at)
+            best, floor, advice = _floor_advice(plans, t, evidence, w_at, top)
             results.append(TargetResult(t, "impossible", None, None, best, floor, advice))
         elif impossible:
             results.append(
@@ -614,8 +621,7 @@ def solve(
                     "blocked",
                     None,
                     limit,
-                    advice=(f"met alone at epsilon {limit:.3g}" if limit is not None else "")
-                    + ("; " if limit is not None else "")
+                    advice=(f"met alone at epsilon {limit:.3g}; " if limit is not None else "")
                     + "another target cannot be met",
                 )
             )
@@ -631,30 +637,17 @@ def solve(
                     "can still spend: relax a target or raise the cap",
                 )
             )
-        elif below_grid:
-            results.append(
-                TargetResult(
-                    t,
-                    "impossible",
-                    None,
-                    limit,
-                    advice=f"met only below epsilon {RISK_GRID[0]:g}, the smallest budget offered: raise the limit",
-                )
-            )
-        elif plan is None:
-            results.append(
-                TargetResult(
-                    t,
-                    "conflict",
-                    None,
-                    limit,
-                    advice=f"the accuracy targets need epsilon >= {low:.3g} but the risk targets allow at most "
-                    f"{high:.3g}: relax one of them",
-                )
-            )
         else:
-            value = predict(plan, t, evidence)
-            results.append(TargetResult(t, "met" if meets(t, value) else "conflict", value, limit))
+            got = predict(plan, t, evidence) if plan is not None else None
+            ok = got is not None and meets(t, got)
+            results.append(TargetResult(t, "met" if ok else "not met", got, limit))
+    if risk:
+        progress(0.8, "checking the risk targets (internal estimates)")
+    # without accuracy targets nothing is solved: the checks are made at the budget as typed
+    at_plan = plan if accuracy else plans.at(recipe.budget.epsilon, weights)
+    for t in risk:
+        results.append(_risk_check(plans, t, evidence, weights, at_plan, top))
+    results.sort(key=lambda r: targets.index(r.target))
     progress(1.0, "budget found" if plan is not None else "no budget meets every target")
     return Solution(
         epsilon=eps,

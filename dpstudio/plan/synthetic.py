@@ -364,7 +364,10 @@ class SynthesizerRelease:
             return None
         layout = layout_of(table_spec(recipe))
         forecast: tuple[float, float] = layout.one_way_tv_forecast(
-            one_way_mu(self.epsilon, self.delta, layout.d), rows, rows_out or rows
+            one_way_mu(self.epsilon, self.delta, layout.d),
+            rows,
+            rows_out or rows,
+            iid=not getattr(synth, "systematic_sampling", False),
         )
         return forecast
 

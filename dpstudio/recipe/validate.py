@@ -686,6 +686,17 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
     return p
 
 
+def _copied_target_problem(where: str, names: list[str]) -> Problem:
+    """A target on a domain copied from the data: its prediction (and the budget solved for it)
+    would be a function of the raw data, printed in the recipe and the external report."""
+    return Problem(
+        f"{where}: the domain of {', '.join(repr(n) for n in names[:5])} is copied from the data, so the "
+        "budget solved for this target would reveal it; give a public domain or a DP estimate",
+        field="targets",
+        page="budget",
+    )
+
+
 #: which release types each target kind applies to (docs/targets.md)
 TARGET_RELEASES = {
     "within": ("record", "label", "semi-sensitive"),
@@ -736,6 +747,9 @@ def target_problems(recipe: Recipe) -> list[Problem]:
                     )
                 )
                 continue
+            if c.domain is not None and c.domain.source == "data":
+                p.append(_copied_target_problem(where, [c.name]))
+                continue
             want = ("laplace", "gaussian") if t.kind == "within" else ("rr",)
             if mech not in want:
                 said = {"laplace": "Laplace noise", "gaussian": "Gaussian noise", "rr": "randomized response"}
@@ -758,20 +772,17 @@ def target_problems(recipe: Recipe) -> list[Problem]:
                 )
             )
         if t.kind == "marginals":
-            unknown = [
-                c.name
-                for c in recipe.columns
-                if c.role not in DROPPED_ROLES + ("embedding",)
-                and c.domain is not None
-                and c.domain.kind == "categorical"
-                and c.domain.categories is None
-            ]
+            kept = [c for c in recipe.columns if c.role not in DROPPED_ROLES + ("embedding",) and c.domain is not None]
+            copied = [c.name for c in kept if c.domain is not None and c.domain.source == "data"]
+            if copied:
+                p.append(_copied_target_problem(where, copied))
+            unknown = [c.name for c in kept if c.domain is not None and not c.domain.known]
             if unknown:
                 p.append(
                     Problem(
-                        f"{where}: the forecast counts each column's public cells, and the categories of "
+                        f"{where}: the forecast counts each column's public cells, and the domains of "
                         f"{', '.join(repr(n) for n in unknown[:5])} are found with DP at release time; "
-                        "give them a public list, or state another target",
+                        "give them a public domain, or state another target",
                         field="targets",
                         page="budget",
                     )

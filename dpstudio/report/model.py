@@ -842,25 +842,44 @@ def _measured_target(target, unit, original: pd.Series, released: pd.Series) -> 
     return None
 
 
+def _solved_as_run(recipe, plan) -> bool:
+    """Whether the release ran the budget and split the solver found (a recipe edited after it
+    was solved keeps its record, but was then checked against the targets, not solved for them)."""
+    solved = recipe.budget.solved.to_dict()
+    eps = solved.get("epsilon")
+    if eps is None or abs(float(eps) - recipe.budget.epsilon) > 1e-9 * max(float(eps), 1e-12):
+        return False
+    shares = solved.get("shares") or {}
+    for u in plan.units:
+        if u.kind == "perturbation" and u.name in shares:
+            if abs(float(shares[u.name]) - u.epsilon) > 1e-9 * max(u.epsilon, 1e-12):
+                return False
+    return True
+
+
 def targets_section(result, frame, external: bool) -> Section:
-    """The targets the budget was solved for: each one's predicted value at the chosen epsilon
-    (accuracy targets: read off the plan that ran; risk targets: off the residual-risk estimate,
-    which computes them as the solver did), and internally its value measured on this release
-    where that needs no further privacy loss."""
+    """The targets of the release: each accuracy target's predicted value at the chosen epsilon
+    (read off the plan that ran) and, internally, its value measured on this release where that
+    needs no further privacy loss; each risk target, internally only, as the check it is (the
+    residual-risk estimate, which computes it as the solver did)."""
     from dpstudio.plan.solve import RISK_KINDS, Evidence, describe, meets, predict, value_text
 
     recipe, plan = result.recipe, result.plan
     s = Section("Targets")
-    solved = recipe.budget.solved.to_dict()
     eps = recipe.budget.epsilon
+    solved = _solved_as_run(recipe, plan)
     s.add(
         "p",
-        f"The budget was {'solved for' if solved else 'checked against'} these targets: the smallest \u03b5 "
-        "that meets every accuracy target, within the risk limits"
-        + (f" (\u03b5 = {_eps(eps)}; the ledger charged {_eps(plan.total.epsilon)})." if solved else ".")
+        (
+            f"The budget (\u03b5 = {_eps(eps)}; the ledger charged {_eps(plan.total.epsilon)}) and its split "
+            "across the columns were solved for these targets: the smallest \u03b5 that meets every accuracy "
+            "target."
+            if solved
+            else f"The budget (\u03b5 = {_eps(eps)}) was chosen by hand and checked against these targets."
+        )
         + " Each accuracy prediction is read off the release plan that ran (for a share of records "
-        "within a tolerance, a lower bound that counts the grid's rounding); each risk prediction off "
-        "the residual-risk estimate of this report, computed as the budget was solved.",
+        "within a tolerance, a lower bound for values inside the public bounds that counts the grid's "
+        "rounding) and depends on public choices only.",
     )
     risk = getattr(result, "risk", None) or {}
     data = getattr(result.outcome, "data", None)
@@ -872,13 +891,15 @@ def targets_section(result, frame, external: bool) -> Section:
         v = None
         if t.kind not in RISK_KINDS and (t.kind != "marginals" or evidence.rows is not None):
             v = predict(plan, t, evidence)
-        elif not external:
+        elif t.kind in RISK_KINDS and not external:
             v = _risk_target_value(t, plan, risk)
-        if v is None:
-            predicted = "withheld: estimated on the raw data (internal version)" if external else "not estimated"
-            met = "\u2014"
+        if t.kind in RISK_KINDS and external:
+            predicted, met = "an internal check on the raw data (in the internal version)", "\u2014"
+        elif v is None:
+            predicted, met = "not estimated", "\u2014"
         else:
-            predicted, met = value_text(t, v), ("yes" if meets(t, v) else "NO")
+            predicted = value_text(t, v) + (" (internal estimate)" if t.kind in RISK_KINDS else "")
+            met = "yes" if meets(t, v) else "NO"
         row = [Cell(describe(t)), Cell(predicted), Cell(met, flag=met == "NO")]
         if not external:
             measured = "\u2014"
@@ -898,20 +919,18 @@ def targets_section(result, frame, external: bool) -> Section:
         rows.append(row)
     head = ["Target", f"Predicted at \u03b5 = {_eps(eps)}", "Met"] + ([] if external else ["On this release"])
     s.add("table", {"head": head, "rows": rows})
-    if solved.get("chosen_with_raw_data_estimates") or any(t.kind in RISK_KINDS for t in recipe.budget.targets):
+    if any(t.kind in RISK_KINDS for t in recipe.budget.targets):
         s.add(
-            "warn",
-            "Risk targets are estimated on the raw data, so whether they are met, and (with risk targets "
-            "alone) which budget was chosen, depend on the data. The differential-privacy guarantee covers "
-            "the release at the chosen \u03b5; it does not cover that choice, which can reveal a little about "
-            "the data (a budget set by risk targets alone is one of 12 public values, 0.01 to 50: at most "
-            "3.6 bits).",
+            "note",
+            "Risk targets are checks estimated on the raw data, for the data steward: they never chose or "
+            "refused the budget (a budget chosen with them could change with one record, which the "
+            "differential-privacy guarantee does not cover)."
+            + (" Their figures are in the internal version only." if external else ""),
         )
     if not external:
         s.add(
             "note",
-            "\u201cOn this release\u201d is measured against the raw data: internal use only. Risk "
-            "targets are estimates on the raw data (an attacker model, a simulated release).",
+            "\u201cOn this release\u201d is measured against the raw data: internal use only.",
         )
     return s
 

@@ -152,24 +152,27 @@ def test_label_attack_target_runs_the_attack_model(qtbot, loaded_demo):
     assert "internal use only" in panel.advice.text()
     find(qtbot, page)
     assert panel.last_error is None, panel.last_error
-    # the public columns alone let an attacker guess the label better than 60 %: impossible,
-    # with the best value any ε reaches and what to relax
+    # the public columns alone let an attacker guess the label better than 60 %: not met at
+    # any ε, with the floor and what to relax; a risk target chooses no ε (the typed one stays)
+    typed = win.session.recipe.budget.epsilon
     item = panel.table.item(0, 1)
-    assert panel.status_of(0) == "impossible"
-    assert item.text().startswith("✗ impossible — closest possible: best attacker right")
+    assert panel.status_of(0) == "not met"
+    assert item.text().startswith("✗ not met: best attacker right")
     assert "%" in item.text()
     assert "internal use only" in item.toolTip()
     assert "raise the limit" in panel.advice.text()
+    assert "Risk targets are checks" in panel.result.text()
+    assert win.session.recipe.budget.epsilon == typed and not win.session.recipe.budget.solved.items
     # the attacker model is cached for the next search
     key = evidence_key(win.session, win.session.preview_recipe())
     model = win.session.derived.get(key) if key is not None else None
     assert model is not None
-    add_in_editor(page, "label-attack", value=90)
+    add_in_editor(page, "label-attack", value=99)
     find(qtbot, page)
     assert win.session.derived.get(key) is model
     assert panel.status_of(0) == "met"
     assert panel.table.item(0, 1).text().startswith("✓ best attacker right")
-    assert win.session.recipe.budget.solved.get("status") == "met"
+    assert win.session.recipe.budget.epsilon == typed  # checked at the typed ε, nothing applied
 
 
 def test_targets_and_mode_survive_a_recipe_round_trip(qtbot, loaded_demo, tmp_path):

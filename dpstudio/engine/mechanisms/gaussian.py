@@ -40,9 +40,10 @@ from dpstudio.engine.mechanisms.base import Mechanism, check_bounds, check_delta
 from dpstudio.engine.mechanisms.sampling import (
     Grid,
     discrete_gaussian,
+    discrete_gaussian_interval,
     discrete_gaussian_mean_abs,
     discrete_gaussian_support,
-    discrete_gaussian_within,
+    worst_offset_within,
 )
 from dpstudio.engine.rng import RandomSource
 
@@ -270,19 +271,20 @@ class GaussianMechanism(Mechanism):
 
     def within_probability(self, tolerance: float) -> float:
         """A lower bound on P(|released - true| <= ``tolerance``) for a true value inside the
-        public bounds: the noise's own law (its exact pmf) at the largest whole number of grid
-        steps that still fits once the snapping to the grid (at most half a step; none for
-        integer columns on a grid of whole numbers) is taken out.  Clamping a noisy value back
-        into the bounds only moves it closer to a true value inside them, so the bound holds
-        after that post-processing too."""
+        public bounds: the noise's own law (its exact pmf) at the worst offset the snapping to
+        the grid can give (none for integer columns on a grid of whole numbers;
+        :func:`~.sampling.worst_offset_within`).  Clamping a noisy value back into the bounds
+        only moves it closer to a true value inside them, so the bound holds after that
+        post-processing too."""
         tol = float(tolerance)
         if not tol >= 0:
             raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
         if self.diam_steps == 0:
             return 1.0
-        snap = 0.0 if self.integer and self.step == 1.0 else 0.5 * self.step
-        steps = math.floor((tol - snap) / self.step + 1e-9)
-        return discrete_gaussian_within(steps, self.sigma_steps**2)
+        on_grid = self.integer and self.step == 1.0
+        return worst_offset_within(
+            tol, self.step, on_grid, lambda a, b: discrete_gaussian_interval(a, b, self.sigma_steps**2)
+        )
 
     def clip(self, values: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], int]:
         return self.grid.clip(values)

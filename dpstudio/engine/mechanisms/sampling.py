@@ -555,6 +555,61 @@ def discrete_gaussian_within(m: int, sigma2: float) -> float:
     return float(np.sum(discrete_gaussian_pmf(sup[inside], sigma2)))
 
 
+def discrete_laplace_interval(a: int, b: int, scale: float) -> float:
+    """P(a <= X <= b) for the discrete Laplace of ``scale`` (its closed-form CDF:
+    P(X <= k) = q^-k / (1 + q) for k < 0 and 1 - q^(k+1) / (1 + q) for k >= 0, q = exp(-1/scale))."""
+    if b < a:
+        return 0.0
+    if scale <= 0:
+        return 1.0 if a <= 0 <= b else 0.0
+    q = math.exp(-1.0 / scale)
+
+    def cdf(k: int) -> float:
+        return math.exp(k / scale) / (1.0 + q) if k < 0 else 1.0 - math.exp(-(k + 1) / scale) / (1.0 + q)
+
+    return float(max(0.0, cdf(b) - cdf(a - 1)))
+
+
+def discrete_gaussian_interval(a: int, b: int, sigma2: float) -> float:
+    """P(a <= X <= b) for the discrete Gaussian (its normalised pmf summed; above sigma = 1e4
+    grid steps, the normal law with a half-step continuity correction)."""
+    if b < a:
+        return 0.0
+    if sigma2 <= 0:
+        return 1.0 if a <= 0 <= b else 0.0
+    sigma = math.sqrt(sigma2)
+    if sigma > _DG_EXACT_SIGMA:
+        z = sigma * math.sqrt(2.0)
+        return float(max(0.0, 0.5 * (math.erf((b + 0.5) / z) - math.erf((a - 0.5) / z))))
+    sup = discrete_gaussian_support(sigma)
+    inside = (sup >= a) & (sup <= b)
+    return float(np.sum(discrete_gaussian_pmf(sup[inside], sigma2)))
+
+
+def worst_offset_within(tolerance: float, step: float, on_grid: bool, interval: Callable[[int, int], float]) -> float:
+    """min over the snapping offset u of P(|u + step K| <= tolerance), K the integer noise with
+    ``interval(a, b) = P(a <= K <= b)``: a true value x inside the bounds is released as
+    ``snap(x) + step K`` with snap(x) - x = u in [-step/2, step/2] (u = 0 when ``on_grid``).  The
+    set of K that fit, [ceil((-t - u) / step), floor((t - u) / step)], changes only where u
+    crosses t - step j or -t - step j, so the midpoints between those points reach the minimum."""
+    t = float(tolerance)
+
+    def prob(u: float) -> float:
+        return interval(math.ceil((-t - u) / step - 1e-12), math.floor((t - u) / step + 1e-12))
+
+    if on_grid:
+        return prob(0.0)
+    half = 0.5 * step
+    points = {-half, half}
+    j_lo, j_hi = math.floor((-t - half) / step) - 1, math.ceil((t + half) / step) + 1
+    for j in range(j_lo, j_hi + 1):
+        for b in (t - step * j, -t - step * j):
+            if -half < b < half:
+                points.add(b)
+    ordered = sorted(points)
+    return min(prob(0.5 * (lo + hi)) for lo, hi in zip(ordered, ordered[1:], strict=False))
+
+
 # --------------------------------------------------------------------------------------------
 # data-independent grid
 # --------------------------------------------------------------------------------------------

@@ -197,6 +197,10 @@ class AIMSynthesizer(Synthesizer):
             {"part": "selected 1-, 2- and 3-way marginals, adaptive rounds (Gaussian)", "share": self.alpha * rest},
         ]
 
+    #: rows are drawn along the junction tree systematically (pgm.MarkovModel.sample): each
+    #: group matches the model's distribution up to rounding, so a forecast has no sampling term
+    systematic_sampling = True
+
     def one_way_mu(self, epsilon: float, delta: float, d: int) -> float:
         """The GDP mu of each of the ``d`` initial 1-way releases at (``epsilon``, ``delta``):
         what :meth:`fit_counts` draws them with (later rounds may measure a column again, which

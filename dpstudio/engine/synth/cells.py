@@ -139,7 +139,7 @@ class CellLayout:
     def d(self) -> int:
         return len(self.sizes)
 
-    def one_way_tv_forecast(self, mu: float, n: int, n_out: int) -> tuple[float, float]:
+    def one_way_tv_forecast(self, mu: float, n: int, n_out: int, *, iid: bool = True) -> tuple[float, float]:
         """(forecast, its sampling part) of the mean over columns of the total variation between
         a synthetic table's 1-way marginals and the real ones, on these cells, when each 1-way
         count vector of the ``n`` records is released with mu-GDP Gaussian noise and ``n_out``
@@ -148,7 +148,9 @@ class CellLayout:
         sampling's, at most sqrt((m - 1) / (2 pi n_out)) (Cauchy-Schwarz on
         sum_v sqrt(p_v (1 - p_v) / n_out) sqrt(2/pi) / 2), capped at 1.  An estimate, not a
         bound: the fit's projection of the noisy counts onto the simplex and its use of the
-        other marginals usually make the real figure smaller."""
+        other marginals usually make the real figure smaller.  ``iid=False`` (a synthesizer that
+        samples systematically, each group of rows matching its distribution up to rounding): no
+        sampling term."""
         from .privacy import release_scale
 
         n, n_out = max(int(n), 1), max(int(n_out), 1)
@@ -156,7 +158,7 @@ class CellLayout:
         for j, size in enumerate(self.sizes):
             m = int(size) - len(self.hidden[j])
             sigma = release_scale(math.sqrt(2.0), mu, int(size))[2] if math.isfinite(mu) else 0.0
-            samp = math.sqrt(max(m - 1, 0) / (2.0 * math.pi * n_out))
+            samp = math.sqrt(max(m - 1, 0) / (2.0 * math.pi * n_out)) if iid else 0.0
             total += min(1.0, m * sigma * math.sqrt(2.0 / math.pi) / (2.0 * n) + samp)
             sampling += min(1.0, samp)
         d = max(self.d, 1)

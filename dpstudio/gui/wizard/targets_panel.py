@@ -538,6 +538,8 @@ class TargetsPanel(QWidget):
                 text, tip2 = tr("— find ε"), tr("Not computed for these targets yet: press “Find ε”.")
             elif res.met:
                 text, tip2 = "✓ " + value_text(t, res.predicted), tr("Met at the ε found.")
+                if res.advisory and self.solution is not None and self.solution.epsilon is None:
+                    tip2 = tr("Met at the ε you typed (risk targets are checks: they do not choose ε).")
             else:
                 shown = value_text(t, res.predicted) if res.predicted is not None else ""
                 text = "✗ " + status_text(res.status) + (f": {shown}" if shown else "")
@@ -614,6 +616,14 @@ class TargetsPanel(QWidget):
                 text += tr(", δ = {0}").format(fmt_delta(total.delta))
             text += tr(" to the dataset's budget.")
             self.result.setText(text)
+            notes = list(sol.notes)
+        elif all(r.advisory for r in sol.results):
+            # risk targets alone choose nothing: they are checked at the ε as typed
+            self.result.setText(
+                tr("Risk targets are checks, not a way to choose ε: checked at the ε you set, {0}.").format(
+                    fmt_eps(rec.budget.epsilon) if rec is not None else "—"
+                )
+            )
             notes = list(sol.notes)
         else:
             self.result.setText(
@@ -772,7 +782,8 @@ def status_text(status: str) -> str:
         "met": tr("met"),
         "impossible": tr("impossible"),
         "beyond cap": tr("needs more than what is left"),
-        "conflict": tr("conflicts with another target"),
+        "not met": tr("not met"),
+        "check": tr("not checked"),
         "blocked": tr("waits on another target"),
     }.get(status, status)
 
