@@ -353,7 +353,7 @@ def _solve_targets(recipe, args, loaded):
     from dpstudio.risk import evidence_for
 
     recipe = replace(recipe, budget=replace(recipe.budget, targets=_parse_targets(args.target)))
-    cap, why = _affordable_cap(loaded.sha256)
+    cap, why = _affordable_cap(loaded.sha256, getattr(args, "ledger", None))
     try:
         evidence = evidence_for(recipe, loaded.frame, rows=loaded.sample_of)
         solution = solve(recipe, evidence=evidence, cap=cap, split=args.split)
@@ -427,7 +427,7 @@ def _recheck_targets(recipe, frame, args) -> dict:
         evidence = Evidence(rows=int(rows) if rows is not None else None)
     if evidence.rows is None and any(t.kind == "marginals" for t in recipe.budget.targets):
         return {"checked": False, "note": "a marginals target needs the number of records: run with --with-data"}
-    cap, why = _affordable_cap(recipe.input.sha256)
+    cap, why = _affordable_cap(recipe.input.sha256, getattr(args, "ledger", None))
     solution = solve(recipe, evidence=evidence, cap=cap, split=recipe.budget.solved.get("split", "targets"))
     again = solution.to_json()
     notes = again.pop("notes", [])
@@ -879,6 +879,7 @@ def build_parser() -> argparse.ArgumentParser:
         "for the columns of the same names; --bounds/--categories win for a column they name",
     )
     _add_load_options(pi)
+    _add_ledger_option(pi)  # with --target: the dataset's remaining cap bounds the budget solved for
     pi.set_defaults(func=cmd_recipe_init)
     pdom = rsub.add_parser(
         "domains", help="save a recipe's domains to a file (JSON or CSV) for 'recipe init --domains'"
@@ -890,6 +891,7 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("recipe")
     pc.add_argument("--input", help="also check the recipe against this data file")
     pc.add_argument("--with-data", action="store_true", help="also check against the recipe's input file")
+    _add_ledger_option(pc)  # a recipe with targets is solved again under the dataset's remaining cap
     pc.set_defaults(func=cmd_recipe_check)
 
     p = sub.add_parser("release", help="run a recipe: write the privatized data (and a report)")

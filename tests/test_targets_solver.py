@@ -522,3 +522,14 @@ def test_aim_forecast_has_no_sampling_term(tmp_path):
     unit = next(u for u in plan.units if u.kind == "synthesizer")
     forecast, sampling = unit.mechanism.one_way_tv_forecast(plan.recipe, len(frame))
     assert sampling == 0.0 and forecast > 0.0
+
+
+def test_cli_init_reads_the_cap_of_the_ledger_it_is_given(tmp_path, capsys):
+    from dpstudio.ledger import Ledger
+
+    led = tmp_path / "other.sqlite"
+    Ledger(led).set_cap(str(DEMO_CSV), 5.0)
+    out = tmp_path / "r.json"
+    assert _init(tmp_path, out, "--target", "income=within:25000:0.5", "--ledger", str(led)) == 2
+    assert not out.exists()
+    assert "more than the 5 this dataset can still spend" in capsys.readouterr().err
