@@ -332,6 +332,10 @@ def _solution_lines(solution) -> list[str]:
         lines.append(
             "  split: " + ", ".join(f"{u.name} {u.epsilon:.3g}" for u in solution.plan.units if u.kind != "domain")
         )
+    elif all(r.advisory for r in solution.results) and solution.recipe is not None:
+        lines.append(
+            f"risk targets checked at epsilon {solution.recipe.budget.epsilon:g} (as typed; internal estimates)"
+        )
     else:
         lines.append("no budget meets every target")
     for r in solution.results:
