@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpstudio.report.text as T
 from dpstudio.cli import main
 from dpstudio.pipeline import execute_release
 from dpstudio.plan import NoiseParameters, ReleasePlan
@@ -330,9 +331,9 @@ def test_model_unit_prints_its_description_and_facts(tmp_path):
     # mechanism "auto" (default since issue 22): the finalised plan names what ran and why
     assert row[1] == "logistic regression, objective perturbation"
     assert unit.description in row[4]
-    assert "mechanism choice: objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011): " in row[4]
+    assert "mechanism chosen: objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011): " in row[4]
     for key in ("noise_scale", "ridge_m", "epsilon_jacobian", "epsilon_noise", "norm_bound"):
-        assert f"= {fmt(unit.facts[key])}" in row[4], key
+        assert f"{T.FACT_LABELS[key]} = {fmt(unit.facts[key])}" in row[4], key  # in plain words
     assert "features: age, score" in row[4]
     summary = _section(build_model(res, "external", None, charts=False), "Summary")
     assert any(

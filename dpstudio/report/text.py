@@ -182,6 +182,26 @@ FACT_LABELS = {
     "sample_rows": "synthetic values sampled",
     "pool": "replacement pool",
     "rows": "synthetic rows",
+    # the model's mechanism choice and objective perturbation (docs/models.md)
+    "mechanism_choice": "mechanism chosen",
+    "objective_predicted_excess_risk": "predicted excess risk of objective perturbation (public rule)",
+    "rows_x_epsilon_per_coefficient": "rows \u00d7 \u03b5 per coefficient",
+    "classes": "label categories",
+    "one_vs_rest": "one-vs-rest",
+    "class_weights": "class weights",
+    "noise": "noise",
+    "noise_scale": "noise scale (per coefficient)",
+    "lambda": "\u03bb (ridge per record)",
+    "ridge_m": "ridge m = n\u03bb",
+    "epsilon_jacobian": "\u03b5 for the change of the objective's curvature (Jacobian factor)",
+    "epsilon_noise": "\u03b5 of the noise",
+    "epsilon_tolerance": "\u03b5 paid for the optimiser's tolerance",
+    "delta_noise": "\u03b4 of the noise",
+    "delta_tolerance": "\u03b4 paid for the optimiser's tolerance",
+    "tolerance_noise_scale": "noise scale covering the optimiser's tolerance",
+    "tolerance_fraction": "share of the budget for the optimiser's tolerance",
+    "feature_norm": "feature norm with the intercept, \u221a(R\u00b2 + 1)",
+    "smoothness_c": "smoothness constant c of the logistic loss",
 }
 
 # Known acknowledgement codes -> plain words; unknown ones are printed as recorded.
