@@ -383,8 +383,9 @@ def _dlap_certify(
         ok2 = f <= g
         ok2 |= c <= 1.0
         ok &= ok2
+        # a = 0 casts inf: a placeholder for a draw that is never certified (it is in ``und``)
+        k = c.astype(np.int64)
     und = np.flatnonzero(~ok)
-    k = c.astype(np.int64)
     k -= 1
     return k, und
 
