@@ -217,7 +217,7 @@ def test_raw_data_estimates_stay_out_of_the_recipe(frame):
     assert list(solved["predicted"]) == ["income=within:25000:0.5"]
 
 
-# ---- impossible, unaffordable, conflicting: said, never approximated ---------------------------
+# ---- impossible and unaffordable: said, never approximated --------------------------------------
 
 
 def test_label_attack_below_the_public_columns_floor_says_so(frame):

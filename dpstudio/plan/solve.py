@@ -547,7 +547,8 @@ def solve(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> Solution:
-    """The smallest budget (and split) meeting every target of ``recipe.budget.targets``.
+    """The smallest budget (and split) meeting every accuracy target of ``recipe.budget.targets``,
+    and each risk target checked there (or, without accuracy targets, at the budget as typed).
 
     ``cap``: the largest affordable budget (the dataset's remaining ledger cap, at most
     :data:`MAX_EPSILON`).  Raises :class:`RecipeError` when the targets or the recipe itself
