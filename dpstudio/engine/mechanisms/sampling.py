@@ -522,14 +522,8 @@ def discrete_gaussian_mean_abs(sigma2: float) -> float:
 
 
 def discrete_laplace_within(m: int, scale: float) -> float:
-    """P(|X| <= m) for the discrete Laplace of ``scale`` (closed form: 1 - 2 q^(m+1) / (1 + q),
-    q = exp(-1/scale), summing the pmf above over |x| > m)."""
-    if m < 0:
-        return 0.0
-    if scale <= 0:
-        return 1.0
-    q = math.exp(-1.0 / scale)
-    return float(1.0 - 2.0 * math.exp(-(m + 1) / scale) / (1.0 + q))
+    """P(|X| <= m) for the discrete Laplace of ``scale`` (:func:`discrete_laplace_interval`)."""
+    return discrete_laplace_interval(-m, m, scale) if m >= 0 else 0.0
 
 
 #: above this sigma (grid steps) the discrete Gaussian's P(|X| <= m) is the normal law's with a
@@ -539,21 +533,8 @@ _DG_EXACT_SIGMA = 1e4
 
 
 def discrete_gaussian_within(m: int, sigma2: float) -> float:
-    """P(|X| <= m) for the discrete Gaussian of variance parameter ``sigma2`` (grid steps):
-    summed over its normalised pmf, or (sigma > 1e4 steps, where the support would be
-    millions of points) the normal law with a continuity correction."""
-    if m < 0:
-        return 0.0
-    if sigma2 <= 0:
-        return 1.0
-    sigma = math.sqrt(sigma2)
-    if sigma > _DG_EXACT_SIGMA:
-        return float(math.erf((m + 0.5) / (sigma * math.sqrt(2.0))))
-    sup = discrete_gaussian_support(sigma)
-    if m >= sup[-1]:
-        return 1.0
-    inside = np.abs(sup) <= m
-    return float(np.sum(discrete_gaussian_pmf(sup[inside], sigma2)))
+    """P(|X| <= m) for the discrete Gaussian (:func:`discrete_gaussian_interval`)."""
+    return discrete_gaussian_interval(-m, m, sigma2) if m >= 0 else 0.0
 
 
 def discrete_laplace_interval(a: int, b: int, scale: float) -> float:
