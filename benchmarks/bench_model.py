@@ -168,20 +168,9 @@ def run_diffprivlib(quick):
 
 
 def _options():
-    from dpstudio.engine.models import gibbs_logistic as gl
-    from dpstudio.engine.models import objective as op
+    from dpstudio.plan.model import default_options
 
-    return {
-        "mechanism": "auto",
-        "norm_bound": 1.0,
-        "lambda": None,
-        "prior_scale": None,
-        "sampler_delta_fraction": gl.DEFAULT_SAMPLER_DELTA_FRACTION,
-        "noise": "auto",
-        "tolerance_fraction": op.DEFAULT_TOLERANCE_FRACTION,
-        "reference_norm": None,
-        "class_weights": (1.0, 1.0),
-    }
+    return default_options(2)
 
 
 def run_ours(quick):

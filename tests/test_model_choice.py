@@ -14,17 +14,7 @@ from dpstudio.errors import RecipeError
 from dpstudio.plan import model
 from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Params, Randomness, Recipe, ReleaseSpec
 
-OPTS = {
-    "mechanism": "auto",
-    "norm_bound": 1.0,
-    "lambda": None,
-    "prior_scale": None,
-    "sampler_delta_fraction": gl.DEFAULT_SAMPLER_DELTA_FRACTION,
-    "noise": "auto",
-    "tolerance_fraction": op.DEFAULT_TOLERANCE_FRACTION,
-    "reference_norm": None,
-    "class_weights": (1.0, 1.0),
-}
+OPTS = model.default_options(2)  # what a release that sets no option chooses with
 
 
 def _recipe(options=None, cats=("0", "1"), eps=1.0):

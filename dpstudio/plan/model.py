@@ -90,7 +90,10 @@ def _bad_option(text: str) -> RecipeError:
 
 
 def _options(recipe: Recipe) -> dict[str, Any]:
-    o = recipe.release.options
+    return _options_from(recipe.release.options)
+
+
+def _options_from(o: Params) -> dict[str, Any]:
     out: dict[str, Any] = {
         "norm_bound": float(o.get("norm_bound", 1.0)),
         "lambda": o.get("lambda"),
@@ -112,7 +115,11 @@ def _options(recipe: Recipe) -> dict[str, Any]:
 def _choice_options(recipe: Recipe, lab: Column) -> dict[str, Any]:
     """The options that choose between the mechanisms and calibrate objective perturbation
     (kept apart from :func:`_options` so a Gibbs release's object is what it always was)."""
-    o = recipe.release.options
+    assert lab.domain is not None and lab.domain.categories is not None, lab.name
+    return _choice_options_from(recipe.release.options, [str(c) for c in lab.domain.categories])
+
+
+def _choice_options_from(o: Params, cats: list[str]) -> dict[str, Any]:
     mech = str(o.get("mechanism", "auto"))
     if mech not in MECHANISMS:
         raise _bad_option(f"release option mechanism={mech!r}: choose 'auto', 'gibbs' or 'objective'")
@@ -125,8 +132,6 @@ def _choice_options(recipe: Recipe, lab: Column) -> dict[str, Any]:
     ref = o.get("reference_norm")
     if ref is not None and not float(ref) > 0:
         raise _bad_option(f"release option reference_norm must be > 0, got {ref!r}")
-    assert lab.domain is not None and lab.domain.categories is not None, lab.name
-    cats = [str(c) for c in lab.domain.categories]
     raw = o.get("class_weights")
     if isinstance(raw, Params):  # a JSON object in the recipe
         raw = raw.to_dict()
@@ -175,6 +180,12 @@ class Choice:
 
     def to_json(self) -> dict[str, Any]:
         return {"mechanism": self.mechanism, "reason": self.reason, "predicted_excess_risk": dict(self.predicted)}
+
+
+def default_options(classes: int = 2) -> dict[str, Any]:
+    """The options :func:`choose` gets for a recipe that sets none, with ``classes`` label
+    categories (the benchmark and the tests choose with exactly the release's defaults)."""
+    return {**_options_from(Params()), **_choice_options_from(Params(), [str(i) for i in range(classes)])}
 
 
 def choose(

@@ -31,7 +31,7 @@ from dpstudio.engine.mechanisms.sampling import (
     discrete_laplace,
     discrete_laplace_interval,
     discrete_laplace_mean_abs,
-    worst_offset_within,
+    within_on_grid,
 )
 from dpstudio.engine.rng import RandomSource
 
@@ -176,19 +176,13 @@ class LaplaceMechanism(Mechanism):
 
     def within_probability(self, tolerance: float) -> float:
         """A lower bound on P(|released - true| <= ``tolerance``) for a true value inside the
-        public bounds: the noise's own law (its exact pmf) at the worst offset the snapping to
-        the grid can give (none for integer columns on a grid of whole numbers;
-        :func:`~.sampling.worst_offset_within`).  Clamping a noisy value back into the bounds
-        only moves it closer to a true value inside them, so the bound holds after that
-        post-processing too."""
-        tol = float(tolerance)
-        if not tol >= 0:
-            raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
-        if self.diam_steps == 0:
-            return 1.0
-        on_grid = self.integer and self.step == 1.0
-        return worst_offset_within(
-            tol, self.step, on_grid, lambda a, b: discrete_laplace_interval(a, b, self.scale_steps)
+        public bounds, from this noise's exact law (:func:`~.sampling.within_on_grid`)."""
+        return within_on_grid(
+            tolerance,
+            self.step,
+            self.integer,
+            self.diam_steps,
+            lambda a, b: discrete_laplace_interval(a, b, self.scale_steps),
         )
 
     def clip(self, values: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], int]:

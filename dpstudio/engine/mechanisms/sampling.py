@@ -592,6 +592,22 @@ def worst_offset_within(tolerance: float, step: float, on_grid: bool, interval: 
     return min(prob(0.5 * (lo + hi)) for lo, hi in zip(ordered, ordered[1:], strict=False))
 
 
+def within_on_grid(
+    tolerance: float, step: float, integer: bool, diam_steps: int, interval: Callable[[int, int], float]
+) -> float:
+    """A grid mechanism's lower bound on P(|released - true| <= ``tolerance``) for a true value
+    inside the public bounds (:func:`worst_offset_within`; no snapping for an integer column on a
+    grid of whole numbers; 1 when the bounds snap to one point).  Clamping a noisy value back
+    into the bounds only moves it closer to a true value inside them, so the bound holds after
+    that post-processing too."""
+    tol = float(tolerance)
+    if not tol >= 0:
+        raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
+    if diam_steps == 0:
+        return 1.0
+    return worst_offset_within(tol, step, integer and step == 1.0, interval)
+
+
 # --------------------------------------------------------------------------------------------
 # data-independent grid
 # --------------------------------------------------------------------------------------------
