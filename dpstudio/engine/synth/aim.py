@@ -11,8 +11,9 @@ rho for the recipe's (eps, delta) (:func:`~.privacy.zcdp_rho_for`), spent exactl
 * Init: every 1-way marginal on the full public domain, Gaussian, L2 sensitivity sqrt(2) (a
   replaced record moves one unit between two cells), discrete Gaussian
   (:func:`~.privacy.release_gaussian`).  Domain compression as in MST (post-processing of those
-  releases): cells with noisy count <= ``compress`` x sigma (default 1) merge into one "other"
-  cell; a merged measurement cell has variance k sigma^2.
+  releases): cells with noisy count <= ``compress`` x sigma (default 3, MST's) merge into one
+  "other" cell; a merged measurement cell has variance k sigma^2; a merged cell is sampled
+  back into its cells by their shrunk noisy counts (:func:`~.cells.merged_weights`).
 * Workload: every 2-way marginal, plus every 3-way marginal holding the label when the table
   has one.  Candidates = the workload's downward closure, weight w_r = sum over workload
   marginals s of |r ∩ s| (the paper's weights).
@@ -58,7 +59,7 @@ from ..accounting import PrivacyLoss
 from ..progress import NEVER_CANCELLED, CancelToken, no_progress
 from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
-from .cells import CellLayout, expand, noisy_fidelity
+from .cells import CellLayout, expand, merged_weights, noisy_fidelity
 from .counts import MarginalCounts
 from .encoding import FloatArray, IntArray, TableSpec
 from .mst import exp_mech_choice
@@ -165,7 +166,7 @@ class AIMSynthesizer(Synthesizer):
         rounds_per_column: int = 8,
         alpha: float = 0.9,
         max_cells: int = 1_000_000,
-        compress: float = 1.0,
+        compress: float = 3.0,
         iters: int = 100,
         final_iters: int = 1000,
         label_triples: bool = True,
@@ -411,15 +412,10 @@ class AIMSynthesizer(Synthesizer):
             if z.any():
                 zeros[j] = z
             if other.any():
-                w = np.clip(one[j], 0.0, None) * other
-                w[hidden] = 0.0
-                if w.sum() <= 0:
-                    w = (other & ~hidden).astype(np.float64)
-                    if w.sum() <= 0:
-                        w = other.astype(np.float64)
+                spread = other & ~hidden
                 dm = np.zeros((m_c, m))
                 dm[mp[keep], np.flatnonzero(keep)] = 1.0
-                dm[m_c - 1] = w / w.sum()
+                dm[m_c - 1] = merged_weights(one[j], sig1[j], spread if spread.any() else other)
                 decompress.append(dm)
             else:
                 decompress.append(None)

@@ -272,3 +272,32 @@ def noisy_fidelity(layout: CellLayout, noisy_one_way: list[FloatArray], syntheti
             continue
         out[name] = float(0.5 * np.abs(p_syn / p_syn.sum() - p_noisy / p_noisy.sum()).sum())
     return out
+
+
+def merged_weights(noisy: FloatArray, sigma: float, members: npt.NDArray[np.bool_]) -> FloatArray:
+    """How a merged "other" cell is spread over its ``members`` when sampled: the members' noisy
+    1-way counts shrunk toward their mean (positive-part James-Stein, James & Stein 1961), clipped
+    at zero and normalised; zero outside ``members``.  Post-processing of the released counts.
+
+    Why not the clipped noisy counts themselves: a cell is merged because its noisy count is
+    below a few sigma, i.e. mostly noise.  Spreading by those counts turns the noise into the
+    synthetic shares (on a near-uniform 1,000-value zip code at sigma 2x the counts, 1-way TV
+    0.37); the shrunk counts keep what signal the group's spread shows above the noise variance
+    (sigma^2 per cell) and fall back to the group mean when there is none.  With fewer than four
+    members the shrinkage is not defined (James-Stein needs k >= 3 around an estimated mean), so
+    the clipped counts are used as before.  ``sigma`` = 0 (exact counts) gives the counts."""
+    y = np.asarray(noisy, dtype=np.float64)
+    idx = np.flatnonzero(members)
+    w = np.zeros(y.shape[0], dtype=np.float64)
+    if idx.size == 0:
+        return w
+    g = y[idx]
+    k = g.size
+    if k >= 4 and sigma > 0:
+        centred = g - g.mean()
+        spread = float(centred @ centred)
+        factor = max(0.0, 1.0 - (k - 3) * sigma * sigma / spread) if spread > 0 else 0.0
+        g = g.mean() + factor * centred
+    g = np.clip(g, 0.0, None)
+    w[idx] = g / g.sum() if g.sum() > 0 else 1.0 / k
+    return w

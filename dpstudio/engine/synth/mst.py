@@ -79,7 +79,7 @@ from ..accounting import PrivacyLoss
 from ..progress import NEVER_CANCELLED, CancelToken, no_progress
 from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
-from .cells import CellLayout, draw_rows, expand, noisy_fidelity
+from .cells import CellLayout, draw_rows, expand, merged_weights, noisy_fidelity
 from .counts import MarginalCounts
 from .encoding import FloatArray, IntArray, TableSpec
 from .privacy import release_gaussian, selection_loss, zcdp_rho_for, zcdp_total
@@ -323,16 +323,12 @@ class MSTSynthesizer(Synthesizer):
             zero = [g for g in range(m_c) if unknown[j] is not None and list(members[g]) == [unknown[j]]]
             czero.append(zero[0] if zero else None)
             if other.any():
-                w = np.clip(one[j], 0.0, None) * other
+                spread = other.copy()
                 if unknown[j] is not None:
-                    w[unknown[j]] = 0.0
-                if w.sum() <= 0:
-                    w = other.astype(np.float64)
-                    if unknown[j] is not None and other.sum() > 1:
-                        w[unknown[j]] = 0.0
+                    spread[unknown[j]] = False  # never sampled (other has >= 2 cells here)
                 dm = np.zeros((m_c, sizes[j]))
                 dm[mp[keep], np.flatnonzero(keep)] = 1.0
-                dm[m_c - 1] = w / w.sum()
+                dm[m_c - 1] = merged_weights(one[j], math.sqrt(var1[j]), spread)
                 decompress.append(dm)
             else:
                 decompress.append(None)
