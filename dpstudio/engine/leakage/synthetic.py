@@ -89,12 +89,24 @@ def encode_mixed(
     return [np.hstack(b) if b else np.zeros((len(f), 0)) for b, f in zip(blocks, frames, strict=True)]
 
 
+#: entries of one chunk's (rows of A) x (rows of B) distance matrix: 4M float64 = 32 MB a
+#: temporary, whatever the sizes (a fixed 1,024 rows of A against 20,000 of B made 160 MB ones)
+_CHUNK_ENTRIES = 1 << 22
+
+
 def nearest_distance(
-    A: npt.NDArray[np.floating[Any]], B: npt.NDArray[np.floating[Any]], *, chunk: int = 1024, exclude_self: bool = False
+    A: npt.NDArray[np.floating[Any]],
+    B: npt.NDArray[np.floating[Any]],
+    *,
+    chunk: int | None = None,
+    exclude_self: bool = False,
 ) -> FloatArray:
-    """Euclidean distance of every row of A to its nearest row of B (exact, chunked)."""
+    """Euclidean distance of every row of A to its nearest row of B (exact, chunked: ``chunk``
+    rows of A at a time, by default as many as keep a chunk's matrix at 4M entries)."""
     A = np.asarray(A, np.float64)
     B = np.asarray(B, np.float64)
+    if chunk is None:
+        chunk = max(1, _CHUNK_ENTRIES // max(B.shape[0], 1))
     b2 = np.einsum("ij,ij->i", B, B)
     out = np.empty(A.shape[0])
     for s in range(0, A.shape[0], chunk):
