@@ -37,8 +37,11 @@ OUT.parquet --no-ledger --progress --engine E``), output to a temporary director
   and written.
 * ``memory`` runs only when ``n * 20 * 8 * 4`` bytes < 60 % of MemAvailable (read just before the
   run); else the row says ``skipped: would need ~X GB``.
-* ``dask``: a ``distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-  dashboard_address=None)`` started by this script (its scheduler lives in this process), the
+* ``dask``: ``dpstudio.pipeline.cluster.local_cluster(2)`` - the local cluster dpstudio itself
+  starts: two single-threaded worker processes with the glibc malloc thresholds of
+  ``WORKER_MALLOC`` (rows before 2026-11-24 13:30 UTC ran Dask's default worker environment,
+  whose fixed 128 KiB mmap threshold slowed the perturbation 2.6 x) - started by this script
+  (its scheduler lives in this process), the
   address passed with ``--scheduler``; ``client.restart()`` before every run, so each worker's
   peak RSS is the run's own, then each worker imports what a release runs there (numpy, pandas,
   pyarrow, dask.dataframe, dpstudio's pipeline and plan modules: ``WORKER_IMPORTS``), so the run
@@ -577,7 +580,9 @@ class Cluster:
         try:
             import warnings
 
-            from distributed import Client, LocalCluster
+            from distributed import Client
+
+            from dpstudio.pipeline.cluster import local_cluster
 
             # the scheduler's HTTP endpoint moves to a free port when 8787 is taken: not news
             warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
@@ -585,7 +590,8 @@ class Cluster:
             os.environ["PYTHONPATH"] = str(ROOT) + (
                 os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""
             )
-            self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            # the local cluster dpstudio itself starts: its workers' malloc settings (WORKER_MALLOC)
+            self.cluster = local_cluster(2)
             self.client = Client(self.cluster)
         except Exception as exc:  # noqa: BLE001 - reported in the rows, the other runs go on
             self.error = f"could not start a LocalCluster: {type(exc).__name__}: {exc}"
