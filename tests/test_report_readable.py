@@ -596,3 +596,21 @@ def test_the_report_states_each_units_post_processing(record):
             assert shown[u.name] == "\n".join(f"\u2022 {step}" for step in u.post_processing)
     numeric = [u for u in plan.perturbation_units if u.mechanism_name in ("laplace", "gaussian")]
     assert numeric and all("nearest bound" in shown[u.name] for u in numeric)
+
+
+def test_a_column_aim_measures_again_is_its_own_group():
+    """AIM may choose a 1-way marginal in a later round: the report lists it apart from the
+    initial 1-way releases (it used to be counted with them)."""
+    from dpstudio.report.model import synthesizer_groups
+
+    comps = [
+        {"label": "AIM: 1-way a", "mu": 0.1, "epsilon": 0.2, "delta": 1e-6},
+        {"label": "AIM: 1-way b", "mu": 0.1, "epsilon": 0.2, "delta": 1e-6},
+        {"label": "AIM: selection round 1 (exponential mechanism)", "mu": None, "epsilon": 0.1, "delta": 0.0},
+        {"label": "AIM: 1-way a (round 1)", "mu": 0.3, "epsilon": 0.5, "delta": 1e-6},
+        {"label": "AIM: 2-way a x b", "mu": 0.3, "epsilon": 0.5, "delta": 1e-6},
+    ]
+    groups = {g["title"]: g for g in synthesizer_groups(comps)}
+    assert groups["one-way marginals"]["count"] == 2 and groups["one-way marginals"]["items"] == ["a", "b"]
+    again = groups["one-way marginals measured again (chosen in a round)"]
+    assert again["count"] == 1 and again["items"] == ["a"] and again["mechanism"] == "Gaussian noise"

@@ -615,6 +615,7 @@ _SYNTH_NAME = {"mst": "MST", "pearl": "PEARL", "merf": "DP-MERF", "aim": "AIM"}
 #: synthesizers whose releases compose in zero-concentrated DP (the others in Gaussian DP)
 _ZCDP_SYNTHS = ("mst", "aim")
 _ONE_WAY = re.compile(r"^1-way (?P<a>.+)$")
+_ONE_WAY_AGAIN = re.compile(r"^1-way (?P<a>.+) \(round \d+\)$")
 _K_WAY = re.compile(r"^(?P<k>[23])-way (?P<cols>.+)$")
 _EDGE = re.compile(r"^tree edge \d+ \(exponential mechanism\)$")
 _ROUND = re.compile(r"^selection round \d+ \(exponential mechanism\)$")
@@ -624,6 +625,9 @@ _K_NAME = {"2": "two-way", "3": "three-way"}
 def _part_kind(label: str) -> tuple[str, str | None]:
     """(group title, item) of one release's label ("MST: 1-way Age" -> ("one-way marginals", "Age"))."""
     tail = label.split(": ", 1)[1] if ": " in label else label
+    m = _ONE_WAY_AGAIN.match(tail)
+    if m:
+        return "one-way marginals measured again (chosen in a round)", m["a"]
     m = _ONE_WAY.match(tail)
     if m:
         return "one-way marginals", m["a"]

@@ -349,6 +349,8 @@ class AIMSynthesizer(Synthesizer):
                 selection_loss(eps_sel, sel_sens, f"{self.label}: selection round {t} (exponential mechanism)")
             )
             what = f"{len(pick)}-way " + " x ".join(names[a] for a in pick)
+            if len(pick) == 1:  # a column measured again: told apart from the initial 1-way ones
+                what += f" (round {t})"
             before = model.marginal(pick)
             y, s = gauss(answers[pick], mu, what)
             meas.append(Measurement(pick, y, s if finite else 1.0))
