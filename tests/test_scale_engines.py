@@ -609,3 +609,17 @@ def test_the_cluster_keeps_a_window_of_blocks_and_releases_every_one(files, tmp_
         run(client, StopAfter(12), written)
     assert 0 < len(written) < len(client.made) < 30
     assert not client.live and all(f.released for f in client.made)
+
+
+def test_the_first_rows_of_a_parquet_file_span_its_small_row_groups(tmp_path):
+    """The column kinds of a Dask release of one Parquet file come from its first 1,000 rows,
+    however small its row groups (a batch of pyarrow's reader ends at a row group's end)."""
+    from dpstudio.pipeline.cluster import _first_rows_of_file
+
+    frame = pd.DataFrame({"a": np.arange(2500), "b": ["x"] * 2500})
+    frame.to_parquet(tmp_path / "t.parquet", row_group_size=300)
+    first = _first_rows_of_file(str(tmp_path / "t.parquet"), ["b", "a"])
+    assert list(first.columns) == ["b", "a"] and len(first) == 1000
+    assert first["a"].tolist() == list(range(1000))
+    frame.iloc[:0].to_parquet(tmp_path / "e.parquet")
+    assert len(_first_rows_of_file(str(tmp_path / "e.parquet"), ["a", "b"])) == 0

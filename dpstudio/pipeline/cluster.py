@@ -194,16 +194,22 @@ def row_group_parts(path: str, ddf, columns: list[str]) -> tuple[list[Any], list
 
 
 def _first_rows_of_file(path: str, columns: list[str], n: int = 1000) -> pd.DataFrame:
-    """The first ``n`` rows of a local Parquet file (one batch of its first row group)."""
+    """The first ``n`` rows of a local Parquet file (from its leading row groups)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from dpstudio.engine.data.stream import _to_pandas
 
+    batches, held = [], 0
     with pq.ParquetFile(path) as pf:
-        batch = next(pf.iter_batches(batch_size=n, columns=columns), None)
-        table = pa.Table.from_batches([batch]) if batch is not None else pf.schema_arrow.empty_table()
-    return _to_pandas(table.select(columns), columns)
+        for batch in pf.iter_batches(batch_size=n, columns=columns):  # a batch ends at a row group's end
+            batches.append(batch)
+            held += batch.num_rows
+            if held >= n:
+                break
+        schema = pa.schema([pf.schema_arrow.field(c) for c in columns])
+        table = pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
+    return _to_pandas(table.slice(0, n), columns)
 
 
 def _cut(part: pd.DataFrame, a: int, b: int) -> pd.DataFrame:
