@@ -110,7 +110,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402 - after the BLAS thread settings above
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from peak_rss import child_peak_mb, module_command, script_command  # noqa: E402
+from peak_rss import MARK, child_peak_mb, module_command, script_command  # noqa: E402
 
 GEN_VERSION = 1
 CHUNK_ROWS = 1_000_000
@@ -534,7 +534,7 @@ def run_child(
 
 
 def _tail(run: dict[str, Any], n: int = 4) -> str:
-    msgs = [s.strip().removeprefix("- ") for _, s in run["stderr"] if s.strip() and not s.startswith("[")]
+    msgs = [s.strip().removeprefix("- ") for _, s in run["stderr"] if s.strip() and not s.startswith(("[", MARK))]
     return " | ".join(msgs[-n:])[-1500:] or f"exit code {run['returncode']}"
 
 

@@ -93,7 +93,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402 - after the BLAS thread settings above
 import pandas as pd  # noqa: E402 - after the BLAS thread settings above
-from peak_rss import child_peak_mb, module_command  # noqa: E402
+from peak_rss import MARK, child_peak_mb, module_command  # noqa: E402
 from synth_tables_schemas import TABLES, Numeric, TableSchema  # noqa: E402
 
 SPLIT_SEED = 20261124
@@ -368,7 +368,7 @@ def release(
 
 def _tail(run: dict, n: int = 6) -> str:
     # the product's messages, without progress lines or the temporary file names
-    msgs = [s.strip().removeprefix("- ") for _, s in run["stderr"] if not s.startswith(("[", "wrote "))]
+    msgs = [s.strip().removeprefix("- ") for _, s in run["stderr"] if not s.startswith(("[", "wrote ", MARK))]
     return " | ".join(msgs[-n:]) or f"exit code {run['returncode']}"
 
 

@@ -28,9 +28,9 @@ def test_a_small_child_of_a_big_parent_reports_its_own_peak(tmp_path):
     assert out.strip() == "True"
     own = peak_rss.child_peak_mb(err.splitlines())
     assert own is not None and 40 < own < 200
-    # what ru_maxrss says of the same child: this process's peak, inherited at exec
-    assert usage.ru_maxrss / 1024 > 300 > own
-    del big
+    # ru_maxrss of the same child (on Linux this process's peak, inherited at exec) is kernel
+    # behaviour, not ours: not asserted
+    del big, usage
 
 
 def test_no_report_is_none():

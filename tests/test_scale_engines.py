@@ -623,3 +623,25 @@ def test_the_first_rows_of_a_parquet_file_span_its_small_row_groups(tmp_path):
     assert first["a"].tolist() == list(range(1000))
     frame.iloc[:0].to_parquet(tmp_path / "e.parquet")
     assert len(_first_rows_of_file(str(tmp_path / "e.parquet"), ["a", "b"])) == 0
+
+
+def test_dask_partitions_and_the_direct_reader_see_one_view_of_na_markers(tmp_path):
+    """Text cells that are NA markers ("", "NA", "null") are missing in every pass of a Dask
+    release, as in the loader: Dask's own Parquet partitions (the summaries' passes, and every
+    pass of a folder or glob) are normalised like the direct row-group reads."""
+    dd = pytest.importorskip("dask.dataframe")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dpstudio.pipeline.cluster import _normalise, _row_group
+
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "s": ["a", "NA", "", "null"]})
+    path = tmp_path / "n.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=2)
+    parts = dd.read_parquet(str(path), split_row_groups=True).to_delayed()
+    for i, part in enumerate(parts):
+        via_dask = _normalise(part.compute(scheduler="sync"), {}, False)
+        direct = _row_group(str(path), i, ["x", "s"])
+        assert via_dask["s"].isna().tolist() == direct["s"].isna().tolist()
+        assert via_dask["s"].dropna().tolist() == direct["s"].dropna().tolist()
+    assert _row_group(str(path), 0, ["x", "s"])["s"].isna().tolist() == [False, True]

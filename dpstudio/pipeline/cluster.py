@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import itertools
+import os
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -65,14 +66,24 @@ WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD
 
 def local_cluster(n_workers: int = 2):
     """A local Dask cluster of ``n_workers`` single-threaded worker processes with
-    :data:`WORKER_MALLOC` in their environment (set before they start)."""
+    :data:`WORKER_MALLOC` in their environment (set before they start).
+
+    Dask's nanny prefers a variable already in this process's environment to its configuration,
+    and writes its pre-spawn variables into this process's environment: both are undone here,
+    so the workers get these values and this process keeps its own environment."""
     import dask
 
     _dd, _client, LocalCluster = _dask()
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
     environ.update(WORKER_MALLOC)
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    saved = dict(os.environ)
+    try:
+        os.environ.update(WORKER_MALLOC)
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def read_table(path: str, recipe: Recipe, columns: list[str] | None = None):
@@ -112,11 +123,27 @@ def read_table(path: str, recipe: Recipe, columns: list[str] | None = None):
     return ddf
 
 
-def _normalise(part: pd.DataFrame, declared: dict[str, str], csv: bool) -> pd.DataFrame:
+def _normalise(part: pd.DataFrame, declared: dict[str, str], csv: bool, markers: bool = True) -> pd.DataFrame:
+    """A partition as the in-memory and streamed readers give it: CSV types restored; in a
+    Parquet partition read by Dask, text cells that are NA markers ("", "NA", "null", ...) made
+    missing, as the loader does (``markers``: False for frames that already went through the
+    streamed reader's conversion, :func:`_row_group`)."""
     from dpstudio.engine.data.stream import restore_types
 
     part = part.reset_index(drop=True)
-    return restore_types(part, declared) if csv else part
+    if csv:
+        return restore_types(part, declared)
+    if markers:
+        from dpstudio.engine.data.loader import _NULL_STRINGS
+
+        nulls = _NULL_STRINGS.to_pylist()
+        for name in part.columns:
+            col = part[name]
+            if pd.api.types.is_string_dtype(col.dtype) and not isinstance(col.dtype, pd.CategoricalDtype):
+                hit = col.isin(nulls)
+                if hit.any():
+                    part[name] = col.mask(hit)
+    return part
 
 
 # ---- tasks run on the workers (module-level functions: Dask ships them by reference) ------
@@ -150,11 +177,11 @@ def _domain_summaries_of(part, recipe, units, declared, csv, start, rows):
     return out
 
 
-def _counts_of(part, plan, recipe, declared, csv, rows):
+def _counts_of(part, plan, recipe, declared, csv, rows, markers=True):
     from dpstudio.plan.stream import synthetic_counts
 
     counts, _spec, add = synthetic_counts(plan, recipe)
-    for _a, piece in _slices(_normalise(part, declared, csv), rows):
+    for _a, piece in _slices(_normalise(part, declared, csv, markers), rows):
         add(piece)
     return counts
 
@@ -190,7 +217,8 @@ def row_group_parts(path: str, ddf, columns: list[str]) -> tuple[list[Any], list
         return None
     lengths = [int(meta.row_group(i).num_rows) for i in range(meta.num_row_groups)]
     read = delayed(_row_group, pure=True)
-    return [read(str(path), i, list(columns)) for i in range(meta.num_row_groups)], lengths
+    where = os.path.abspath(path)  # the workers' working folder is not the client's
+    return [read(where, i, list(columns)) for i in range(meta.num_row_groups)], lengths
 
 
 def _first_rows_of_file(path: str, columns: list[str], n: int = 1000) -> pd.DataFrame:
@@ -219,13 +247,13 @@ def _cut(part: pd.DataFrame, a: int, b: int) -> pd.DataFrame:
     return part.take(np.arange(a, b))
 
 
-def _perturb(pieces, declared, csv, final, recipe, seed, k, start):
+def _perturb(pieces, declared, csv, final, recipe, seed, k, start, markers=True):
     from dpstudio.engine.rng import RandomSource
     from dpstudio.plan.record import RECORD_STREAM, perturb_block
 
     stats: dict[str, Any] = {}
     frame = pieces[0] if len(pieces) == 1 else pd.concat(pieces, ignore_index=True)
-    block = _normalise(frame, declared, csv)
+    block = _normalise(frame, declared, csv, markers)
     out = perturb_block(final, recipe, block, RandomSource(seed).stream(RECORD_STREAM, k), stats, start=start)
     return out, stats
 
@@ -482,7 +510,7 @@ def execute_on_dask(
                     # two at a time: a synthesizer's counts may be up to MAX_COUNT_BYTES each
                     counts = _reduce_on_workers(
                         client,
-                        [delayed(_counts_of)(p, fin, dom_recipe, declared, csv, rows) for p in parts],
+                        [delayed(_counts_of)(p, fin, dom_recipe, declared, csv, rows, direct is None) for p in parts],
                         _merge_all,
                         2,
                     )
@@ -503,6 +531,7 @@ def execute_on_dask(
                         writer.write,
                         sub_progress(progress, 0.3, 0.85),
                         cancel,
+                        direct is None,
                     )
             if stamp is not None:
                 _unchanged(source, stamp)  # the workers read the bytes the client hashed
@@ -570,7 +599,9 @@ def _synthetic_with(plan, final, recipe, notes, drawn_by, counts, rng, write, pr
     )
 
 
-def _records_on_cluster(client, plan, parts, lengths, rows, declared, csv, rng, summaries, write, progress, cancel):
+def _records_on_cluster(
+    client, plan, parts, lengths, rows, declared, csv, rng, summaries, write, progress, cancel, markers=True
+):
     """Record perturbation on the workers, block by block, written in order on the client."""
     from collections import deque
 
@@ -601,17 +632,19 @@ def _records_on_cluster(client, plan, parts, lengths, rows, declared, csv, rng, 
                 seed,
                 k,
                 start,
+                markers,
             )
         )
         start += sum(b - a for _i, a, b in cut)
     # a sliding window of blocks in flight: the workers' memory holds a few blocks and the
     # partitions they are cut from, whatever the table's size (a block's partition stays alive
     # while a pending neighbour needs it, so it is read once)
-    # in flight: the blocks of as many partitions as there are workers, and one more.  The blocks
-    # cut from one partition run where it was read, so a window inside one partition kept one
-    # worker busy at a time (0.57 s a block at 10M rows, the other worker idle)
+    # in flight: the blocks of as many partitions as there are workers, and one more (at most
+    # 4 x (workers + 1) blocks, so a file written as one huge row group cannot put the whole
+    # table in flight).  The blocks cut from one partition run where it was read, so a window
+    # inside one partition kept one worker busy at a time (0.57 s a block at 10M rows)
     workers = max(len(client.scheduler_info().get("workers", {})), 1)
-    window = max(2 * workers + 2, -(-workers * max(lengths, default=0) // rows) + 1)
+    window = max(2 * workers + 2, min(-(-workers * max(lengths, default=0) // rows) + 1, 4 * (workers + 1)))
     stats: dict[str, Any] = {}
     pending: deque[Any] = deque()
 

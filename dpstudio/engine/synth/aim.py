@@ -33,7 +33,8 @@ rho for the recipe's (eps, delta) (:func:`~.privacy.zcdp_rho_for`), spent exactl
   halves, eps doubles (both shares x4).
 * Final estimation with more iterations; sampling along the junction tree (systematic: counts
   per separator group rounded, :func:`~.pgm._inverse_cdf`); a merged "other" cell expands
-  to one of its cells in proportion to the clipped noisy 1-way counts.
+  to one of its cells by their noisy 1-way counts shrunk toward their mean
+  (:func:`~.cells.merged_weights`).
 
 Total rho = sum of the component rhos (Gaussian mu^2/2, selections eps^2/8) = the target rho,
 converted to (eps, delta) with Canonne, Kamath & Steinke 2020, Prop. 12.

@@ -54,7 +54,8 @@ tables with those two margins (``estimator="project"``: Dykstra's algorithm, the
 the margins exactly; ``"ipf"``: clip at 0 then IPF), so every table agrees with the shared 1-way
 marginals and the tree model is consistent.  Sampling goes down the tree from the label (root
 marginal, then child | parent from each edge's table, every edge used once); a merged "other"
-cell is expanded to one of its original cells in proportion to their clipped noisy 1-way counts;
+cell is expanded to one of its original cells by their noisy 1-way counts shrunk toward their
+mean (:func:`~.cells.merged_weights`);
 numbers are decoded uniformly within their bin (integer columns: uniformly over the bin's
 integers, exact for one-value bins).
 
