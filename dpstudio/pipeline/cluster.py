@@ -202,10 +202,11 @@ def row_group_parts(path: str, ddf, columns: list[str]) -> tuple[list[Any], list
     """For one local Parquet file: a delayed read of each row group and the groups' row counts
     (from the file's metadata), or None when Dask's partitions are not exactly its row groups.
 
-    Dask's Parquet partitions go through its own reader: about 1.6 x the time of pyarrow's
-    ``read_row_group`` plus the streamed reader's conversion (2.2 s vs 1.4 s a 1M-row x 20-column
-    row group), and the release's CPU on two cores is what bounds it.  The keys are pure, so the
-    blocks cut from one row group share one read while any of them is pending."""
+    Dask's Parquet partitions go through its own reader: about twice the time of pyarrow's
+    ``read_row_group`` plus the streamed reader's conversion (2.2-2.5 s vs 1.2 s a 1M-row x
+    20-column row group, single-threaded), and the release's CPU on two cores is what bounds it.
+    The keys are pure, so the blocks cut from one row group share one read while any of them is
+    pending."""
     import pyarrow.parquet as pq
     from dask import delayed
 
@@ -451,7 +452,7 @@ def execute_on_dask(
                 [delayed(_facts_of)(p, recipe, declared, csv, rows) for p in ddf[fact_cols].to_delayed()],
                 _merge_all,
             )
-        if direct is not None:  # the file's first rows from its first row group, on the client
+        if direct is not None:  # the file's first rows from its leading row groups, on the client
             first = _first_rows_of_file(source, list(ddf.columns))
         else:
             first = _normalise(first_rows(client, ddf, lengths), declared, csv)
