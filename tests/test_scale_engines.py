@@ -534,10 +534,13 @@ def test_summaries_merged_in_a_tree_equal_the_fold_in_table_order():
         assert got.first == one.first and got.rows == one.rows == 2000
 
 
-def test_the_cluster_keeps_a_window_of_blocks_and_releases_every_one(files, tmp_path):
+def test_the_cluster_keeps_a_window_of_blocks_reads_each_partition_once_and_releases_all(files, tmp_path):
     """Record blocks on the cluster: in flight never more than the blocks of one partition per
-    worker plus one (at least 2 x workers + 2), each released once written, and the ones still
-    in flight released when the release stops (a cancel)."""
+    worker plus one (at least 2 x workers + 2), each partition read once (the client holds its
+    read until the last block cut from it is submitted: a scheduler may drop a partition whose
+    submitted blocks are all cut, and a later block then read it again), every future released
+    once used, and the ones still held released when the release stops (a cancel)."""
+    from collections import Counter
     from dataclasses import replace
 
     dd = pytest.importorskip("dask.dataframe")
@@ -560,28 +563,49 @@ def test_the_cluster_keeps_a_window_of_blocks_and_releases_every_one(files, tmp_
     lengths = [len(p) for p in dask.compute(*ddf.to_delayed(), scheduler="sync")]
 
     class Future:
-        def __init__(self, client, task):
-            self.client, self.task, self.released = client, task, False
+        """A finished future (the client below runs each task when it is submitted)."""
+
+        def __init__(self, client, value, kind):
+            self.client, self.value, self.kind, self.released = client, value, kind, False
             client.live.add(self)
-            client.most = max(client.most, len(client.live))
+            client.made.append(self)
+            blocks = sum(f.kind == "block" for f in client.live)
+            client.most = max(client.most, blocks)
 
         def result(self):
-            return dask.compute(self.task, scheduler="sync")[0]
+            assert not self.released
+            return self.value
 
         def release(self):
             self.released = True
             self.client.live.discard(self)
 
+    def value(x):
+        if isinstance(x, Future):
+            assert not x.released, "a task used a future its holder had released"
+            return x.value
+        return [value(y) for y in x] if isinstance(x, list) else x
+
     class Client:
+        """A client that runs each task at once: the tasks a real cluster keeps or drops are
+        the futures this one sees held or released."""
+
         def __init__(self):
-            self.live, self.most, self.made = set(), 0, []
+            self.live, self.most, self.made, self.reads = set(), 0, [], Counter()
 
         def scheduler_info(self):
             return {"workers": {"a": {}, "b": {}}}
 
-        def compute(self, task):
-            self.made.append(Future(self, task))
-            return self.made[-1]
+        def compute(self, part):  # only partitions are computed whole
+            self.reads[part.key] += 1
+            return Future(self, dask.compute(part, scheduler="sync")[0], "read")
+
+        def submit(self, fn, *args, pure=True):
+            assert pure is False  # a pure key would tokenize the plan for each block
+            return Future(self, fn(*[value(a) for a in args]), "block" if fn.__name__ == "_perturb" else "cut")
+
+        def scatter(self, items, broadcast=False, hash=True):
+            return [Future(self, x, "shared") for x in items]
 
     class StopAfter:
         def __init__(self, n):
@@ -592,22 +616,25 @@ def test_the_cluster_keeps_a_window_of_blocks_and_releases_every_one(files, tmp_
             if self.n < 0:
                 raise Cancelled("stopped")
 
+    parts = ddf.to_delayed()
+
     def run(client, cancel, written):
         return _records_on_cluster(
-            client, plan, ddf.to_delayed(), lengths, 100, {}, False, make_random_source(5), None,
+            client, plan, parts, lengths, 100, {}, False, make_random_source(5), None,
             written.append, lambda *_: None, cancel,
         )  # fmt: skip
 
     client, written = Client(), []
     outcome = run(client, StopAfter(10**6), written)
-    assert len(client.made) == len(written) == 30 and outcome.public_stats["rows"] == 3000
+    assert len(written) == 30 and outcome.public_stats["rows"] == 3000
+    assert client.reads == Counter({p.key: 1 for p in parts})
     window = max(2 * 2 + 2, -(-2 * max(lengths) // 100) + 1)  # 10 of the 30 blocks
     assert client.most == window < 30 and not client.live and all(f.released for f in client.made)
     assert pd.concat(written, ignore_index=True).shape == (3000, len(cols))
     client, written = Client(), []
     with pytest.raises(Cancelled):
         run(client, StopAfter(12), written)
-    assert 0 < len(written) < len(client.made) < 30
+    assert 0 < len(written) < sum(f.kind == "block" for f in client.made) < 30
     assert not client.live and all(f.released for f in client.made)
 
 

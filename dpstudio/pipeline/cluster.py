@@ -606,8 +606,6 @@ def _records_on_cluster(
     """Record perturbation on the workers, block by block, written in order on the client."""
     from collections import deque
 
-    from dask import delayed
-
     from dpstudio.plan.record import merge_stats
     from dpstudio.plan.stream import finalise_records, run_domains
     from dpstudio.plan.units import ReleaseOutcome
@@ -616,30 +614,14 @@ def _records_on_cluster(
     final = finalise_records(plan, recipe, drawn_by)
     seed = recipe.randomness.seed
     cuts = block_cuts(lengths, rows)
-    # the plan and recipe as opaque leaves: delayed() otherwise walks every field of these
-    # dataclasses for each block (9 s of the client's time at 39 blocks)
-    final_leaf = delayed(final, traverse=False)
-    recipe_leaf = delayed(recipe, traverse=False)
-    tasks = []
-    start = 0
+    # each partition is read once: the client holds its future from the first block cut from
+    # it until the last such block is submitted.  Blocks submitted one by one each naming the
+    # read let the scheduler drop a partition as soon as its submitted blocks were cut, and a
+    # later block read it again (17 reads of 10 row groups at 10M rows)
+    last_use: dict[int, int] = {}
     for k, cut in enumerate(cuts):
-        tasks.append(
-            delayed(_perturb)(
-                [delayed(_cut)(parts[i], a, b) for i, a, b in cut],
-                declared,
-                csv,
-                final_leaf,
-                recipe_leaf,
-                seed,
-                k,
-                start,
-                markers,
-            )
-        )
-        start += sum(b - a for _i, a, b in cut)
-    # a sliding window of blocks in flight: the workers' memory holds a few blocks and the
-    # partitions they are cut from, whatever the table's size (a block's partition stays alive
-    # while a pending neighbour needs it, so it is read once)
+        for i, _a, _b in cut:
+            last_use[i] = k
     # in flight: the blocks of as many partitions as there are workers, and one more (at most
     # 4 x (workers + 1) blocks, so a file written as one huge row group cannot put the whole
     # table in flight).  The blocks cut from one partition run where it was read, so a window
@@ -648,6 +630,25 @@ def _records_on_cluster(
     window = max(2 * workers + 2, min(-(-workers * max(lengths, default=0) // rows) + 1, 4 * (workers + 1)))
     stats: dict[str, Any] = {}
     pending: deque[Any] = deque()
+    reads: dict[int, Any] = {}
+    # the plan and recipe go to every worker once (as arguments they were pickled per block)
+    shared = client.scatter([final, recipe], broadcast=True, hash=False)
+    done = [0]
+
+    def submit(k: int, cut: list[tuple[int, int, int]], start: int) -> Any:
+        pieces = []
+        for i, a, b in cut:
+            if i not in reads:
+                reads[i] = client.compute(parts[i])
+            # cut on the worker holding the partition (see _cut)
+            pieces.append(client.submit(_cut, reads[i], a, b, pure=False))
+        fut = client.submit(_perturb, pieces, declared, csv, *shared, seed, k, start, markers, pure=False)
+        for p in pieces:  # the block's task holds them now
+            p.release()
+        for i, _a, _b in cut:
+            if last_use[i] == k:
+                reads.pop(i).release()
+        return fut
 
     def write_next() -> None:
         fut = pending.popleft()
@@ -655,21 +656,22 @@ def _records_on_cluster(
         fut.release()
         write(block)
         merge_stats(stats, st)
-        progress(done[0] / len(tasks), f"wrote block {done[0] + 1} of {len(tasks)}")
+        progress(done[0] / len(cuts), f"wrote block {done[0] + 1} of {len(cuts)}")
         done[0] += 1
 
-    done = [0]
+    start = 0
     try:
-        for task in tasks:
+        for k, cut in enumerate(cuts):
             cancel.check()
-            pending.append(client.compute(task))
+            pending.append(submit(k, cut, start))
+            start += sum(b - a for _i, a, b in cut)
             if len(pending) >= window:
                 write_next()
         while pending:
             cancel.check()
             write_next()
     finally:
-        for f in pending:
+        for f in [*pending, *reads.values(), *shared]:
             f.release()
     return ReleaseOutcome(
         data=None,
