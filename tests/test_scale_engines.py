@@ -8,6 +8,7 @@ records a streamed release like any other, and recognises its rows by the same s
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -636,6 +637,25 @@ def test_the_cluster_keeps_a_window_of_blocks_reads_each_partition_once_and_rele
         run(client, StopAfter(12), written)
     assert 0 < len(written) < sum(f.kind == "block" for f in client.made) < 30
     assert not client.live and all(f.released for f in client.made)
+
+
+def test_a_block_cut_on_a_worker_travels_with_its_own_rows_only():
+    """A block cut from a partition (a view where pandas pickles slices compactly, else a copy)
+    pickles to about its share of the partition: a block moved to the other worker or spilled
+    to disk must not carry the whole partition's text buffers with it."""
+    from dpstudio.pipeline.cluster import _cut
+
+    part = pd.DataFrame(
+        {
+            "x": np.arange(400_000, dtype=np.float64),
+            "t": pd.Series([f"label-{i % 50}" for i in range(400_000)], dtype="string[pyarrow]"),
+        }
+    )
+    whole = len(pickle.dumps(part, protocol=5))
+    block = _cut(part, 100_000, 200_000)
+    assert block["x"].iloc[0] == 100_000 and len(block) == 100_000
+    assert block["t"].iloc[-1] == f"label-{199_999 % 50}"
+    assert len(pickle.dumps(block, protocol=5)) < 0.3 * whole
 
 
 def test_the_first_rows_of_a_parquet_file_span_its_small_row_groups(tmp_path):
