@@ -352,8 +352,8 @@ def _ridge_logistic(Z, y, m):
 def oracle_ridge(quick=False):
     """An upper reference, not a method: the non-private ridge logistic regression at each ridge
     of ORACLE_RIDGES, scored on the TEST rows, so that the best ridge per table is chosen with
-    the test labels (what no release, private or not, may do).  A DP release can beat it only
-    by the luck of its noise."""
+    the test labels (what no release, private or not, may do).  A private release of this model
+    can beat it only through its noise or a ridge between the grid's points."""
     out = []
     for name, s, Ztr, ytr, Zte, yte in datasets(quick):
         if name == "adult" and s > 0:
