@@ -85,12 +85,14 @@ def recommend_method(recipe: Recipe) -> tuple[str, str]:
 
     Why these rules (benchmarks/RESULTS.md, "Synthetic data on several real tables": Adult, Census
     PUMS and a medical table, categories public or estimated with DP, 3 seeds, epsilon 0.3, 1
-    and 4): AIM had the best or a tied-best classifier ROC on every table at every epsilon --
-    level with MST on Adult at epsilon 1, ahead of it at 0.3 and 4, clearly ahead of all three
-    others on PUMS, where the label depends on several columns at once and MST's tree cannot
-    hold that -- and the lowest marginal error on the medical table, whose label nothing
-    predicts; the embedding methods (PEARL, DP-MERF) trailed both marginal methods everywhere
-    while taking minutes.  AIM's fit grows with the square of the
+    and 4; 10 seeds of AIM and MST at epsilon 1 on Adult and the medical table): AIM had the
+    best or a tied-best classifier ROC on every table at every epsilon -- level with MST on Adult
+    at epsilon 1 (where both match the real rows), ahead of it at 0.3 and 4, clearly ahead of
+    all three others on PUMS, where the label depends on several columns at once and MST's tree
+    cannot hold that -- and at epsilon 1 lower 2-way marginal error than MST on Adult and the
+    medical table (beyond 2 standard errors over the 10 seeds, both ways of giving categories),
+    whose label nothing predicts; the embedding methods (PEARL, DP-MERF) trailed both marginal
+    methods everywhere while taking minutes.  AIM's fit grows with the square of the
     number of columns (about a minute at 30 columns of 5 categories), so wider tables get MST.
     Only public input (the kept columns) is used."""
     kept = [c for c in recipe.columns if c.role not in ("identifier", "ignore", "embedding")]
