@@ -19,7 +19,7 @@ from dpstudio.cli import main
 from dpstudio.pipeline import execute_release
 from dpstudio.recipe.model import load_recipe
 from dpstudio.report import build_model, render
-from dpstudio.report.model import Cell, fmt, synthesizer_components
+from dpstudio.report.model import Cell, fmt, synthesizer_components, synthetic_utility
 
 # ---- helpers -----------------------------------------------------------------------------------
 
@@ -303,6 +303,28 @@ def test_structured_components_are_read_before_the_transcript():
 
 
 # ---- 3. utility of a synthetic release ---------------------------------------------------------
+
+
+def test_synthetic_utility_shows_a_code_as_the_table_writes_it(mst):
+    """Counting compares "025" and 25 as one category, but the value shown is the table's own
+    text: a report that prints 45 for a released "045" describes a value nobody will find."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    res, _ = mst
+    data = res.outcome.data.copy()
+    data["grp"] = "045"
+    fake = SimpleNamespace(recipe=res.recipe, outcome=SimpleNamespace(data=data, public_stats={}))
+    rows = {r[0].text: r[1].text for r in synthetic_utility(fake, None, True)[0].blocks[1].content["rows"]}
+    assert rows["grp"] == "1 of 3 categories occurs; most common \u201c045\u201d (100.0 %)"
+    # a DP-estimated list (not known to the recipe before the run): no "of N", and one is singular
+    cols = tuple(
+        replace(c, domain=replace(c.domain, source="dp", categories=None)) if c.name == "grp" else c
+        for c in res.recipe.columns
+    )
+    fake.recipe = replace(res.recipe, columns=cols)
+    rows = {r[0].text: r[1].text for r in synthetic_utility(fake, None, True)[0].blocks[1].content["rows"]}
+    assert rows["grp"].startswith("1 category occurs; most common \u201c045\u201d")
 
 
 def test_synthetic_utility_is_synthetic_only_externally(mst):

@@ -418,6 +418,8 @@ def test_a_synthetic_release_goes_on_when_discovery_keeps_no_category(tmp_path):
     out = pd.read_csv(tmp_path / "o.csv", dtype=str)
     assert set(out["zip"]) == {"(other)"}
     assert res.outcome.steward_stats["dp_domain:zip"] == ["(other)"]
+    # ... and the user is told, in the warnings the CLI prints and the report lists
+    assert [w for w in res.warnings if "'zip'" in w and "kept no value" in w and "'(other)'" in w]
     assert ledger.show(res.input_sha256)["entries"][-1]["epsilon"] == pytest.approx(1.0)
     # a record release still needs two categories for its randomized response: it stops
     from dpstudio.errors import UserError

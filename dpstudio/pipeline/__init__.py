@@ -19,6 +19,7 @@ from dpstudio import __version__
 from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, no_progress, sub_progress
 from dpstudio.errors import RecipeError, UserError
 from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_checked, compile_plan, execute
+from dpstudio.plan.domains import emptied_dp_categories
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import declared_type_problems
 
@@ -471,6 +472,9 @@ def _conclude(
         rows=rows if rows is not None else (len(frame) if frame is not None else None),
     )
     result.committed, result.recorded_total = True, reserved_total
+    # a DP category estimate that kept nothing leaves a column of "(other)" only (a synthetic
+    # release goes on with it): say so where the user reads the outcome, not only in the table
+    result.warnings += emptied_dp_categories(plan.recipe if plan.recipe is not None else recipe)
     pending = getattr(ledger, "completion_pending", None) if ledger is not None else None
     if pending:
         result.warnings.append(

@@ -591,6 +591,26 @@ def finish_domain_units(
     return replace(recipe, columns=cols), notes
 
 
+def emptied_dp_categories(recipe: Recipe) -> list[str]:
+    """Warnings for the columns whose DP category estimate kept no value (every noisy count fell
+    below its threshold), so that the release holds only the "other" value there.  Reads the
+    estimates' outputs (DP, publishable): a synthetic release goes on with such a column, and the
+    user must hear that it is empty rather than find out from the table."""
+    out = []
+    for c in recipe.columns:
+        d = c.domain
+        if d is None or d.kind != "categorical" or d.source != "dp" or d.categories is None:
+            continue
+        if len([v for v in d.categories if v != d.other]) == 0:
+            other = d.other if d.other is not None else "(other)"
+            out.append(
+                f"column {c.name!r}: the DP category estimate kept no value (every value is too rare "
+                f"for its threshold at this budget), so the released column holds only {other!r}; "
+                "give a public category list, or more budget for this estimate, to keep its values"
+            )
+    return out
+
+
 def resolve_dp_domains(recipe: Recipe, frame: pd.DataFrame, rng: RandomSource) -> tuple[Recipe, dict[str, Any]]:
     """Run every DP domain estimate ``recipe`` asks for (the domain units of its plan)."""
     return run_domain_units(recipe, tuple(domain_units(recipe)), frame, rng, {})

@@ -1009,16 +1009,21 @@ def synthetic_utility(result, frame, external: bool) -> list[Section]:
             else:
                 text = "no values"
         else:
-            counts = _category_keys(v).value_counts()
+            keys = _category_keys(v)
+            counts = keys.value_counts()
             # a list copied from the data is withheld externally, its length with it
             hidden = external and d is not None and d.source == "data"
             declared = len(d.categories) if d is not None and d.categories and not hidden else None
             # a withheld list's values are withheld here too (the Columns table says so)
-            top = counts.index[0] if len(counts) and not hidden else None
+            # shown as the table writes it ("025", not the comparison key "25")
+            top = None
+            if len(counts) and not hidden:
+                top = v.dropna().astype(str).str.strip()[keys == counts.index[0]].iloc[0]
             text = (
                 f"{fmt(len(counts))}"
                 + (f" of {fmt(declared)}" if declared else "")
-                + " categories occur"
+                + (" categor" + ("y" if len(counts) == 1 and not declared else "ies"))
+                + (" occurs" if len(counts) == 1 else " occur")
                 + (
                     f"; most common \u201c{top}\u201d ({_pct(counts.iloc[0] / counts.sum())})"
                     if top is not None
