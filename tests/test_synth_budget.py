@@ -383,6 +383,13 @@ def test_a_release_records_the_typed_total(tmp_path, method, kind):
     )
     domain_units = [u for u in res.plan.units if u.kind == "domain"]
     assert [r[2].text for r in est["rows"]] == [_eps_text(u.budget_share[0]) for u in domain_units]
+    # a list found without candidates states the threshold its counts had to pass (the plan's)
+    from dpstudio.report.model import fmt
+
+    for r, u in zip(est["rows"], domain_units, strict=True):
+        if "threshold" in u.facts:
+            assert f"passes {fmt(u.facts['threshold'])} rows" in r[1].text
+    assert kind != "no-lists" or any("passes" in r[1].text for r in est["rows"])
     assert sum(u.budget_share[0] for u in res.plan.units) == pytest.approx(1.0, rel=1e-9)
 
 
@@ -418,6 +425,16 @@ def test_a_synthetic_release_goes_on_when_discovery_keeps_no_category(tmp_path):
     out = pd.read_csv(tmp_path / "o.csv", dtype=str)
     assert set(out["zip"]) == {"(other)"}
     assert res.outcome.steward_stats["dp_domain:zip"] == ["(other)"]
+    # the threshold the plan states (budget page, report) is the one the estimate ran with
+    from dpstudio.engine.domains import dp_select_categories_gaussian_from_counts
+    from dpstudio.engine.rng import RandomSource
+
+    unit = next(u for u in res.plan.units if u.kind == "domain")
+    mech = unit.mechanism
+    _, loss = dp_select_categories_gaussian_from_counts(
+        {"00001": 1}, sigma=mech.sigma, delta=mech.delta, rng=RandomSource(0), selection_delta=mech.selection_delta
+    )
+    assert unit.facts["threshold"] == loss.details["threshold"] > 1  # above every zip count
     # ... and the user is told, in the warnings the CLI prints and the report lists
     assert [w for w in res.warnings if "'zip'" in w and "kept no value" in w and "'(other)'" in w]
     assert ledger.show(res.input_sha256)["entries"][-1]["epsilon"] == pytest.approx(1.0)

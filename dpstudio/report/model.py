@@ -1706,7 +1706,11 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         tight = any(sh is not None for sh in shares)
 
         def row(u, sh) -> list[Cell]:
-            method = Cell(T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name))
+            text = T.MECHANISM_TEXT.get(u.mechanism_name, u.mechanism_name)
+            threshold = (u.facts or {}).get("threshold")
+            if threshold is not None:  # the threshold that ran (a value held by fewer rows is seldom kept)
+                text += f"; keeps a value when its noisy count passes {fmt(threshold)} rows"
+            method = Cell(text)
             if tight:  # composed tightly: its part of the typed total, and the figure on its own
                 part = _eps(sh[0]) if sh is not None else _eps(u.epsilon)
                 return [Cell(u.name), method, Cell(part), Cell(_loss_text(u.epsilon, u.delta))]

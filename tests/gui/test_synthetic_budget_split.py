@@ -44,6 +44,9 @@ def test_the_budget_page_shows_the_split_of_a_synthetic_release(qtbot, loaded_de
     rows = _rows(panel.split_table)
     parts = [r[0] for r in rows]
     assert "Finding the categories of ethnicity" in parts and "Finding the range of income" in parts
+    # a list found without candidates: the plan's threshold, in rows, said where the user decides
+    cats = next(u for u in plan.units if u.name == "categories of ethnicity")
+    assert f"(ethnicity: about {cats.facts['threshold']:,.0f} rows)" in panel.split_note.text()
     assert parts[-2] == "Fitting the synthesizer" and parts[-1].startswith("Total")
     # each row is the plan's unit: its share of the typed epsilon, as printed
     for u, row in zip(plan.units, rows[:-1], strict=True):

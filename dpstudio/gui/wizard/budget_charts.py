@@ -189,11 +189,24 @@ def split_caption(plan) -> str:
         return ""
     if not any(u.kind == "domain" for u in plan.units):
         return tr("The synthesizer has the whole budget: every domain is public.")
-    return tr(
+    text = tr(
         "The ε you chose is the whole budget: finding the unknown domains takes a fixed share and the "
         "synthesizer gets the rest. Each share's ε is its part of the total; the parts are composed "
         "together, which gives each one more than splitting ε by simple addition would."
     )
+    # the plan's own thresholds: a value held by about this many rows is kept half the time, a
+    # rarer one seldom -- the user decides here whether to type a list or give more budget
+    found = [
+        tr("{0}: about {1} rows").format(u.columns[0], f"{u.facts['threshold']:,.0f}")
+        for u in plan.units
+        if u.kind == "domain" and u.columns and "threshold" in (u.facts or {})
+    ]
+    if found:
+        text += " " + tr(
+            "Finding categories keeps a value only when its noisy count passes a threshold ({0}); rarer "
+            "values are released as “(other)”. A public list keeps them all."
+        ).format("; ".join(found))
+    return text
 
 
 def details_html(plan, synth_plan: list[dict] | None = None, method: str = "") -> str:
