@@ -10,7 +10,7 @@ import pytest
 from dpstudio.engine.models import gibbs_logistic as gl
 from dpstudio.engine.models import objective as op
 from dpstudio.engine.rng import RandomSource
-from dpstudio.errors import RecipeError
+from dpstudio.errors import RecipeError, UserError
 from dpstudio.plan import model
 from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Params, Randomness, Recipe, ReleaseSpec
 
@@ -199,3 +199,48 @@ def test_auto_choosing_objective_draws_what_the_engine_draws():
     theta = op.release(u, c.objective, RandomSource(13)).theta
     assert out.artifact["scaled"]["coefficients"] == [float(v) for v in theta[:-1]]
     assert out.artifact["scaled"]["intercept"] == float(theta[-1])
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_the_release_charges_the_chosen_mechanisms_own_delta(tmp_path, noise):
+    """The row count is public, so the plan is settled before the ledger reserves: objective
+    perturbation with Laplace-like noise is pure epsilon-DP and is charged delta = 0 (not the
+    budget's delta); Gaussian noise is charged its delta.  The ledger, the plan, the model file,
+    ``recipe check`` with the data and the warnings all say what ran."""
+    import json
+    from dataclasses import replace
+
+    from dpstudio.ledger import Ledger
+    from dpstudio.pipeline import check_recipe, execute_release
+
+    frame = _frame(600)
+    data = tmp_path / "x.csv"
+    frame.to_csv(data, index=False)
+    recipe = replace(_recipe({"noise": noise}), input=InputSpec(path=str(data)))
+    ledger = Ledger(tmp_path / "l.sqlite")
+    res = execute_release(recipe, output_path=tmp_path / "m.json", ledger=ledger)
+    entry = ledger.show(res.input_sha256)["entries"][-1]
+    guarantee = json.loads((tmp_path / "m.json").read_text())["guarantee"]
+    checked = check_recipe(recipe, frame=frame)["total"]
+    unit = next(u for u in res.plan.units if u.kind == "model")
+    if noise == "laplace":
+        assert entry["delta"] == 0 and res.plan.total.delta == 0 and res.recorded_total.delta == 0
+        assert guarantee["delta"] == 0 and guarantee["kind"] == "central pure eps-DP"
+        assert "Laplace-like" in guarantee["derivation"] and "Kifer" not in guarantee["derivation"]
+        assert checked["delta"] == 0
+    else:
+        assert entry["delta"] == pytest.approx(1e-5) and res.plan.total.delta == pytest.approx(1e-5)
+        assert guarantee["delta"] == pytest.approx(1e-5) and "Kifer, Smith & Thakurta" in guarantee["derivation"]
+        assert checked["delta"] == pytest.approx(1e-5)
+    assert entry["epsilon"] == pytest.approx(1.0) and unit.loss.delta == entry["delta"]
+    # the Gibbs sampler's note belongs to a Gibbs draw only
+    assert not any("sampler is exact" in w for w in res.warnings)
+
+
+def test_a_fit_whose_rows_choose_a_mechanism_the_plan_did_not_charge_is_stopped():
+    """The plan settled for 600 rows charges delta = 0 (Laplace-like noise); fitted on a table
+    whose rows choose the Gibbs posterior (it needs delta), the release draws nothing."""
+    plan = model.for_rows(model.compile(_recipe({"noise": "laplace"}, eps=0.01)), 600)  # 600 x 0.01 / 3 >= 1
+    assert next(u for u in plan.units if u.kind == "model").loss.delta == 0
+    with pytest.raises(UserError, match="nothing was drawn"):
+        model.execute(plan, _frame(150), RandomSource(0))  # 150 x 0.01 / 3 < 1: the Gibbs posterior

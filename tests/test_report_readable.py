@@ -508,7 +508,7 @@ def test_report_numbers_have_sensible_digits(request, which):
         text = model_text(build_model(res, variant, frame, charts=False))
         text = re.sub(r"\b[0-9a-f]{16,64}\b", "", text)  # hashes and ids are no numbers
         assert not NUMBER_SMELLS.search(text), NUMBER_SMELLS.search(text)
-        assert "1 \u00d7 10\u207b\u2076" in text or res.recipe.budget.delta == 0
+        assert "1 \u00d7 10\u207b\u2076" in text or res.plan.total.delta == 0
         assert "\u03b4 = 1.000e" not in text and "0.00e+00" not in text
 
 

@@ -287,6 +287,10 @@ class Session(QObject):
                 from dpstudio.plan.solve import unmet_targets
 
                 problems += unmet_targets(plan)
+            if plan is not None and self.frame is not None and self.sample_of is None:
+                from dpstudio.plan import for_rows
+
+                plan = for_rows(plan, len(self.frame))  # the whole table's row count, as the release settles it
             if plan is not None:
                 # the same compile serves the budget table and charts (it runs on the GUI thread
                 # at every slider step: once, not twice)

@@ -18,7 +18,7 @@ from pathlib import Path
 from dpstudio import __version__
 from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, no_progress, sub_progress
 from dpstudio.errors import RecipeError, UserError
-from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_checked, compile_plan, execute
+from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_checked, compile_plan, execute, for_rows
 from dpstudio.plan.domains import emptied_dp_categories
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import declared_type_problems
@@ -46,6 +46,8 @@ def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
     plan, problems = compile_checked(recipe, schema)
     if plan is None and schema is not None:
         plan = compile_checked(recipe)[0]  # the recipe's own figures, beside its misfit to the data
+    if plan is not None and frame is not None:
+        plan = for_rows(plan, len(frame))  # as the release settles it
     out: dict = {
         "valid": not problems,
         "problems": problems,
@@ -310,6 +312,8 @@ def execute_release(
     problems += declared_type_problems(recipe, frame)
     if problems or plan is None:
         raise RecipeError(problems)
+    # the row count is public: a charge that depends on it is settled before the reservation
+    plan = for_rows(plan, len(frame))
     cancel.check()
 
     reservation = None

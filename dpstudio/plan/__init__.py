@@ -7,7 +7,15 @@ progress=, cancel=)``; DP domain estimates are :mod:`~dpstudio.plan.domains` uni
 first in every plan.
 """
 
-from dpstudio.plan.compile import RELEASE_TYPES, compile_checked, compile_plan, execute, plan_problems, release_module
+from dpstudio.plan.compile import (
+    RELEASE_TYPES,
+    compile_checked,
+    compile_plan,
+    execute,
+    for_rows,
+    plan_problems,
+    release_module,
+)
 from dpstudio.plan.units import LabelGuarantee, NoiseParameters, PlanUnit, ReleaseOutcome, ReleasePlan
 
 __all__ = [
@@ -20,6 +28,7 @@ __all__ = [
     "compile_checked",
     "compile_plan",
     "execute",
+    "for_rows",
     "plan_problems",
     "release_module",
 ]

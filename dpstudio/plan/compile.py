@@ -92,6 +92,17 @@ def compile_checked(
     return plan, []
 
 
+def for_rows(plan: ReleasePlan, n_rows: int) -> ReleasePlan:
+    """``plan`` settled for the table's row count (public under replace-one neighbours), before
+    the ledger reserves its total: only a model release's charge depends on it
+    (:func:`dpstudio.plan.model.for_rows`)."""
+    if plan.release_type == "model":
+        from dpstudio.plan import model
+
+        return model.for_rows(plan, n_rows)
+    return plan
+
+
 def plan_problems(recipe: Recipe, schema: TableSchema | None = None) -> list[Problem]:
     """Every problem that stops ``recipe`` from compiling (empty: it compiles)."""
     return compile_checked(recipe, schema)[1]

@@ -542,9 +542,8 @@ def chosen_unit(unit: PlanUnit, choice: Choice) -> PlanUnit:
                 "tolerance_noise_scale": c.tolerance_scale,
             }
         )
-        description = (
-            "logistic regression by objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011; "
-            "Kifer, Smith & Thakurta 2012)"
+        description = "logistic regression by objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011" + (
+            "; Gaussian noise after Kifer, Smith & Thakurta 2012)" if c.noise == "gaussian" else ")"
         )
     else:
         assert choice.gibbs is not None
@@ -561,6 +560,30 @@ def preview_choice(plan: ReleasePlan, n_rows: int) -> Choice | None:
     if unit is None or not isinstance(unit.mechanism, LogisticRegressionRelease):
         return None
     return unit.mechanism.choose(int(n_rows), len(unit.columns))  # features + intercept
+
+
+def for_rows(plan: ReleasePlan, n_rows: int) -> ReleasePlan:
+    """The plan for a table of ``n_rows`` rows (public under replace-one neighbours), settled
+    before the ledger reserves anything: an automatic or objective-perturbation model whose row
+    count picks objective perturbation with Laplace-like noise is pure epsilon-DP (Chaudhuri,
+    Monteleoni & Sarwate 2011, Alg. 2: its proven delta is 0, :attr:`ObjectiveCalibration.proven_delta`),
+    so its unit charges that proven delta, not the budget's; every other plan is returned as it
+    is.  The mechanism object keeps the budget's (epsilon, delta), from which :func:`choose`
+    makes the same choice when the model is fitted (:func:`_execute_chosen` checks it)."""
+    unit = next((u for u in plan.units if u.kind == "model"), None)
+    if unit is None or not isinstance(unit.mechanism, LogisticRegressionRelease) or n_rows < 1:
+        return plan
+    choice = preview_choice(plan, n_rows)
+    if choice is None or choice.mechanism != "objective" or choice.objective is None:
+        return plan
+    proven = float(choice.objective.proven_delta)
+    if not proven < unit.loss.delta:
+        return plan
+    settled = replace(unit, loss=replace(unit.loss, delta=proven), budget_share=(unit.budget_share[0], proven))
+    units = tuple(settled if u is unit else u for u in plan.units)
+    b = plan.recipe.budget if plan.recipe is not None else None
+    composition = compose([u.loss for u in units], delta=(b.delta or None) if b is not None else None, method="basic")
+    return replace(plan, units=units, composition=composition)
 
 
 def _scale(
@@ -717,13 +740,25 @@ def _execute_chosen(
         raise UserError("release 'model': the table has no rows")
     zt = np.hstack([Z, np.ones((n, 1))])
     b = recipe.budget
+    # the plan's charge was settled from the row count (:func:`for_rows`); the fit must make
+    # the choice that charge covers, or nothing is drawn
+    planned = mech.choose(n, zt.shape[1])
+    needs = float(planned.objective.proven_delta) if planned.mechanism == "objective" and planned.objective else b.delta
+    if needs > unit.loss.delta * (1 + 1e-12):
+        raise UserError(
+            f"release 'model': the plan charged delta = {unit.loss.delta:g}, but the fitted table's "
+            f"{n} rows choose a mechanism that needs delta = {needs:g}; nothing was drawn"
+        )
     drawn_by[unit.name] = mech
     try:
         choice, theta, info = mech.release(zt, codes, rng, progress=progress, cancel=cancel)
     except ValueError as exc:
         raise UserError(f"release 'model': {exc}") from None
     new_unit = chosen_unit(unit, choice)
-    final = replace(final, units=tuple(new_unit if u is unit else u for u in final.units))
+    # the notes of the mechanism that ran (the compiled plan listed the Gibbs sampler's "if chosen")
+    notes = tuple(t for t in final.notes if not (choice.mechanism != "gibbs" and t.startswith("the sampler is exact")))
+    notes = tuple(t for t in notes if not (choice.mechanism == "gibbs" and t.startswith("objective perturbation:")))
+    final = replace(final, units=tuple(new_unit if u is unit else u for u in final.units), notes=notes)
 
     def original(row: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], float]:
         # a'z + b = sum_j a_j s_j (x_j - c_j) + b  (exact wherever no L2 clipping happened)
@@ -741,10 +776,16 @@ def _execute_chosen(
     else:
         assert choice.objective is not None
         cal_json = choice.objective.to_json()
+        noise_text = (
+            "Gaussian noise per Kifer, Smith & Thakurta 2012"
+            if choice.objective.noise == "gaussian"
+            else "Laplace-like noise (density proportional to exp(-eps_n ||b|| / (2 w zeta)), "
+            "Chaudhuri, Monteleoni & Sarwate 2011 Alg. 2: pure eps-DP, delta = 0)"
+        )
         derivation = (
             "Chaudhuri, Monteleoni & Sarwate 2011 Alg. 2 (objective perturbation), replace-one: "
             "log-ratio <= log(1 + w c zeta^2/m) (Jacobian) + noise term for a gradient shift <= 2 w zeta, "
-            "zeta = sqrt(R^2 + 1), c = 1/4; Gaussian noise per Kifer, Smith & Thakurta 2012; the optimiser's "
+            f"zeta = sqrt(R^2 + 1), c = 1/4; {noise_text}; the optimiser's "
             "tolerance covered by extra noise (Iyengar et al. 2019)"
         )
     guarantee = {
@@ -758,6 +799,12 @@ def _execute_chosen(
         **cal_json,
         "randomness": rng.describe(),
     }
+    if unit.loss.delta < b.delta:
+        # what the plan charged: the chosen mechanism's own delta (settled from the row count);
+        # the budget's delta, which the calibration was given, stays beside it
+        guarantee.update(delta=unit.loss.delta, budget_delta=b.delta)
+        if unit.loss.delta == 0:
+            guarantee["kind"] = "central pure eps-DP"
     label: dict[str, Any] = {"column": lab.name}
     if len(cats) == 2:
         w, icpt = original(theta[0])
