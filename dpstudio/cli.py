@@ -175,6 +175,7 @@ def cmd_recipe_init(args) -> int:
         out_format=args.format,
         rows=args.rows,
         release_options=options,
+        others=parse_assignments(args.other, "--other"),
     )
     if args.confirm_inferred:
         recipe = confirm_inferred_facts(recipe)  # recorded per column as "confirmed"
@@ -819,6 +820,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COL=A,B,C",
         help="public category list of a categorical column (an integer column given one becomes "
         "categorical); or dp[:EPS[:CANDIDATES]]; or 'data' (flagged)",
+    )
+    pi.add_argument(
+        "--other",
+        action="append",
+        metavar="COL=NAME",
+        help="with a public category list: values outside the list are released as the category "
+        "NAME (added to the list) instead of being refused or, in synthetic data, lost",
     )
     pi.add_argument(
         "--mechanism",

@@ -393,11 +393,20 @@ def _problems(recipe, schema):
     return plan_problems(recipe, schema)
 
 
+CATEGORY_LIST_CASE = (
+    _recipe(_cat("c", cats=("x", "y"), mech=None), release="synthetic", delta=1e-6),
+    pd.DataFrame({"c": ["x", "y", "z", None]}),
+    "1 row(s) hold a value that is not in the category list",
+)
+
+
 def _all_cases():
     for name, recipe, schema, phrase in CASES:
         yield name, _problems(recipe, schema), phrase
     recipe, frame, phrase = DECLARED_TYPE_CASE
     yield "declared type", declared_type_problems(recipe, frame), phrase
+    recipe, frame, phrase = CATEGORY_LIST_CASE
+    yield "value outside a synthetic release's list", declared_type_problems(recipe, frame), phrase
 
 
 def _valid_field(field: str) -> bool:

@@ -65,7 +65,10 @@ def table_spec(recipe: Recipe) -> TableSpec:
             spec = ColumnSpec.numeric(c.name, d.low, d.high, integer=c.type == "integer", missing=d.missing)
         else:
             assert d.categories is not None, c.name
-            spec = ColumnSpec.categorical(c.name, tuple(d.categories), missing=d.missing)
+            # values outside the list count as the 'other' category when there is one (a DP list
+            # always has one: the values too rare to be kept), as in every other release type
+            other = d.other if d.other is not None and d.other in d.categories else None
+            spec = ColumnSpec.categorical(c.name, tuple(d.categories), missing=d.missing, other=other)
         if c.role == "label":
             label = spec
         else:

@@ -138,6 +138,7 @@ def recipe_from_schema(
     release_options: dict | None = None,
     weights=None,
     types=None,
+    others=None,
 ) -> Recipe:
     """A recipe from the inferred schema; the columns named in ``types``/``roles`` record those
     facts as confirmed, every other type and role as inferred."""
@@ -152,6 +153,7 @@ def recipe_from_schema(
     mechanisms = dict(mechanisms or {})
     weights = dict(weights or {})
     types = dict(types or {})
+    others = dict(others or {})
     unknown_columns(
         schema,
         loaded.path,
@@ -162,8 +164,18 @@ def recipe_from_schema(
             ("--categories", categories),
             ("--mechanism", mechanisms),
             ("--weight", weights),
+            ("--other", others),
         ),
     )
+    for col, name in others.items():
+        spec = categories.get(col)
+        if spec is None or spec == "data" or spec == "dp" or spec.startswith("dp:"):
+            raise UserError(
+                f"--other {col}={name!r}: give the column a public category list with --categories "
+                f"{col}=A,B,... (a list estimated with DP sends unlisted values to '(other)' itself)"
+            )
+        if not name.strip():
+            raise UserError(f"--other {col}=NAME: empty category name")
     for col, role in roles.items():
         if role not in ROLES:
             raise UserError(f"--role {col}={role!r}: choose one of {', '.join(ROLES)}")
@@ -185,6 +197,11 @@ def recipe_from_schema(
             domain = _parse_bounds(cs.name, bounds[cs.name])
         elif cs.name in categories:
             domain = _parse_categories(cs.name, categories[cs.name])
+            other = others.get(cs.name)
+            if other is not None and domain.categories is not None:
+                # values outside the list are released as this category (added to the list)
+                cats = domain.categories + ((other,) if other not in domain.categories else ())
+                domain = replace(domain, categories=cats, other=other)
             if ctype in NUMERIC_TYPES and cs.name not in types:
                 ctype = "categorical"  # integer codes given a category list are categories
         if domain is not None and release == "synthetic" and getattr(cs, "missing", 0) > 0:

@@ -10,6 +10,10 @@ from the private data:
   it never raises (an exception would reveal that such a record exists) and it keeps the
   record inside the norm bound used by the sensitivity proofs.  Synthesizers never *produce*
   unknown values; MST measures them in a hidden extra cell that it drops when sampling.
+  A column with an **'other' category** (``ColumnSpec.other``: typed by the user, or the
+  "(other)" of a list estimated with DP) counts every such value as that category instead: a
+  fixed public rule, so the sensitivity is unchanged, and the values stay in the table as "other"
+  rather than vanishing from it.
 * label column (optional): categorical; unknown labels get code -1 (zero one-hot).
 
 Columns that **may be missing** (``ColumnSpec.missing``, a public schema fact) keep their empty
@@ -55,6 +59,9 @@ class ColumnSpec:
     categories: tuple[Hashable, ...] = ()
     integer: bool = False  # round decoded numbers (post-processing)
     missing: bool = False  # may be empty: missing values are a value of their own (public fact)
+    #: the category that values outside the list (and empty cells of a column that is not
+    #: declared to have missing values) are counted as; None: they go to the hidden "unknown" cell
+    other: Hashable | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("numeric", "categorical"):
@@ -64,14 +71,18 @@ class ColumnSpec:
                 raise ValueError(f"column {self.name!r}: numeric needs public low < high")
         elif len(self.categories) < 1:
             raise ValueError(f"column {self.name!r}: categorical needs a public category list")
+        if self.other is not None and self.other not in self.categories:
+            raise ValueError(f"column {self.name!r}: the 'other' category must be in the list")
 
     @staticmethod
     def numeric(name: str, low: float, high: float, integer: bool = False, missing: bool = False) -> ColumnSpec:
         return ColumnSpec(name, "numeric", float(low), float(high), (), bool(integer), bool(missing))
 
     @staticmethod
-    def categorical(name: str, categories: Iterable[Hashable], missing: bool = False) -> ColumnSpec:
-        return ColumnSpec(name, "categorical", categories=tuple(categories), missing=bool(missing))
+    def categorical(
+        name: str, categories: Iterable[Hashable], missing: bool = False, other: Hashable | None = None
+    ) -> ColumnSpec:
+        return ColumnSpec(name, "categorical", categories=tuple(categories), missing=bool(missing), other=other)
 
     @property
     def n_values(self) -> int:
@@ -110,9 +121,12 @@ def is_missing(series: pd.Series) -> npt.NDArray[np.bool_]:
     return miss
 
 
-def _codes(series: pd.Series, categories: Sequence[Hashable], missing: bool = False) -> IntArray:
+def _codes(
+    series: pd.Series, categories: Sequence[Hashable], missing: bool = False, other: Hashable | None = None
+) -> IntArray:
     """Integer positions in the public list; -1 for unknown/missing (vectorised).  With
-    ``missing``, an empty cell gets its own code ``len(categories)``."""
+    ``missing``, an empty cell gets its own code ``len(categories)``; with ``other`` (a category
+    of the list), every value that would be -1 gets that category's code instead."""
     cats = pd.Index(list(categories))
     s = series
     codes = cats.get_indexer(pd.Index(s))
@@ -123,6 +137,8 @@ def _codes(series: pd.Series, categories: Sequence[Hashable], missing: bool = Fa
     codes = np.asarray(codes, dtype=np.int64)
     if missing:
         codes = np.where(is_missing(series), len(categories), codes)
+    if other is not None:
+        codes = np.where(codes < 0, list(categories).index(other), codes)
     return codes
 
 
@@ -181,12 +197,13 @@ class Encoder:
         may be missing, -1 for a value outside the list (and an empty cell of the others)."""
         if not self.cat:
             return np.zeros((len(frame), 0), dtype=np.int64)
-        return np.column_stack([_codes(frame[c.name], c.categories, c.missing) for c in self.cat])
+        return np.column_stack([_codes(frame[c.name], c.categories, c.missing, c.other) for c in self.cat])
 
     def label_codes(self, frame: pd.DataFrame) -> IntArray:
         if self.spec.label is None:
             return np.zeros(len(frame), dtype=np.int64)
-        return _codes(frame[self.spec.label.name], self.spec.label.categories, self.spec.label.missing)
+        lab = self.spec.label
+        return _codes(frame[lab.name], lab.categories, lab.missing, lab.other)
 
     def scale(self, v: FloatArray) -> FloatArray:
         return 2.0 * (v - self.low) / (self.high - self.low) - 1.0

@@ -1,0 +1,84 @@
+"""Values outside a public category list in a synthetic release: refused before anything is
+spent (they would have vanished from the synthetic table without a word), or, with an 'other'
+category (``--other COL=NAME``, and the "(other)" of a list found with DP), counted as that
+category like every other release type counts them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstudio.cli import EXIT_NOT_READY, EXIT_OK, main
+from dpstudio.engine.synth.encoding import _codes
+
+
+def _table(path, n=400):
+    g = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "age": g.integers(18, 90, n),
+            "grade": g.choice(["class_0", "class_1", "class_2"], n, p=[0.4, 0.35, 0.25]),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def _init(tmp_path, capsys, *extra):
+    data = tmp_path / "d.csv"
+    frame = _table(data)
+    recipe = tmp_path / "r.json"
+    args = ["recipe", "init", str(data), "-o", str(recipe), "--release", "synthetic", "--synth", "mst"]
+    args += ["--epsilon", "1", "--delta", "1e-6", "--bounds", "age=0:120", "--confirm-inferred", *extra]
+    code = main(args)
+    return code, capsys.readouterr(), recipe, frame
+
+
+def test_a_misspelt_category_is_refused_before_anything_is_spent(tmp_path, capsys):
+    code, cap, recipe, frame = _init(tmp_path, capsys, "--categories", "grade=class_0,class_1,clas_2")
+    assert code == EXIT_NOT_READY and "--other grade=NAME" in cap.err
+    n = int((frame["grade"] == "class_2").sum())
+    # recipe check with the data names it, counted (never quoting a value)
+    main(["recipe", "check", str(recipe), "--with-data"])
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert [p for p in problems if p.startswith(f"column 'grade': {n} row(s) hold a value that is not in")]
+    # the release refuses it, and the ledger has nothing for the table
+    ledger = tmp_path / "l.sqlite"
+    assert main(["release", str(recipe), "--output", str(tmp_path / "o.csv"), "--ledger", str(ledger)]) != EXIT_OK
+    assert "not in the category list" in capsys.readouterr().err
+    assert not (tmp_path / "o.csv").exists()
+    main(["ledger", "list", "--ledger", str(ledger)])
+    listed = capsys.readouterr().out
+    assert "d.csv" not in listed
+
+
+def test_an_other_category_keeps_unlisted_values_as_that_category(tmp_path, capsys):
+    code, cap, recipe, frame = _init(
+        tmp_path, capsys, "--categories", "grade=class_0,class_1", "--other", "grade=rest", "--rows", "4000"
+    )
+    assert code == EXIT_OK, cap.err
+    d = {c["name"]: c for c in json.loads(recipe.read_text())["columns"]}["grade"]["domain"]
+    assert d["categories"] == ["class_0", "class_1", "rest"] and d["other"] == "rest"
+    out = tmp_path / "o.csv"
+    assert main(["release", str(recipe), "--output", str(out), "--no-ledger"]) == EXIT_OK
+    synth = pd.read_csv(out)
+    share = float((synth["grade"] == "rest").mean())
+    # class_2 holds a quarter of the rows: its share reaches the synthetic table as "rest" (the
+    # hidden cell of a list without 'other' is never sampled: its share would be 0)
+    assert share == pytest.approx(float((frame["grade"] == "class_2").mean()), abs=0.08)
+
+
+def test_other_needs_a_public_list(tmp_path, capsys):
+    code, cap, *_ = _init(tmp_path, capsys, "--categories", "grade=dp", "--other", "grade=rest")
+    assert code != EXIT_OK and "--other grade='rest': give the column a public category list" in cap.err
+
+
+def test_codes_count_unlisted_values_as_the_other_category():
+    s = pd.Series(["a", "b", "zz", None, ""])
+    assert _codes(s, ["a", "b", "o"]).tolist() == [0, 1, -1, -1, -1]
+    assert _codes(s, ["a", "b", "o"], other="o").tolist() == [0, 1, 2, 2, 2]
+    # a column that may be missing keeps its empty cells as "missing", not "other"
+    assert _codes(s, ["a", "b", "o"], missing=True, other="o").tolist() == [0, 1, 2, 3, 3]
