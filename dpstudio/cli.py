@@ -215,6 +215,10 @@ def cmd_recipe_init(args) -> int:
 
     for note in empty_cell_notes(recipe, schema):
         print(f"  note: {note}", file=sys.stderr)
+    from dpstudio.plan.domains import copied_domain_warnings
+
+    for warning in copied_domain_warnings(recipe):
+        print(f"  warning: {warning}", file=sys.stderr)
     inferred = inferred_facts(recipe)
     if inferred:
         # the type fixes the output grid and the role whether a column is released at all

@@ -82,3 +82,27 @@ def test_codes_count_unlisted_values_as_the_other_category():
     assert _codes(s, ["a", "b", "o"], other="o").tolist() == [0, 1, 2, 2, 2]
     # a column that may be missing keeps its empty cells as "missing", not "other"
     assert _codes(s, ["a", "b", "o"], missing=True, other="o").tolist() == [0, 1, 2, 3, 3]
+
+
+def test_a_domain_copied_from_the_data_is_warned_everywhere_the_user_reads(tmp_path, capsys):
+    """``--bounds COL=data`` is allowed (and acknowledged), but the CLI user hears it at init,
+    at check and in the release's warnings, not only in the PDF; the external report says the
+    released values can show the copied bounds (they are clamped to them)."""
+    code, cap, recipe, frame = _init(tmp_path, capsys, "--categories", "grade=class_0,class_1,class_2")
+    d = json.loads(recipe.read_text())
+    for c in d["columns"]:
+        if c["name"] == "age":
+            c["domain"] = {"kind": "numeric", "source": "data"}
+    d["acknowledgements"] = sorted(set(d.get("acknowledgements", [])) | {"domain-copied-from-data"})
+    recipe.write_text(json.dumps(d))
+    main(["recipe", "check", str(recipe), "--with-data"])
+    checked = json.loads(capsys.readouterr().out)
+    assert any("'age' were copied from the data" in w for w in checked.get("warnings", [])), checked
+    out, rep = tmp_path / "o.csv", tmp_path / "r.html"
+    args = ["release", str(recipe), "--output", str(out), "--report", str(rep), "--report-variant", "external"]
+    code = main([*args, "--ledger", str(tmp_path / "l.sqlite")])
+    cap = capsys.readouterr()
+    assert code == EXIT_OK, cap.err
+    assert any("'age' were copied from the data" in w for w in json.loads(cap.out)["warnings"])
+    text = rep.read_text()
+    assert "the released data can show them" in text and "withheld from this version" not in text

@@ -19,7 +19,7 @@ from dpstudio import __version__
 from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, no_progress, sub_progress
 from dpstudio.errors import RecipeError, UserError
 from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_checked, compile_plan, execute, for_rows
-from dpstudio.plan.domains import emptied_dp_categories
+from dpstudio.plan.domains import copied_domain_warnings, emptied_dp_categories
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import declared_type_problems
 
@@ -54,6 +54,9 @@ def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
         "release": recipe.release.type,
         "budget": {"epsilon": recipe.budget.epsilon, "delta": recipe.budget.delta},
     }
+    copied = copied_domain_warnings(recipe)
+    if copied:
+        out["warnings"] = copied
     if plan is not None:
         out.update(plan.to_json())
         if plan.label is not None:
@@ -479,6 +482,7 @@ def _conclude(
     # a DP category estimate that kept nothing leaves a column of "(other)" only (a synthetic
     # release goes on with it): say so where the user reads the outcome, not only in the table
     result.warnings += emptied_dp_categories(plan.recipe if plan.recipe is not None else recipe)
+    result.warnings += copied_domain_warnings(recipe)
     pending = getattr(ledger, "completion_pending", None) if ledger is not None else None
     if pending:
         result.warnings.append(

@@ -591,6 +591,26 @@ def finish_domain_units(
     return replace(recipe, columns=cols), notes
 
 
+def copied_domain_warnings(recipe: Recipe) -> list[str]:
+    """The warning for domains copied from the data (an explicit, acknowledged choice): they are
+    not covered by the guarantee, and the release can show them -- values are clamped to copied
+    bounds, and a copied list holds exactly the categories the data has."""
+    names = sorted(
+        c.name
+        for c in recipe.columns
+        if c.domain is not None and c.domain.source == "data" and c.role not in ("identifier", "ignore")
+    )
+    if not names:
+        return []
+    return [
+        "the domains of "
+        + ", ".join(repr(n) for n in names)
+        + " were copied from the data: they are not covered by the privacy guarantee, and the "
+        "release can show them (values are clamped to copied bounds; a copied category list is "
+        "the data's own); give public domains or DP estimates instead"
+    ]
+
+
 def emptied_dp_categories(recipe: Recipe) -> list[str]:
     """Warnings for the columns whose DP category estimate kept no value (every noisy count fell
     below its threshold), so that the release holds only the "other" value there.  Reads the

@@ -1538,7 +1538,13 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         s.add(
             "warn",
             "Domains of " + ", ".join(sorted(copied)) + " were copied from the private data. "
-            "They are not protected by the guarantee" + (" and are withheld from this version." if external else "."),
+            "They are not protected by the guarantee"
+            + (
+                ". This version of the report does not print them, but the released data can show "
+                "them: values are clamped to copied bounds, and a copied category list is the data's own."
+                if external
+                else "."
+            ),
         )
     caveat = inferred_caveat(recipe)
     if caveat:
