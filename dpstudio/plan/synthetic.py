@@ -323,6 +323,44 @@ def _synthesizer_for(method: str, recipe: Recipe) -> Synthesizer:
     return SYNTHESIZERS[method](**_options(recipe))
 
 
+def option_names(method: str) -> list[str]:
+    """The release options the ``method`` synthesizer takes (besides ``method`` and ``domain_share``)."""
+    import dataclasses
+    import inspect
+
+    if method in ("pearl", "merf"):
+        from dpstudio.engine.synth.training import PearlConfig
+
+        return [f.name for f in dataclasses.fields(PearlConfig)]
+    if method == "aim":
+        from dpstudio.engine.synth.aim import AIMSynthesizer as cls
+    else:
+        from dpstudio.engine.synth.mst import MSTSynthesizer as cls  # type: ignore[assignment]
+    kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return [n for n, p in inspect.signature(cls.__init__).parameters.items() if n != "self" and p.kind not in kinds]
+
+
+def check_options(method: str, recipe: Recipe) -> None:
+    """Refuse the synthesizer's options that it would refuse when fitting (an unknown name, a
+    value of the wrong kind), here, before any data is read or budget reserved: a release that
+    passed ``recipe check`` must not stop at its first line with a type error."""
+    opts = _options(recipe)
+    known = option_names(method)
+    unknown = sorted(k for k in opts if k not in known)
+    name = METHOD_NAME.get(method, method)
+    if unknown:
+        raise refusal(
+            f"release option(s) {', '.join(repr(k) for k in unknown)}: not an option of the {name} "
+            f"synthesizer; its options are {', '.join(known)}",
+            field="release",
+            page="release",
+        )
+    try:
+        _synthesizer_for(method, recipe)
+    except (TypeError, ValueError) as exc:  # the options are public: their message may be shown
+        raise refusal(f"release options of the {name} synthesizer: {exc}", field="release", page="release") from None
+
+
 @dataclass(frozen=True)
 class SynthesizerRelease:
     """A synthesizer calibrated to the recipe's (epsilon, delta): its Gaussian releases are
@@ -408,6 +446,7 @@ def compile(recipe: Recipe) -> ReleasePlan:
     from dpstudio.plan.domains import domain_units
 
     method = method_of(recipe)
+    check_options(method, recipe)
     opts = _options(recipe)
     # the epsilon the user typed is the release's total: DP domain estimates and the synthesizer
     # share it, planned up front and composed in zCDP (or Gaussian DP when every part is Gaussian)

@@ -184,3 +184,25 @@ def test_model_and_density_release_pages_and_json_export(qtbot, window, tmp_path
     doc = json.loads(open(s.output_path, encoding="utf-8").read())
     assert isinstance(doc, dict) and doc
     assert "JSON" in ep.result_label.text()
+
+
+def test_switching_to_synthetic_data_drops_the_model_options(qtbot, window, tmp_path):
+    """A model option left in the recipe would be refused by the synthesizer (it refuses options it
+    does not know): choosing another release type on the page removes this page's options of the
+    types not chosen."""
+    data = tmp_path / "num.csv"
+    _numeric_table(data)
+    load(qtbot, window, data)
+    s = window.session
+    s.update_column("x1", role="sensitive")
+    s.update_column("x2", role="public")
+    s.update_column("y", role="label", type="categorical")
+    _public_domains(s, {"x1": (0, 1), "x2": (0, 10)}, {"y": ("no", "yes")})
+    window.go_to(2)
+    page = window.release_page
+    page.type_buttons["model"].click()
+    page.opt["norm_bound"].setValue(2.0)
+    assert s.recipe.release.options.get("norm_bound") == 2.0
+    page.type_buttons["synthetic"].click()
+    assert s.recipe.release.type == "synthetic" and "norm_bound" not in s.recipe.release.options
+    assert not [p for p in s.problems() if "not an option" in p]

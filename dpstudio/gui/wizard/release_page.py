@@ -311,6 +311,10 @@ class ReleasePage(WizardPage):
             r = set_release_type(r, rtype)
             if rtype not in ("record", "label", "semi-sensitive"):
                 r = set_release_option(r, "clamp_to_bounds", None)  # a record-release option only
+            # this page's options of the other types go too: a synthesizer refuses options it
+            # does not know (the plan names them), and the user cannot see them on this page
+            for key in (MODEL_OPTIONS if rtype != "model" else ()) + (DENSITY_OPTIONS if rtype != "density" else ()):
+                r = set_release_option(r, key, None)
             if rtype == "synthetic" and "method" not in r.release.options:
                 # start from the recommended synthesizer; the user can still pick another
                 from dataclasses import replace
