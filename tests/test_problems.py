@@ -577,3 +577,11 @@ def test_pages_follow_the_controls_that_fix_them():
     assert page("share of epsilon", "share of epsilon") == "budget"
     share = next(p for p in by["share of epsilon of an embedding group"] if "share" in p and "'g'" in p)
     assert share.field == "columns"  # a group of columns, not one column
+
+
+def test_a_negative_delta_is_one_problem_not_three_contradicting_ones():
+    """delta = -1 used to read "must lie in [0, 1)", "needs delta > 0, got 0" (it was -1) and
+    "below 1e-50; use 0 or at least 1e-50" (0 refused just above) at once."""
+    recipe = _recipe(_cat("c", mech=None), release="synthetic", delta=-1.0)
+    deltas = [p for p in plan_problems(recipe, None) if "delta" in p]
+    assert deltas == ["budget: delta must lie in [0, 1), got -1.0"]

@@ -367,7 +367,7 @@ def _range_problems(low: float, high: float, where: str, what: str, private: boo
 
 
 def _delta_problem(delta: float, where: str, field: str, page: str) -> list[Problem]:
-    if delta != 0 and delta < MIN_DELTA:
+    if 0 < delta < MIN_DELTA:  # a negative delta is refused by the range check, once
         return [
             Problem(
                 f"{where}: delta {delta!r} is below {MIN_DELTA:g}; use 0 or at least {MIN_DELTA:g}",
@@ -663,7 +663,7 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
                 )
             )
 
-    if gaussian_used and b.delta <= 0:
+    if gaussian_used and b.delta == 0:  # (a negative delta: the range check says so)
         p.append(Problem("budget: the Gaussian mechanism needs delta > 0, got 0", field="budget", page="budget"))
     if rtype == "density":
         n_sensitive = len(recipe.columns_with_role("sensitive"))
@@ -675,7 +675,7 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
                     page="release",
                 )
             )
-        if b.delta <= 0:
+        if b.delta == 0:
             p.append(
                 Problem(
                     "budget: the density release adds Gaussian-process noise and needs delta > 0, got 0",
@@ -683,7 +683,7 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
                     page="budget",
                 )
             )
-    if rtype in ("synthetic", "model") and b.delta <= 0:
+    if rtype in ("synthetic", "model") and b.delta == 0:
         p.append(Problem(f"budget: the {rtype!r} release needs delta > 0, got 0", field="budget", page="budget"))
 
     p += limit_problems(recipe, getattr(schema, "rows", None) if schema is not None else None)
