@@ -389,14 +389,18 @@ def cmd_recipe_check(args) -> int:
     except RecipeError as exc:
         _print_json({"valid": False, "problems": exc.problems})
         return EXIT_USER
-    schema = frame = None
+    schema = frame = loaded = ledger = None
     if args.input or args.with_data:
         from dpstudio.engine.data.schema import infer_schema
+        from dpstudio.ledger import Ledger
         from dpstudio.pipeline import load_input
 
-        frame = load_input(recipe, args.input).frame
+        loaded = load_input(recipe, args.input)
+        frame = loaded.frame
         schema = infer_schema(frame)
-    result = check_recipe(recipe, schema, frame)
+        # the dataset's cap, checked as the release will (read only; no ledger yet: nothing spent)
+        ledger = Ledger.open_existing(getattr(args, "ledger", None))
+    result = check_recipe(recipe, schema, frame, ledger=ledger, loaded=loaded)
     if frame is not None:
         from dpstudio.recipe.validate import declared_type_problems
 

@@ -21,7 +21,7 @@ from dpstudio.errors import RecipeError, UserError
 from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_checked, compile_plan, execute, for_rows
 from dpstudio.plan.domains import copied_domain_warnings, emptied_dp_categories
 from dpstudio.recipe.model import Recipe
-from dpstudio.recipe.validate import declared_type_problems
+from dpstudio.recipe.validate import Problem, declared_type_problems
 
 #: where a release can run: loaded in memory, streamed in blocks, on a Dask cluster
 ENGINES = ("memory", "stream", "dask")
@@ -32,11 +32,13 @@ def compile_recipe(recipe: Recipe) -> ReleasePlan:
     return compile_plan(recipe)
 
 
-def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
+def check_recipe(recipe: Recipe, schema=None, frame=None, *, ledger=None, loaded=None) -> dict:
     """What ``dpstudio recipe check`` prints: validity, every problem, and the total loss.
 
     With the data (``frame``), label and semi-sensitive releases also get the effective epsilon
     for the label, which depends on how well the public columns predict it (raw-data estimate).
+    With a ``ledger`` and the ``loaded`` input, the dataset's cap is checked as the release will
+    check it (nothing is written): a release the cap would refuse is not "valid".
     """
     if frame is not None:
         # 'copied from the data' domains are filled in as the release will fill them
@@ -57,6 +59,21 @@ def check_recipe(recipe: Recipe, schema=None, frame=None) -> dict:
     copied = copied_domain_warnings(recipe)
     if copied:
         out["warnings"] = copied
+    if ledger is not None and loaded is not None and plan is not None and not problems:
+        from dpstudio.errors import BudgetError
+
+        try:
+            summary = ledger.check_unrecorded(
+                loaded.sha256,
+                loss=plan.total,
+                dataset_name=Path(loaded.path).name,
+                label=recipe.input.dataset,
+                fingerprint=ledger.fingerprint_rows(frame) if ledger.needs_fingerprint(loaded.sha256) else None,
+            )
+            out["ledger"] = {k: summary.get(k) for k in ("cap", "spent", "remaining")}
+        except BudgetError as exc:
+            problems = [*problems, Problem(str(exc), field="budget", page="budget")]
+            out.update(valid=False, problems=problems)
     if plan is not None:
         out.update(plan.to_json())
         if plan.label is not None:
