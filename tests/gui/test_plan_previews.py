@@ -42,11 +42,14 @@ def _check_table(session, panel) -> None:
     """Every row is a plan unit, its cells the unit's fields (formatted as the product formats them
     and, parsed back, equal to the fields to the printed precision)."""
     from dpstudio.gui.charts.preview import error_text, fmt_delta, fmt_epsilon, noise_text
-    from dpstudio.plan import compile_plan
+    from dpstudio.plan import compile_plan, for_rows
 
     plan, err = session.plan()
     assert plan is not None, err
-    again = compile_plan(session.recipe)  # the session's plan is the plan of the current recipe
+    # the session's plan is the plan of the current recipe, settled for the loaded table's rows
+    again = compile_plan(session.recipe)
+    if session.frame is not None and session.sample_of is None:
+        again = for_rows(again, len(session.frame))
     assert [(u.name, u.epsilon, u.delta, u.expected_error) for u in again.units] == [
         (u.name, u.epsilon, u.delta, u.expected_error) for u in plan.units
     ]
