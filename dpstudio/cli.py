@@ -135,7 +135,6 @@ def _load_or_sample(args):
 
 def cmd_recipe_init(args) -> int:
     from dpstudio.export import write_text
-    from dpstudio.plan import plan_problems
     from dpstudio.recipe.build import (
         confirm_inferred_facts,
         fill_domains_from_data,
@@ -203,7 +202,10 @@ def cmd_recipe_init(args) -> int:
 
     refuse_overwrite("recipe", args.output, input_path=args.file, ledger_path=default_ledger_path())
     write_text(recipe.dumps() + "\n", args.output)
-    problems = plan_problems(recipe, schema) + declared_type_problems(recipe, loaded.frame)
+    from dpstudio.plan import compile_checked
+
+    plan, problems = compile_checked(recipe, schema)
+    problems += declared_type_problems(recipe, loaded.frame)
     print(
         f"wrote {args.output}"
         + (f" ({len(problems)} problem(s) to fix: run 'dpstudio recipe check')" if problems else ""),
@@ -211,6 +213,13 @@ def cmd_recipe_init(args) -> int:
     )
     for p in problems:
         print(f"  - {p}", file=sys.stderr)
+    if plan is not None and plan.total.epsilon > recipe.budget.epsilon * (1 + 1e-9):
+        # the plan's own total (DP domain estimates of a record release add to the typed epsilon)
+        print(
+            f"  note: this release spends epsilon {plan.total.epsilon:.4g} in all: --epsilon "
+            f"{recipe.budget.epsilon:g} plus the DP domain estimates ('dpstudio recipe check' lists them)",
+            file=sys.stderr,
+        )
     from dpstudio.recipe.build import empty_cell_notes
 
     for note in empty_cell_notes(recipe, schema):
@@ -820,7 +829,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="COL=LOW:HIGH",
         help="public bounds of a numeric column; or dp:LOW:HIGH[:EPS] to estimate within a public range "
-        "with DP; or 'data' to copy from the data (flagged as a privacy risk)",
+        "with DP; or 'data' to copy from the data (flagged as a privacy risk). EPS: a record release "
+        "spends it on top of --epsilon; a synthetic release shares --epsilon, and EPS only weighs the "
+        "estimates against each other",
     )
     pi.add_argument(
         "--categories",

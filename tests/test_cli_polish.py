@@ -305,3 +305,21 @@ def test_ledger_show_by_an_ambiguous_file_name_lists_the_candidates(tmp_path, ca
     # an unknown name says where the names are
     assert main(["ledger", "show", "nosuch.csv", "--ledger", str(ledger)]) == EXIT_USER
     assert "'dpstudio ledger list' shows the names" in capsys.readouterr().err
+
+
+def test_init_says_when_dp_domain_estimates_add_to_the_typed_epsilon(tmp_path, capsys):
+    """A record release spends its DP domain estimates on top of --epsilon: init prints the
+    plan's own total, so '--epsilon 1' is not read as the whole spend."""
+    from dpstudio.plan import compile_plan
+    from dpstudio.recipe.model import load_recipe
+
+    out = tmp_path / "r.json"
+    args = [a if a != "income=0:500000" else "income=dp:0:1000000:0.3" for a in READY]
+    code, err = _init(capsys, out, *args)
+    assert code == EXIT_OK, err
+    total = compile_plan(load_recipe(out)).total.epsilon
+    assert total == pytest.approx(1.3)
+    assert f"note: this release spends epsilon {total:.4g} in all: --epsilon 1 plus the DP domain" in err
+    # a typed total (no estimate) prints no such note
+    code, err = _init(capsys, tmp_path / "s.json", *READY)
+    assert code == EXIT_OK and "spends epsilon" not in err
