@@ -241,6 +241,10 @@ def test_a_fit_whose_rows_choose_a_mechanism_the_plan_did_not_charge_is_stopped(
     """The plan settled for 600 rows charges delta = 0 (Laplace-like noise); fitted on a table
     whose rows choose the Gibbs posterior (it needs delta), the release draws nothing."""
     plan = model.for_rows(model.compile(_recipe({"noise": "laplace"}, eps=0.01)), 600)  # 600 x 0.01 / 3 >= 1
-    assert next(u for u in plan.units if u.kind == "model").loss.delta == 0
+    unit = next(u for u in plan.units if u.kind == "model")
+    assert unit.loss.delta == 0 and unit.facts["noise"].startswith("Laplace-like")
+    # the review page reads the settled plan: the chosen mechanism, and the Gibbs note gone
+    assert unit.facts["mechanism_choice"].startswith("objective perturbation")
+    assert not any(t.startswith("the sampler is exact") for t in plan.notes)
     with pytest.raises(UserError, match="nothing was drawn"):
         model.execute(plan, _frame(150), RandomSource(0))  # 150 x 0.01 / 3 < 1: the Gibbs posterior

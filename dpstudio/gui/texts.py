@@ -84,7 +84,8 @@ RELEASE_TYPES = {
     "model": (
         "A private prediction model",
         "Fits a logistic regression of the label on the other columns with differential privacy.",
-        "Only the model's coefficients are released, never rows. Needs δ.",
+        "Only the model's coefficients are released, never rows. Asks for a δ, which the mechanism "
+        "chosen for the table may not need (then δ = 0 is charged).",
     ),
     "density": (
         "A private density estimate",

@@ -564,26 +564,37 @@ def preview_choice(plan: ReleasePlan, n_rows: int) -> Choice | None:
 
 def for_rows(plan: ReleasePlan, n_rows: int) -> ReleasePlan:
     """The plan for a table of ``n_rows`` rows (public under replace-one neighbours), settled
-    before the ledger reserves anything: an automatic or objective-perturbation model whose row
-    count picks objective perturbation with Laplace-like noise is pure epsilon-DP (Chaudhuri,
-    Monteleoni & Sarwate 2011, Alg. 2: its proven delta is 0, :attr:`ObjectiveCalibration.proven_delta`),
-    so its unit charges that proven delta, not the budget's; every other plan is returned as it
-    is.  The mechanism object keeps the budget's (epsilon, delta), from which :func:`choose`
-    makes the same choice when the model is fitted (:func:`_execute_chosen` checks it)."""
+    before the ledger reserves anything: an automatic or objective-perturbation model unit takes
+    the mechanism the row count chooses (its facts, and only its own note), and when that is
+    objective perturbation with Laplace-like noise, which is pure epsilon-DP (Chaudhuri,
+    Monteleoni & Sarwate 2011, Alg. 2: :attr:`ObjectiveCalibration.proven_delta` is 0), the unit
+    charges that proven delta, not the budget's.  Other plans are returned as they are.  The
+    mechanism object keeps the budget's (epsilon, delta), from which :func:`choose` makes the
+    same choice when the model is fitted (:func:`_execute_chosen` checks it)."""
     unit = next((u for u in plan.units if u.kind == "model"), None)
     if unit is None or not isinstance(unit.mechanism, LogisticRegressionRelease) or n_rows < 1:
         return plan
     choice = preview_choice(plan, n_rows)
-    if choice is None or choice.mechanism != "objective" or choice.objective is None:
+    if choice is None:
         return plan
-    proven = float(choice.objective.proven_delta)
-    if not proven < unit.loss.delta:
-        return plan
-    settled = replace(unit, loss=replace(unit.loss, delta=proven), budget_share=(unit.budget_share[0], proven))
+    settled = chosen_unit(unit, choice)
+    if choice.mechanism == "objective" and choice.objective is not None:
+        proven = float(choice.objective.proven_delta)
+        if proven < unit.loss.delta:
+            settled = replace(
+                settled, loss=replace(unit.loss, delta=proven), budget_share=(unit.budget_share[0], proven)
+            )
     units = tuple(settled if u is unit else u for u in plan.units)
     b = plan.recipe.budget if plan.recipe is not None else None
     composition = compose([u.loss for u in units], delta=(b.delta or None) if b is not None else None, method="basic")
-    return replace(plan, units=units, composition=composition)
+    return replace(plan, units=units, composition=composition, notes=_notes_of(plan.notes, choice.mechanism))
+
+
+def _notes_of(notes: tuple[str, ...], mechanism: str) -> tuple[str, ...]:
+    """The plan's notes of the mechanism that runs (the compiled plan lists the Gibbs sampler's
+    "if chosen" beside objective perturbation's)."""
+    other = "objective perturbation:" if mechanism == "gibbs" else "the sampler is exact"
+    return tuple(t for t in notes if not t.startswith(other))
 
 
 def _scale(
@@ -755,10 +766,11 @@ def _execute_chosen(
     except ValueError as exc:
         raise UserError(f"release 'model': {exc}") from None
     new_unit = chosen_unit(unit, choice)
-    # the notes of the mechanism that ran (the compiled plan listed the Gibbs sampler's "if chosen")
-    notes = tuple(t for t in final.notes if not (choice.mechanism != "gibbs" and t.startswith("the sampler is exact")))
-    notes = tuple(t for t in notes if not (choice.mechanism == "gibbs" and t.startswith("objective perturbation:")))
-    final = replace(final, units=tuple(new_unit if u is unit else u for u in final.units), notes=notes)
+    final = replace(
+        final,
+        units=tuple(new_unit if u is unit else u for u in final.units),
+        notes=_notes_of(final.notes, choice.mechanism),
+    )
 
     def original(row: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], float]:
         # a'z + b = sum_j a_j s_j (x_j - c_j) + b  (exact wherever no L2 clipping happened)
