@@ -177,34 +177,34 @@ def category_violations(recipe: Recipe, frame) -> dict[str, int]:
     return out
 
 
+#: the problems of rows the declared schema cannot hold, counted per column (never quoted)
+COUNTED_PROBLEMS = {
+    # the type is chosen on the columns page
+    "integer": (
+        "column {name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
+        "declare it float (--type {name}=float) or fix the data"
+    ),
+    "category": (
+        "column {name!r}: {n} row(s) hold a value that is not in the category list, and the "
+        "synthetic table would have none of them; add the missing categories (a typo?), or send "
+        "such values to a category of their own (--other {name}=NAME)"
+    ),
+}
+
+
+def _counted_problems(kind: str, counts: dict[str, int]) -> list[Problem]:
+    text = COUNTED_PROBLEMS[kind]
+    return [Problem(text.format(name=k, n=n), field=_col(k), page="columns") for k, n in counts.items() if n]
+
+
 def category_problems(counts: dict[str, int]) -> list[Problem]:
-    """The problems of :func:`category_violations`' counts (counted, never quoted)."""
-    return [
-        Problem(
-            f"column {name!r}: {n} row(s) hold a value that is not in the category list, and the "
-            f"synthetic table would have none of them; add the missing categories (a typo?), or send "
-            f"such values to a category of their own (--other {name}=NAME)",
-            field=_col(name),
-            page="columns",
-        )
-        for name, n in counts.items()
-        if n
-    ]
+    """The problems of :func:`category_violations`' counts."""
+    return _counted_problems("category", counts)
 
 
 def integer_problems(counts: dict[str, int]) -> list[Problem]:
     """The problems of :func:`integer_violations`' counts."""
-    # the type is chosen on the columns page
-    return [
-        Problem(
-            f"column {name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
-            f"declare it float (--type {name}=float) or fix the data",
-            field=_col(name),
-            page="columns",
-        )
-        for name, n in counts.items()
-        if n
-    ]
+    return _counted_problems("integer", counts)
 
 
 def default_mechanism(column_type: str, role: str) -> str:
