@@ -106,3 +106,19 @@ def test_a_domain_copied_from_the_data_is_warned_everywhere_the_user_reads(tmp_p
     assert any("'age' were copied from the data" in w for w in json.loads(cap.out)["warnings"])
     text = rep.read_text()
     assert "the released data can show them" in text and "withheld from this version" not in text
+
+
+def test_integer_codes_stored_as_floats_match_their_categories():
+    """A column of 0/1 codes with empty cells is read as floats (1.0): those are the categories
+    "1" and "0", for the synthesizer as for the record release (no false problem, no lost rows)."""
+    s = pd.Series([1.0, 0.0, np.nan, 1.0])
+    assert _codes(s, ["0", "1"]).tolist() == [1, 0, -1, 1]
+    assert _codes(s, ["0", "1"], missing=True).tolist() == [1, 0, 2, 1]
+    # a float that is no integer stays outside an integer list
+    assert _codes(pd.Series([0.5, 1.0]), ["0", "1"]).tolist() == [-1, 1]
+    from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Recipe, ReleaseSpec
+    from dpstudio.recipe.validate import category_violations
+
+    col = Column("flag", "categorical", "sensitive", Domain("categorical", categories=("0", "1"), missing=True))
+    recipe = Recipe(InputSpec("x.csv"), ReleaseSpec("synthetic"), (col,), Budget(1.0, 1e-6))
+    assert category_violations(recipe, pd.DataFrame({"flag": s})) == {}

@@ -129,6 +129,14 @@ def _codes(
     of the list), every value that would be -1 gets that category's code instead."""
     cats = pd.Index(list(categories))
     s = series
+    if pd.api.types.is_float_dtype(s.dtype):
+        # integer codes stored as floats (a column with empty cells): 1.0 is the category "1"
+        f = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        whole = ~np.isnan(f) & (f == np.round(f))
+        if np.all(whole | np.isnan(f)):
+            s = pd.Series(f).astype("Int64")
+        else:  # as text, the whole numbers without ".0" (vectorised)
+            s = pd.Series(f).astype(str).where(~whole, pd.Series(np.where(whole, f, 0)).astype(np.int64).astype(str))
     codes = cats.get_indexer(pd.Index(s))
     if (codes < 0).any():
         # tolerate dtype mismatch, e.g. codes typed as strings vs ints in the data
