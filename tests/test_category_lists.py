@@ -57,7 +57,16 @@ def test_a_misspelt_category_is_refused_before_anything_is_spent(tmp_path, capsy
 
 def test_an_other_category_keeps_unlisted_values_as_that_category(tmp_path, capsys):
     code, cap, recipe, frame = _init(
-        tmp_path, capsys, "--categories", "grade=class_0,class_1", "--other", "grade=rest", "--rows", "4000"
+        tmp_path,
+        capsys,
+        "--categories",
+        "grade=class_0,class_1",
+        "--other",
+        "grade=rest",
+        "--rows",
+        "4000",
+        "--seed",
+        "7",
     )
     assert code == EXIT_OK, cap.err
     d = {c["name"]: c for c in json.loads(recipe.read_text())["columns"]}["grade"]["domain"]
@@ -122,3 +131,33 @@ def test_integer_codes_stored_as_floats_match_their_categories():
     col = Column("flag", "categorical", "sensitive", Domain("categorical", categories=("0", "1"), missing=True))
     recipe = Recipe(InputSpec("x.csv"), ReleaseSpec("synthetic"), (col,), Budget(1.0, 1e-6))
     assert category_violations(recipe, pd.DataFrame({"flag": s})) == {}
+
+
+@pytest.mark.parametrize("listed", [("true", "false"), ("TRUE", "FALSE"), ("True", "False")])
+def test_a_boolean_column_matches_true_and_false_in_any_case(listed):
+    """The loader reads True/TRUE/true as booleans; a list typed in another case still names them
+    (they used to fall outside the list: a synthetic table lost the whole column)."""
+    s = pd.Series([True, False, True])
+    assert _codes(s, list(listed)).tolist() == [0, 1, 0]
+    nullable = pd.Series([True, None, False], dtype="boolean")
+    assert _codes(nullable, list(listed)).tolist() == [0, -1, 1]
+    assert _codes(nullable, list(listed), missing=True).tolist() == [0, 2, 1]
+
+
+@pytest.mark.parametrize("listed", ["true,false", "FALSE,TRUE", "0,1"])
+def test_a_boolean_column_reaches_the_synthetic_table(tmp_path, capsys, listed):
+    """The loader reads TRUE/FALSE as booleans; the synthesizer read them as "1"/"0", outside a
+    true/false list, and the column's values were lost (sampled from noise alone)."""
+    data = tmp_path / "b.csv"
+    g = np.random.default_rng(1)
+    frame = pd.DataFrame({"age": g.integers(18, 90, 600), "b": g.choice(["TRUE", "FALSE"], 600, p=[0.2, 0.8])})
+    frame.to_csv(data, index=False)
+    recipe, out = tmp_path / "r.json", tmp_path / "o.csv"
+    args = ["recipe", "init", str(data), "-o", str(recipe), "--release", "synthetic", "--synth", "mst", "--seed", "3"]
+    args += ["--epsilon", "2", "--delta", "1e-6", "--bounds", "age=0:120", "--categories", f"b={listed}"]
+    assert main([*args, "--confirm-inferred", "--rows", "4000"]) == EXIT_OK, capsys.readouterr().err
+    assert main(["release", str(recipe), "--output", str(out), "--no-ledger"]) == EXIT_OK
+    released = pd.read_csv(out, dtype=str)["b"]
+    true = next(c for c in listed.split(",") if c.lower() in ("true", "1"))
+    assert set(released) <= set(listed.split(","))
+    assert float((released == true).mean()) == pytest.approx(0.2, abs=0.06)

@@ -490,21 +490,16 @@ def compile(recipe: Recipe) -> ReleasePlan:
 
 
 def _as_strings(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
-    """Categorical columns as strings so they match the recipe's (string) category lists."""
-    out: dict[str, pd.Series] = {}
-    for c in spec.all_columns:
-        s = frame[c.name]
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            # a pandas category column (a synthetic table, a dictionary-encoded Parquet column):
-            # its values, not its codes; text categories stay text ("025" must not become "25")
-            cats = s.dtype.categories
-            s = s.astype("string") if pd.api.types.is_string_dtype(cats.dtype) else s.astype(cats.dtype)
-        if c.kind == "categorical" and not pd.api.types.is_string_dtype(s.dtype):
-            f = pd.to_numeric(s, errors="coerce")
-            integral = f.notna() & (f == f.round())
-            s = s.astype("string").where(~integral, f.round().astype("Int64").astype("string"))
-        out[c.name] = s
-    return pd.DataFrame(out)
+    """Categorical columns as the text their (string) category lists name
+    (:func:`dpstudio.engine.synth.encoding.category_text`)."""
+    from dpstudio.engine.synth.encoding import category_text
+
+    return pd.DataFrame(
+        {
+            c.name: category_text(frame[c.name], c.categories) if c.kind == "categorical" else frame[c.name]
+            for c in spec.all_columns
+        }
+    )
 
 
 def _declared_dtypes(synth: pd.DataFrame, recipe: Recipe) -> pd.DataFrame:

@@ -161,7 +161,7 @@ def category_violations(recipe: Recipe, frame) -> dict[str, int]:
         return {}
     import numpy as np
 
-    from dpstudio.engine.synth.encoding import _codes, is_missing
+    from dpstudio.engine.synth.encoding import _codes, category_text, is_missing
 
     out: dict[str, int] = {}
     for c in recipe.columns:
@@ -170,7 +170,7 @@ def category_violations(recipe: Recipe, frame) -> dict[str, int]:
             continue
         if d.source == "dp" or d.categories is None or d.other is not None:
             continue  # a DP list keeps what it finds and sends the rest to its "(other)"
-        s = frame[c.name]
+        s = category_text(frame[c.name], d.categories)  # as the synthesizer reads it
         n = int(np.count_nonzero((_codes(s, d.categories) < 0) & ~is_missing(s)))
         if n:
             out[c.name] = n

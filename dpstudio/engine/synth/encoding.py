@@ -121,6 +121,32 @@ def is_missing(series: pd.Series) -> npt.NDArray[np.bool_]:
     return miss
 
 
+def category_text(series: pd.Series, categories: Sequence[Hashable]) -> pd.Series:
+    """A categorical column as the text its public (string) list names, as the synthesizers read
+    it (vectorised; empty cells stay empty):
+
+    * a pandas category column: its values, not its codes (text categories stay text: "025" must
+      not become "25");
+    * booleans: the list's own spelling of true/false in any case ("TRUE", "True", "true"), or
+      "1"/"0" for a list of codes;
+    * numbers: whole numbers without ".0" (integer codes stored as floats because of empty cells)."""
+    s = series
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = s.dtype.categories
+        s = s.astype("string") if pd.api.types.is_string_dtype(cats.dtype) else s.astype(cats.dtype)
+    if pd.api.types.is_bool_dtype(s.dtype):
+        spelt = {str(c).lower(): str(c) for c in categories}
+        if "true" in spelt or "false" in spelt:
+            b = s.to_numpy(dtype=bool, na_value=False)
+            text = pd.Series(np.where(b, spelt.get("true", "true"), spelt.get("false", "false")), index=s.index)
+            return text.astype("string").where(~pd.isna(s).to_numpy(), pd.NA)
+    if not pd.api.types.is_string_dtype(s.dtype):
+        f = pd.to_numeric(s, errors="coerce")
+        integral = f.notna() & (f == f.round())
+        s = s.astype("string").where(~integral, f.round().astype("Int64").astype("string"))
+    return s
+
+
 def _codes(
     series: pd.Series, categories: Sequence[Hashable], missing: bool = False, other: Hashable | None = None
 ) -> IntArray:
@@ -137,11 +163,18 @@ def _codes(
             s = pd.Series(f).astype("Int64")
         else:  # as text, the whole numbers without ".0" (vectorised)
             s = pd.Series(f).astype(str).where(~whole, pd.Series(np.where(whole, f, 0)).astype(np.int64).astype(str))
-    codes = cats.get_indexer(pd.Index(s))
-    if (codes < 0).any():
-        # tolerate dtype mismatch, e.g. codes typed as strings vs ints in the data
-        alt = pd.Index([str(c) for c in categories]).get_indexer(pd.Index(s.astype(str)))
-        codes = np.where(codes < 0, alt, codes)
+    lower = [str(c).lower() for c in categories]
+    if pd.api.types.is_bool_dtype(s.dtype) and {"true", "false"} & set(lower):
+        # a column read as booleans, listed as true/false in any case ("TRUE", "True", "true")
+        b = s.to_numpy(dtype=bool, na_value=False)
+        codes = pd.Index(lower).get_indexer(pd.Index(np.where(b, "true", "false")))
+        codes = np.where(np.asarray(pd.isna(s), dtype=bool), -1, codes)
+    else:
+        codes = cats.get_indexer(pd.Index(s))
+        if (codes < 0).any():
+            # tolerate dtype mismatch, e.g. codes typed as strings vs ints in the data
+            alt = pd.Index([str(c) for c in categories]).get_indexer(pd.Index(s.astype(str)))
+            codes = np.where(codes < 0, alt, codes)
     codes = np.asarray(codes, dtype=np.int64)
     if missing:
         codes = np.where(is_missing(series), len(categories), codes)
