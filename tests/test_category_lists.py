@@ -161,3 +161,36 @@ def test_a_boolean_column_reaches_the_synthetic_table(tmp_path, capsys, listed):
     true = next(c for c in listed.split(",") if c.lower() in ("true", "1"))
     assert set(released) <= set(listed.split(","))
     assert float((released == true).mean()) == pytest.approx(0.2, abs=0.06)
+
+
+@pytest.mark.parametrize("engine", ["stream", "memory"])
+def test_every_engine_refuses_a_value_outside_the_list(tmp_path, capsys, engine):
+    """The streamed engine checks the whole table in its first pass (the block pass's counts), as
+    the in-memory release checks the frame: nothing is written or spent."""
+    code, cap, recipe, frame = _init(tmp_path, capsys, "--categories", "grade=class_0,class_1,clas_2")
+    n = int((frame["grade"] == "class_2").sum())
+    out, ledger = tmp_path / "o.csv", tmp_path / "l.sqlite"
+    args = ["release", str(recipe), "--output", str(out), "--ledger", str(ledger), "--engine", engine]
+    assert main([*args, "--block-rows", "64"]) != EXIT_OK
+    assert f"column 'grade': {n} row(s) hold a value that is not in the category list" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_empty_cells_of_a_column_not_declared_to_have_any_are_a_problem():
+    """They go to the same hidden cell as a value outside the list; declared 'may be empty', they
+    are a value of their own, and with an 'other' category they are that category."""
+    from dataclasses import replace
+
+    from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Recipe, ReleaseSpec
+    from dpstudio.recipe.validate import declared_type_problems
+
+    frame = pd.DataFrame({"c": ["a", None, "b", " "]})
+    d = Domain("categorical", categories=("a", "b"))
+    recipe = Recipe(
+        InputSpec("x.csv"), ReleaseSpec("synthetic"), (Column("c", "categorical", "sensitive", d),), Budget(1, 1e-6)
+    )
+    problems = declared_type_problems(recipe, frame)
+    assert [p for p in problems if p.startswith("column 'c': 2 row(s) are empty, but the column is not declared")]
+    for ok in (replace(d, missing=True), replace(d, categories=("a", "b", "o"), other="o")):
+        fixed = replace(recipe, columns=(Column("c", "categorical", "sensitive", ok),))
+        assert declared_type_problems(fixed, frame) == []

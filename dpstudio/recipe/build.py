@@ -403,6 +403,8 @@ class DataFacts:
         self.high: dict[str, float] = {}
         self.values: dict[str, set[str]] = {}
         self.not_integer: dict[str, int] = {}
+        self.outside_list: dict[str, int] = {}  # synthetic: values outside a typed list
+        self.empty: dict[str, int] = {}  # synthetic: empty cells of a column not declared to have any
         copied = [c for c in recipe.columns if _copied(c)]
         self._numeric = [c.name for c in copied if c.domain is not None and c.domain.kind == "numeric"]
         self._categories = [c.name for c in copied if c.name not in self._numeric]
@@ -411,18 +413,33 @@ class DataFacts:
             for c in recipe.columns
             if c.type == "integer" and c.role not in ("identifier", "ignore", "embedding")
         ]
+        self._listed = (
+            [
+                c.name
+                for c in recipe.columns
+                if c.role not in ("identifier", "ignore", "embedding")
+                and c.domain is not None
+                and c.domain.kind == "categorical"
+                and c.domain.categories is not None
+                and c.domain.source != "dp"
+                and c.domain.other is None
+            ]
+            if recipe.release.type == "synthetic"
+            else []
+        )
         self._recipe = recipe
 
     def columns(self, integer_typed: tuple[str, ...] = ()) -> list[str]:
-        """The columns :meth:`add` reads: the copied domains' and the integer-declared ones,
-        except those the file already stores as integers (``integer_typed``: nothing to check)."""
+        """The columns :meth:`add` reads: the copied domains', the integer-declared ones (except
+        those the file already stores as integers, ``integer_typed``: nothing to check) and a
+        synthetic release's columns with a typed category list."""
         names = self._numeric + self._categories + [c for c in self._integers if c not in integer_typed]
-        return list(dict.fromkeys(names))
+        return list(dict.fromkeys(names + self._listed))
 
     def add(self, block) -> None:
         import numpy as np
 
-        from dpstudio.recipe.validate import integer_violations
+        from dpstudio.recipe.validate import _category_counts, integer_violations
 
         for name in self._numeric:
             if name not in block.columns:
@@ -444,6 +461,9 @@ class DataFacts:
                 self.values.setdefault(name, set()).update(str(v) for v in block[name].dropna().unique())
         for name, n in integer_violations(self._recipe, block).items():
             self.not_integer[name] = self.not_integer.get(name, 0) + n
+        outside, empty = _category_counts(self._recipe, block)
+        _add_counts(self.outside_list, outside)
+        _add_counts(self.empty, empty)
         self.rows += len(block)
 
     def merge(self, other: DataFacts) -> DataFacts:
@@ -454,8 +474,9 @@ class DataFacts:
             self.high[name] = max(self.high.get(name, v), v)
         for name, vals in other.values.items():
             self.values.setdefault(name, set()).update(vals)
-        for name, n in other.not_integer.items():
-            self.not_integer[name] = self.not_integer.get(name, 0) + n
+        _add_counts(self.not_integer, other.not_integer)
+        _add_counts(self.outside_list, other.outside_list)
+        _add_counts(self.empty, other.empty)
         self.rows += other.rows
         return self
 
@@ -476,9 +497,14 @@ class DataFacts:
         return replace(recipe, columns=tuple(cols))
 
     def type_problems(self) -> list:
-        from dpstudio.recipe.validate import integer_problems
+        from dpstudio.recipe.validate import category_problems, integer_problems
 
-        return integer_problems(self.not_integer)
+        return integer_problems(self.not_integer) + category_problems(self.outside_list, self.empty)
+
+
+def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
+    for name, n in counts.items():
+        into[name] = into.get(name, 0) + n
 
 
 def _copied(c) -> bool:

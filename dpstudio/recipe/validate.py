@@ -124,7 +124,8 @@ def declared_type_problems(recipe: Recipe, frame) -> list[Problem]:
     The release's output form follows the recipe only: an integer column is released on an
     integer grid.  Data that breaks the declaration is refused rather than rounded silently,
     so the file never decides the grid."""
-    return integer_problems(integer_violations(recipe, frame)) + category_problems(category_violations(recipe, frame))
+    outside, empty = _category_counts(recipe, frame)
+    return integer_problems(integer_violations(recipe, frame)) + category_problems(outside, empty)
 
 
 def integer_violations(recipe: Recipe, frame) -> dict[str, int]:
@@ -153,17 +154,29 @@ def integer_violations(recipe: Recipe, frame) -> dict[str, int]:
 def category_violations(recipe: Recipe, frame) -> dict[str, int]:
     """Per categorical column a synthetic release keeps with a typed (or copied) category list and
     no 'other' category, the number of rows of ``frame`` whose value is not empty and not in the
-    list (a sum over blocks is the table's count).  The synthesizers measure such values in a
-    hidden cell that is never sampled (dpstudio.engine.synth.cells), so they would vanish from
-    the synthetic table: a misspelt category would lose a whole class without a word.  Matched
-    exactly as the synthesizer's encoder matches them."""
+    list (a sum over blocks is the table's count).  The synthesizers count such values in a
+    hidden "unknown" cell that no listed category holds (dpstudio.engine.synth.encoding): they
+    would be lost, or released as a rare listed category when compression merges that cell
+    with it -- a misspelt category would lose a whole class without a word.  Matched exactly as
+    the synthesizer's encoder matches them."""
+    return _category_counts(recipe, frame)[0]
+
+
+def empty_violations(recipe: Recipe, frame) -> dict[str, int]:
+    """The same columns' empty cells when the column is not declared to have any (``missing``):
+    they go to the same hidden cell (a column declared so gives them a value of their own)."""
+    return _category_counts(recipe, frame)[1]
+
+
+def _category_counts(recipe: Recipe, frame) -> tuple[dict[str, int], dict[str, int]]:
     if recipe.release.type != "synthetic":
-        return {}
+        return {}, {}
     import numpy as np
 
     from dpstudio.engine.synth.encoding import _codes, category_text, is_missing
 
-    out: dict[str, int] = {}
+    outside: dict[str, int] = {}
+    empty: dict[str, int] = {}
     for c in recipe.columns:
         d = c.domain
         if c.role in DROPPED_ROLES or c.name not in frame.columns or d is None or d.kind != "categorical":
@@ -171,10 +184,14 @@ def category_violations(recipe: Recipe, frame) -> dict[str, int]:
         if d.source == "dp" or d.categories is None or d.other is not None:
             continue  # a DP list keeps what it finds and sends the rest to its "(other)"
         s = category_text(frame[c.name], d.categories)  # as the synthesizer reads it
-        n = int(np.count_nonzero((_codes(s, d.categories) < 0) & ~is_missing(s)))
+        blank = is_missing(s)
+        n = int(np.count_nonzero((_codes(s, d.categories) < 0) & ~blank))
         if n:
-            out[c.name] = n
-    return out
+            outside[c.name] = n
+        m = 0 if d.missing else int(np.count_nonzero(blank))
+        if m:
+            empty[c.name] = m
+    return outside, empty
 
 
 #: the problems of rows the declared schema cannot hold, counted per column (never quoted)
@@ -185,9 +202,16 @@ COUNTED_PROBLEMS = {
         "declare it float (--type {name}=float) or fix the data"
     ),
     "category": (
-        "column {name!r}: {n} row(s) hold a value that is not in the category list, and the "
-        "synthetic table would have none of them; add the missing categories (a typo?), or send "
-        "such values to a category of their own (--other {name}=NAME)"
+        "column {name!r}: {n} row(s) hold a value that is not in the category list, which a "
+        "synthetic table cannot hold (it would lose them or release them as another category); add "
+        "the missing categories (a typo?), or send such values to a category of their own "
+        "(--other {name}=NAME)"
+    ),
+    "empty": (
+        "column {name!r}: {n} row(s) are empty, but the column is not declared to have empty cells, "
+        'and a synthetic table cannot hold them; declare that it may be empty ("missing": true in '
+        "its domain, which recipe init sets when it sees empty cells), or send them to a category "
+        "of their own (--other {name}=NAME)"
     ),
 }
 
@@ -197,9 +221,9 @@ def _counted_problems(kind: str, counts: dict[str, int]) -> list[Problem]:
     return [Problem(text.format(name=k, n=n), field=_col(k), page="columns") for k, n in counts.items() if n]
 
 
-def category_problems(counts: dict[str, int]) -> list[Problem]:
-    """The problems of :func:`category_violations`' counts."""
-    return _counted_problems("category", counts)
+def category_problems(counts: dict[str, int], empty: dict[str, int] | None = None) -> list[Problem]:
+    """The problems of :func:`category_violations`' (and :func:`empty_violations`') counts."""
+    return _counted_problems("category", counts) + _counted_problems("empty", empty or {})
 
 
 def integer_problems(counts: dict[str, int]) -> list[Problem]:

@@ -9,7 +9,10 @@ from the private data:
   A value that is not in the list (or missing) is encoded as an **all-zero block** ("unknown"):
   it never raises (an exception would reveal that such a record exists) and it keeps the
   record inside the norm bound used by the sensitivity proofs.  Synthesizers never *produce*
-  unknown values; MST measures them in a hidden extra cell that it drops when sampling.
+  unknown values; MST and AIM count them in a hidden extra cell, which compression may merge
+  with rare listed cells (whose share then carries them). A release therefore refuses values
+  outside a typed list (``dpstudio.recipe.validate.category_violations``) unless the column
+  has an 'other' category.
   A column with an **'other' category** (``ColumnSpec.other``: typed by the user, or the
   "(other)" of a list estimated with DP) counts every such value as that category instead: a
   fixed public rule, so the sensitivity is unchanged, and the values stay in the table as "other"
