@@ -209,9 +209,9 @@ COUNTED_PROBLEMS = {
     ),
     "empty": (
         "column {name!r}: {n} row(s) are empty, but the column is not declared to have empty cells, "
-        'and a synthetic table cannot hold them; declare that it may be empty ("missing": true in '
-        "its domain, which recipe init sets when it sees empty cells), or send them to a category "
-        "of their own (--other {name}=NAME)"
+        "and a synthetic table cannot hold them; declare that it may be empty (its domain's 'may be "
+        'empty\' box; "missing": true in the recipe, which recipe init sets when it sees empty cells), '
+        "or send them to a category of their own (--other {name}=NAME)"
     ),
 }
 
