@@ -226,6 +226,7 @@ def test_the_release_charges_the_chosen_mechanisms_own_delta(tmp_path, noise):
     if noise == "laplace":
         assert entry["delta"] == 0 and res.plan.total.delta == 0 and res.recorded_total.delta == 0
         assert guarantee["delta"] == 0 and guarantee["kind"] == "central pure eps-DP"
+        assert guarantee["delta_per_problem"] == 0 and guarantee["budget_delta"] == pytest.approx(1e-5)
         assert "Laplace-like" in guarantee["derivation"] and "Kifer" not in guarantee["derivation"]
         assert checked["delta"] == 0
     else:

@@ -814,7 +814,8 @@ def _execute_chosen(
     if unit.loss.delta < b.delta:
         # what the plan charged: the chosen mechanism's own delta (settled from the row count);
         # the budget's delta, which the calibration was given, stays beside it
-        guarantee.update(delta=unit.loss.delta, budget_delta=b.delta)
+        problems = max(int(guarantee.get("problems", 1)), 1)
+        guarantee.update(delta=unit.loss.delta, budget_delta=b.delta, delta_per_problem=unit.loss.delta / problems)
         if unit.loss.delta == 0:
             guarantee["kind"] = "central pure eps-DP"
     label: dict[str, Any] = {"column": lab.name}
