@@ -206,3 +206,29 @@ def test_switching_to_synthetic_data_drops_the_model_options(qtbot, window, tmp_
     page.type_buttons["synthetic"].click()
     assert s.recipe.release.type == "synthetic" and "norm_bound" not in s.recipe.release.options
     assert not [p for p in s.problems() if "not an option" in p]
+
+
+def test_choosing_another_synthesizer_drops_the_options_it_does_not_take(qtbot, window, tmp_path):
+    from dataclasses import replace
+
+    from dpstudio.recipe.model import Params
+
+    data = tmp_path / "num.csv"
+    _numeric_table(data)
+    load(qtbot, window, data)
+    s = window.session
+    s.update_column("y", role="sensitive", type="categorical")
+    _public_domains(s, {"x1": (0, 1), "x2": (0, 10)}, {"y": ("no", "yes")})
+    window.go_to(2)
+    page = window.release_page
+    page.type_buttons["synthetic"].click()
+    # an AIM-only option, as a recipe made with the CLI may carry
+    s.update(
+        lambda r: replace(
+            r, release=replace(r.release, options=Params.of({"method": "aim", "max_cells": 5000, "bins": 8}))
+        )
+    )
+    page.method.setCurrentIndex(page.method.findData("mst"))
+    opts = s.recipe.release.options.to_dict()
+    assert opts == {"method": "mst", "bins": 8}  # bins is MST's too; max_cells is AIM's only
+    assert not [p for p in s.problems() if "not an option" in p]

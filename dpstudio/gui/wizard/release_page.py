@@ -332,9 +332,18 @@ class ReleasePage(WizardPage):
 
         m = self.method.currentData()
         if m:
-            self.session.update(
-                lambda r: replace(r, release=replace(r.release, options=r.release.options.with_(method=m)))
-            )
+            from dpstudio.plan.synthetic import option_names
+
+            # options of the previous synthesizer that the chosen one does not take go (it would
+            # refuse them, and this page shows no field to remove them)
+            keep = set(option_names(m)) | {"method", "domain_share"}
+
+            def choose(r):
+                opts = {k: v for k, v in r.release.options.to_dict().items() if k in keep}
+                opts["method"] = m
+                return replace(r, release=replace(r.release, options=Params.of(opts)))
+
+            self.session.update(choose)
 
     # ---- release options (model, density) ---------------------------------------------
     def _build_options(self) -> QGroupBox:
