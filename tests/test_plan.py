@@ -262,6 +262,7 @@ def _unit_figures(u) -> dict:
         "keep_probability",
         "other_probability",
         "expected_error",
+        "clamped_error",
         "floor",
     )
     return {k: u[k] for k in keys if k in u}
@@ -271,6 +272,8 @@ def _plan_figures(u) -> dict:
     out = {"epsilon": u.epsilon, "delta": u.delta, **u.noise.items()}
     if u.expected_error is not None:
         out["expected_error"] = u.expected_error
+    if u.clamped_error is not None:
+        out["clamped_error"] = u.clamped_error
     if u.floor is not None:
         out["floor"] = u.floor
     return {
@@ -286,6 +289,7 @@ def _plan_figures(u) -> dict:
             "keep_probability",
             "other_probability",
             "expected_error",
+            "clamped_error",
             "floor",
         )
     }
@@ -423,10 +427,10 @@ def _report_and_wizard_print_the_plan(recipe, plan) -> None:
         assert _shows(mechanisms[u.name][2].text, u.epsilon), u.name
         if u.kind == "perturbation" and u.expected_error is not None and u.floor is not None:
             row = accuracy[u.name]
-            assert _shows(row[3].text, u.expected_error) and _shows(row[4].text, u.floor), u.name
+            assert _shows(row[3].text, u.shown_error) and _shows(row[4].text, u.floor), u.name
     for u in plan.perturbation_units:  # the wizard's budget table
         if u.expected_error is not None:
-            assert _shows(preview.error_text(u), u.expected_error), u.name
+            assert _shows(preview.error_text(u), u.shown_error), u.name
         if u.noise.scale is not None:
             assert _shows(preview.noise_text(u), u.noise.scale), u.name
         elif u.noise.sigma is not None:
@@ -454,6 +458,7 @@ def test_recipe_check_prints_the_plans_numbers(recipe):
     for u in plan.perturbation_units:
         m = u.mechanism
         assert u.expected_error == m.expected_error()
+        assert u.clamped_error is None or u.clamped_error == m.clamped_error()
         assert (u.epsilon, u.delta) == (m.privacy_loss().epsilon, m.privacy_loss().delta)
         attrs = {
             "scale": "scale",

@@ -104,7 +104,7 @@ def test_the_plan_states_the_clamping_in_plain_words():
     off = compile_plan(_recipe([_col("educ", "integer", 1, 16)], options={"clamp_to_bounds": False}))
     text = " ".join(on)
     assert "set to the nearest bound" in text and "costs no privacy" in text
-    assert "expected error shown is the one before this step, so it is an upper bound" in text
+    assert "expected error shown is after this step, for the worst true value" in text
     assert "whole numbers" in text  # the integer column's grid
     assert not any("nearest bound" in s for s in off.unit("educ").post_processing)
     assert any("not clamped" in s for s in off.unit("educ").post_processing)

@@ -277,7 +277,7 @@ def test_preview_errors_match_the_joint_calibration(four_gaussians):
     err = np.array([curves.errors[u.name] for u in units])
     floor = np.array([curves.floors[u.name] for u in units])
     # the curves are the plan's own figures (the discrete Gaussians jointly calibrated), not a closed form
-    assert list(err[:, 1]) == [u.expected_error for u in p.perturbation_units]
+    assert list(err[:, 1]) == [u.shown_error for u in p.perturbation_units]
     assert list(floor[:, 1]) == [u.floor for u in p.perturbation_units]
     assert np.all(np.diff(err, axis=1) < 0) and np.all(floor < err)
 

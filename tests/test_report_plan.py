@@ -188,7 +188,7 @@ def test_record_parameters_with_labels_a_reader_understands(record_release):
             assert f"P(value kept) = {fmt(n.keep_probability)}" in params
         assert rows[u.name][2] == fmt(u.epsilon) and rows[u.name][3] == fmt(u.delta)
         # a category unit's error is a probability, printed as the wizard prints it (a percentage)
-        want = f"{100 * u.expected_error:.1f} %" if u.mechanism_name == "rr" else fmt(u.expected_error)
+        want = f"{100 * u.shown_error:.1f} %" if u.mechanism_name == "rr" else fmt(u.shown_error)
         assert rows[u.name][5] == want
         assert "worst case" not in params  # the finalised plan: the scale that ran
 
@@ -203,16 +203,19 @@ def test_accuracy_table_is_the_plan_units(record_release):
     for u in res.plan.perturbation_units:
         _name, _mech, eps, err, floor, ratio = rows[u.name]
         if u.mechanism_name == "rr":  # a probability of a wrong category: a percentage, as in the wizard
-            assert (eps, err, floor) == (fmt(u.epsilon), f"{100 * u.expected_error:.1f} %", f"{100 * u.floor:.1f} %")
+            assert (eps, err, floor) == (fmt(u.epsilon), f"{100 * u.shown_error:.1f} %", f"{100 * u.floor:.1f} %")
         else:
-            assert (eps, err, floor) == (fmt(u.epsilon), fmt(u.expected_error), fmt(u.floor))
-        assert ratio == f"{u.expected_error / u.floor:.2f} \u00d7"
+            assert (eps, err, floor) == (fmt(u.epsilon), fmt(u.shown_error), fmt(u.floor))
+        assert ratio == f"{u.shown_error / u.floor:.2f} \u00d7"
 
 
 def test_accuracy_floor_and_error_are_read_not_recomputed(record_release):
     res, frame = record_release
     model = build_model(
-        _with_unit(res, "score", floor=12.3456, expected_error=98.7654), "internal", frame, charts=False
+        _with_unit(res, "score", floor=12.3456, expected_error=98.7654, clamped_error=None),
+        "internal",
+        frame,
+        charts=False,
     )
     row = _rows(model, "Accuracy")["score"]
     assert row[3:] == ["98.77", "12.35", f"{98.7654 / 12.3456:.2f} \u00d7"]
@@ -234,12 +237,12 @@ def test_chart_curves_at_the_chosen_epsilon_are_the_table(record_release):
     for u, c in zip(units, curves["units"], strict=True):
         width = u.domain[1] - u.domain[0] if u.mechanism_name in ("laplace", "gaussian") else 1.0
         assert c["name"] == u.name and c["mechanism"] == u.mechanism_name
-        assert c["error"][i] * width == pytest.approx(u.expected_error, rel=1e-12)
+        assert c["error"][i] * width == pytest.approx(u.shown_error, rel=1e-12)
         assert c["floor"][i] * width == pytest.approx(u.floor, rel=1e-12)
         # every other point is the plan compiled at that budget
         for k in (0, len(curves["epsilon"]) - 1):
             other = res.plan.at_budget(curves["epsilon"][k]).unit(u.name)
-            assert c["error"][k] * width == pytest.approx(other.expected_error, rel=1e-12)
+            assert c["error"][k] * width == pytest.approx(other.shown_error, rel=1e-12)
         errs = np.array(c["error"])
         assert np.all(np.diff(errs) <= 1e-12)  # more epsilon, less error
 
@@ -499,7 +502,7 @@ def test_external_withholds_every_parameter_fixed_by_a_copied_domain(tmp_path):
     grp = res.plan.unit_of_column("grp")
     assert f"P(value kept) = {fmt(grp.noise.keep_probability)}" in internal["grp"][4]
     for name in ("age", "grp"):
-        assert fmt(res.plan.unit(name).expected_error) not in ext[name][5]
+        assert fmt(res.plan.unit(name).shown_error) not in ext[name][5]
         assert ext[name][5] == "withheld: copied from the data"
     assert "Laplace scale b = withheld" in ext["age"][4] and "noise grid step = withheld" in ext["age"][4]
     for label in ("P(value kept)", "P(each other category)", "number of categories"):

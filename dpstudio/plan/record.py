@@ -267,7 +267,7 @@ def _post_processing(col: Column, clamp: bool) -> tuple[str, ...]:
             steps.append(
                 "noisy values outside the public bounds are set to the nearest bound (this costs no "
                 "privacy; values near the bounds lean slightly inwards); the expected error shown "
-                "is the one before this step, so it is an upper bound"
+                "is after this step, for the worst true value (the middle of the bounds)"
             )
         else:
             steps.append("noisy values are not clamped: they can fall outside the public bounds")
@@ -331,6 +331,8 @@ def _compile_unit(
             assert orig.search_low is not None and orig.search_high is not None, col.name
             search = (float(orig.search_low), float(orig.search_high))
     clamp = clamps_to_bounds(recipe)
+    # the error the clamped values carry (worst case over the bounds), beside the noise's own
+    clamped = mech.clamped_error() if clamp and shown and domain is not None and not provisional else None
     facts: dict[str, Any] = {}
     if metric:
         facts["pool"] = "loaded at release time (the accounting does not depend on it)"
@@ -347,6 +349,7 @@ def _compile_unit(
         noise=NoiseParameters.of(mech) if shown else NoiseParameters(),
         expected_error=None if err is None else float(err),
         floor=_floor(mech_name, domain, cats, loss),
+        clamped_error=None if clamped is None else float(clamped),
         domain=domain,
         categories_count=cats,
         domain_source=None if d is None else d.source,

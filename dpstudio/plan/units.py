@@ -117,6 +117,10 @@ class PlanUnit:
     noise: NoiseParameters = NoiseParameters()
     expected_error: float | None = None
     floor: float | None = None
+    #: a numeric unit whose noisy values are clamped to its bounds (the default): the worst case
+    #: over the bounds of the error after clamping (<= ``expected_error``, the noise's own; the
+    #: quantity ``floor`` bounds from below); None when nothing is clamped or the unit is provisional
+    clamped_error: float | None = None
     domain: tuple[float, float] | None = None
     categories_count: int | None = None
     domain_source: str | None = None
@@ -138,6 +142,13 @@ class PlanUnit:
     @property
     def delta(self) -> float:
         return float(self.loss.delta)
+
+    @property
+    def shown_error(self) -> float | None:
+        """The expected error the product prints and charts (budget page, report): for a number
+        clamped to its bounds, the worst case over the bounds of the error after clamping, the
+        quantity ``floor`` bounds from below; else the noise's own ``expected_error``."""
+        return self.clamped_error if self.clamped_error is not None else self.expected_error
 
     @property
     def error_exceeds_range(self) -> bool:
@@ -174,6 +185,8 @@ class PlanUnit:
             out[(prefix if k not in ("zcdp_rho",) else "") + k] = v
         if self.expected_error is not None:
             out[prefix + "expected_error"] = self.expected_error
+        if self.clamped_error is not None:
+            out["clamped_error"] = self.clamped_error
         if self.floor is not None:
             out[prefix + "floor"] = self.floor
         if self.domain is not None and not self.provisional:  # a provisional one is the search range

@@ -394,9 +394,9 @@ def unit_parameters(unit, hide: bool = False) -> list[str]:
 
 
 def _error_text(unit, hide: bool = False) -> str:
-    """A unit's expected error as printed (``unit.expected_error``; a provisional numeric unit's is
-    its worst case)."""
-    err = unit.expected_error
+    """A unit's expected error as printed (``unit.shown_error``: after clamping to the bounds when
+    the release clamps; a provisional numeric unit's is its worst case)."""
+    err = unit.shown_error
     if err is None:
         return "\u2014"
     if hide:
@@ -443,7 +443,7 @@ def error_floor_curves(plan, names, *, points: int = 20) -> dict:
 
     For ``points`` log-spaced budgets around the recipe's epsilon (never above ``MAX_EPSILON``,
     where ``compile_plan`` refuses a recipe: ``at_budget`` does not validate), and that epsilon
-    itself, ``plan.at_budget(eps)`` is compiled and each named unit's ``expected_error`` and ``floor``
+    itself, ``plan.at_budget(eps)`` is compiled and each named unit's ``shown_error`` and ``floor``
     read off it (divided by the domain's width for numeric units).  Returns ``{"epsilon": [...],
     "chosen": eps, "units": [{"name", "mechanism", "error": [...], "floor": [...]}]}``; the
     point at ``chosen`` is the plan's own (the Accuracy table's) numbers.  Raises when the plan
@@ -463,7 +463,7 @@ def error_floor_curves(plan, names, *, points: int = 20) -> dict:
         at = plan.at_budget(eps)
         for c in curves:
             u = at.unit(c["name"])
-            c["error"].append(_relative(u, u.expected_error))
+            c["error"].append(_relative(u, u.shown_error))
             c["floor"].append(_relative(u, u.floor))
     return {"epsilon": grid, "chosen": chosen, "units": curves}
 
@@ -1809,7 +1809,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         rows = []
         for u in units:
             final = not u.provisional
-            ratio = u.expected_error / u.floor if final and u.floor > 0 else None
+            ratio = u.shown_error / u.floor if final and u.floor > 0 else None
             rows.append(
                 [
                     Cell(u.name),
@@ -1825,8 +1825,14 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             "Expected error of each column against its floor: the smallest worst-case error any "
             "mechanism with the same \u03b5 and \u03b4 can achieve (a theoretical lower bound from "
             "Jazbec 2018, for numbers and for categories). Numbers: average absolute difference "
-            "between released and true value, in the column's units. Categories: probability that "
-            "the released category is wrong.",
+            "between released and true value, in the column's units"
+            + (
+                " (the released values are clamped to the bounds: for the worst true value, the "
+                "middle of the range; the noise before clamping is under Mechanisms and parameters)"
+                if any(u.clamped_error is not None for u in units)
+                else ""
+            )
+            + ". Categories: probability that the released category is wrong.",
         )
         s.add(
             "table",

@@ -34,6 +34,11 @@ class Mechanism(ABC):
         """E rho(Y_d, d) per released value in the column's own metric (None if undefined)."""
         return None
 
+    def clamped_error(self) -> float | None:
+        """The worst case over the public bounds of E|clamp(Y_d) - d| when the noisy value is
+        clamped to the bounds (None where there is no such bound)."""
+        return None
+
     @abstractmethod
     def release(self, values: npt.ArrayLike, rng: RandomSource) -> npt.NDArray[Any]:
         """Perturb every value independently; ``rng`` supplies all randomness."""

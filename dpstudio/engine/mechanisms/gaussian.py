@@ -40,6 +40,7 @@ from dpstudio.engine.mechanisms.base import Mechanism, check_bounds, check_delta
 from dpstudio.engine.mechanisms.sampling import (
     Grid,
     discrete_gaussian,
+    discrete_gaussian_clamped_mean_abs,
     discrete_gaussian_interval,
     discrete_gaussian_mean_abs,
     discrete_gaussian_support,
@@ -268,6 +269,13 @@ class GaussianMechanism(Mechanism):
         if self.diam_steps == 0:
             return 0.0
         return discrete_gaussian_mean_abs(self.sigma_steps**2) * self.step
+
+    def clamped_error(self) -> float:
+        """Worst case over the bounds of the error after clamping to them (the middle of the
+        range; :func:`~.sampling.discrete_gaussian_clamped_mean_abs`), <= :meth:`expected_error`."""
+        if self.diam_steps == 0:
+            return 0.0
+        return discrete_gaussian_clamped_mean_abs(self.sigma_steps**2, self.diam_steps) * self.step
 
     def within_probability(self, tolerance: float) -> float:
         """A lower bound on P(|released - true| <= ``tolerance``) for a true value inside the

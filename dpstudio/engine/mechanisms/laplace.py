@@ -29,6 +29,7 @@ from dpstudio.engine.mechanisms.base import Mechanism, check_bounds, check_delta
 from dpstudio.engine.mechanisms.sampling import (
     Grid,
     discrete_laplace,
+    discrete_laplace_clamped_mean_abs,
     discrete_laplace_interval,
     discrete_laplace_mean_abs,
     within_on_grid,
@@ -173,6 +174,11 @@ class LaplaceMechanism(Mechanism):
         if self.diam_steps == 0:
             return 0.0
         return discrete_laplace_mean_abs(self.scale_steps) * self.step
+
+    def clamped_error(self) -> float:
+        """Worst case over the bounds of the error after clamping to them (the middle of the
+        range; :func:`~.sampling.discrete_laplace_clamped_mean_abs`), <= :meth:`expected_error`."""
+        return discrete_laplace_clamped_mean_abs(self.scale_steps, self.diam_steps) * self.step
 
     def within_probability(self, tolerance: float) -> float:
         """A lower bound on P(|released - true| <= ``tolerance``) for a true value inside the

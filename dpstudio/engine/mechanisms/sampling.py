@@ -502,6 +502,42 @@ def discrete_laplace_mean_abs(scale: float) -> float:
     return 2.0 * q / (-math.expm1(-2.0 / scale))
 
 
+def _clamped_worst(tail_sum: Callable[[int], float], diam: int) -> float:
+    """max over x in {0, ..., D} of E|clamp(x + X, 0, D) - x| for a symmetric integer noise X,
+    given ``tail_sum(a) = sum_{j=1}^{a} P(X >= j)`` (= E min(X^+, a)): the error is
+    T(D - x) + T(x), T is concave (its increments P(X >= j) fall with j), so the worst x is the
+    middle of the range (docs/mechanisms.md, "Error after clamping")."""
+    d = int(diam)
+    return tail_sum(d // 2) + tail_sum(d - d // 2) if d > 0 else 0.0
+
+
+def discrete_laplace_clamped_mean_abs(scale: float, diam: int) -> float:
+    """Worst case over a range of ``diam`` steps of the error after clamping, E|clamp(x + X) - x|
+    (:func:`_clamped_worst`), for the discrete Laplace: P(X >= j) = q^j / (1 + q), so
+    T(a) = q (1 - q^a) / (1 - q^2), q = exp(-1/scale); it tends to E|X| / 2 per side as D grows."""
+    q = math.exp(-1.0 / scale)
+    den = -math.expm1(-2.0 / scale)  # 1 - q^2
+
+    def tail_sum(a: int) -> float:
+        return q * -math.expm1(-a / scale) / den
+
+    return _clamped_worst(tail_sum, diam)
+
+
+def discrete_gaussian_clamped_mean_abs(sigma2: float, diam: int) -> float:
+    """The same worst case for the discrete Gaussian: its pmf over +-40 sigma (as
+    :func:`discrete_gaussian_mean_abs` sums it), tails summed up to the half range."""
+    sup = discrete_gaussian_support(math.sqrt(sigma2))
+    p = discrete_gaussian_pmf(sup[sup > 0], sigma2)  # P(X = 1), P(X = 2), ...
+    ge = np.cumsum(p[::-1])[::-1]  # P(X >= 1), P(X >= 2), ...
+    partial = np.concatenate([[0.0], np.cumsum(ge)])
+
+    def tail_sum(a: int) -> float:
+        return float(partial[min(a, len(ge))])
+
+    return _clamped_worst(tail_sum, diam)
+
+
 def discrete_gaussian_support(sigma: float, tail: float = 40.0) -> npt.NDArray[np.int64]:
     half = int(math.ceil(tail * sigma)) + 2
     return np.arange(-half, half + 1)

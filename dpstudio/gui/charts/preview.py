@@ -3,7 +3,7 @@
 * preview units: the plan's perturbation units that have an error curve (Laplace or Gaussian
   noise on a numeric domain, randomized response on a category list); a unit planned on its
   public search range (domain estimated with DP at release time) is flagged worst case;
-* curves: each unit's ``expected_error`` and ``floor`` as the plan compiles them at
+* curves: each unit's ``shown_error`` and ``floor`` as the plan compiles them at
   :data:`CURVE_POINTS` log-spaced total epsilons (``plan.at_budget``; :func:`plan_curves` is a
   worker job) - the value at the current epsilon is read from the current plan, never from a curve;
 * a fixed sample (<= 20,000 rows) of one column plus fixed standard noise draws, privatized for
@@ -101,7 +101,7 @@ def preview_units(plan) -> tuple[list[Unit], list[str]]:
 
 @dataclass(frozen=True)
 class Curves:
-    """The plan's own figures at each total epsilon of ``eps``: per unit name, ``expected_error``
+    """The plan's own figures at each total epsilon of ``eps``: per unit name, ``shown_error``
     and ``floor`` (column units; NaN where the plan has none), and the epsilon of the label's
     randomized response alone (label and semi-sensitive releases; else None)."""
 
@@ -127,8 +127,8 @@ def plan_curves(plan, eps_grid=EPS_GRID, *, progress=no_progress, cancel=NEVER_C
             continue
         for u in p.perturbation_units:
             if u.name in errors:
-                if u.expected_error is not None:
-                    errors[u.name][i] = u.expected_error
+                if u.shown_error is not None:
+                    errors[u.name][i] = u.shown_error
                 if u.floor is not None:
                     floors[u.name][i] = u.floor
         if label is not None and p.label is not None:
@@ -189,9 +189,9 @@ def _error_value(unit, x: float) -> str:
 def error_text(unit) -> str:
     """Expected error per released value, in the column's units (categories: the chance a value
     is changed); "≤" when planned on the public search range (worst case)."""
-    if unit.expected_error is None:
+    if unit.shown_error is None:
         return "—"
-    return ("≤ " if unit.provisional else "") + _error_value(unit, unit.expected_error)
+    return ("≤ " if unit.provisional else "") + _error_value(unit, unit.shown_error)
 
 
 def floor_text(unit) -> str:

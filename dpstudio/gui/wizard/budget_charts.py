@@ -805,7 +805,7 @@ class PreviewPanel(QWidget):
         """The marker: the current plan's expected error of ``unit`` (exact, never interpolated)."""
         if not self.error_chart.showing_plot:
             return
-        e = plan.unit(unit.name).expected_error
+        e = plan.unit(unit.name).shown_error
         self.error_chart.set_epsilon(eps, None if e is None else float(relative(unit, e)))
 
     # ---- attacker chart ---------------------------------------------------------------------
