@@ -1828,7 +1828,7 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             "between released and true value, in the column's units"
             + (
                 " (the released values are clamped to the bounds: for the worst true value, the "
-                "middle of the range; the noise before clamping is under Mechanisms and parameters)"
+                "middle of the range; the noise's own scale is under Mechanisms and parameters)"
                 if any(u.clamped_error is not None for u in units)
                 else ""
             )
