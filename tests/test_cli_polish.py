@@ -202,7 +202,7 @@ def test_no_clamp_is_recorded_and_default_clamps(tmp_path, capsys):
     assert json.loads(off.read_text())["release"]["options"]["clamp_to_bounds"] is False
     steps_on = compile_plan(load_recipe(on)).unit("income").post_processing
     steps_off = compile_plan(load_recipe(off)).unit("income").post_processing
-    assert any("set to the nearest bound" in s and "upper bound" in s for s in steps_on)
+    assert any("set to the nearest bound" in s and "after this step" in s for s in steps_on)
     assert any("not clamped" in s for s in steps_off) and not any("nearest bound" in s for s in steps_off)
 
 

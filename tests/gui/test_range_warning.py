@@ -89,7 +89,7 @@ def test_clamp_checkbox_turns_clamping_off_and_on(qtbot, loaded_demo):
     assert not any("nearest bound" in s for s in steps) and any("not clamped" in s for s in steps)
     page.clamp.setChecked(True)
     assert "clamp_to_bounds" not in win.session.recipe.release.options
-    assert "--" not in page.clamp.toolTip() and "upper bound" in page.clamp.toolTip()
+    assert "--" not in page.clamp.toolTip() and "after this step" in page.clamp.toolTip()
 
 
 def test_clamp_checkbox_only_for_record_releases(qtbot, loaded_demo):

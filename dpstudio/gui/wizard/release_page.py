@@ -101,8 +101,8 @@ class ReleasePage(WizardPage):
             self.tr(
                 "Noisy numbers that fall outside a column's public bounds are set to the nearest bound. "
                 "This costs no privacy and avoids impossible values (an age of −40); values near the "
-                "bounds then lean slightly inwards. The expected error shown is the one before this "
-                "step, so it is an upper bound."
+                "bounds then lean slightly inwards. The expected error shown is then the one after "
+                "this step, for the worst true value (the middle of the bounds)."
             )
         )
         self.clamp.toggled.connect(self._clamp_toggled)
