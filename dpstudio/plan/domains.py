@@ -621,7 +621,7 @@ def emptied_dp_categories(recipe: Recipe) -> list[str]:
         d = c.domain
         if d is None or d.kind != "categorical" or d.source != "dp" or d.categories is None:
             continue
-        if len([v for v in d.categories if v != d.other]) == 0:
+        if all(v == d.other for v in d.categories):
             other = d.other if d.other is not None else "(other)"
             out.append(
                 f"column {c.name!r}: the DP category estimate kept no value (every value is too rare "

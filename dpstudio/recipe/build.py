@@ -37,6 +37,7 @@ from dpstudio.recipe.validate import (
     closest_column,
     column_list,
     default_mechanism,
+    listed_columns,
     perturbed_roles,
 )
 
@@ -413,20 +414,7 @@ class DataFacts:
             for c in recipe.columns
             if c.type == "integer" and c.role not in ("identifier", "ignore", "embedding")
         ]
-        self._listed = (
-            [
-                c.name
-                for c in recipe.columns
-                if c.role not in ("identifier", "ignore", "embedding")
-                and c.domain is not None
-                and c.domain.kind == "categorical"
-                and c.domain.categories is not None
-                and c.domain.source != "dp"
-                and c.domain.other is None
-            ]
-            if recipe.release.type == "synthetic"
-            else []
-        )
+        self._listed = listed_columns(recipe)
         self._recipe = recipe
 
     def columns(self, integer_typed: tuple[str, ...] = ()) -> list[str]:
@@ -439,7 +427,7 @@ class DataFacts:
     def add(self, block) -> None:
         import numpy as np
 
-        from dpstudio.recipe.validate import _category_counts, integer_violations
+        from dpstudio.recipe.validate import category_counts, integer_violations
 
         for name in self._numeric:
             if name not in block.columns:
@@ -461,7 +449,7 @@ class DataFacts:
                 self.values.setdefault(name, set()).update(str(v) for v in block[name].dropna().unique())
         for name, n in integer_violations(self._recipe, block).items():
             self.not_integer[name] = self.not_integer.get(name, 0) + n
-        outside, empty = _category_counts(self._recipe, block)
+        outside, empty = category_counts(self._recipe, block)
         _add_counts(self.outside_list, outside)
         _add_counts(self.empty, empty)
         self.rows += len(block)

@@ -124,7 +124,7 @@ def declared_type_problems(recipe: Recipe, frame) -> list[Problem]:
     The release's output form follows the recipe only: an integer column is released on an
     integer grid.  Data that breaks the declaration is refused rather than rounded silently,
     so the file never decides the grid."""
-    outside, empty = _category_counts(recipe, frame)
+    outside, empty = category_counts(recipe, frame)
     return integer_problems(integer_violations(recipe, frame)) + category_problems(outside, empty)
 
 
@@ -151,46 +151,51 @@ def integer_violations(recipe: Recipe, frame) -> dict[str, int]:
     return out
 
 
-def category_violations(recipe: Recipe, frame) -> dict[str, int]:
-    """Per categorical column a synthetic release keeps with a typed (or copied) category list and
-    no 'other' category, the number of rows of ``frame`` whose value is not empty and not in the
-    list (a sum over blocks is the table's count).  The synthesizers count such values in a
-    hidden "unknown" cell that no listed category holds (dpstudio.engine.synth.encoding): they
-    would be lost, or released as a rare listed category when compression merges that cell
-    with it -- a misspelt category would lose a whole class without a word.  Matched exactly as
-    the synthesizer's encoder matches them."""
-    return _category_counts(recipe, frame)[0]
-
-
-def empty_violations(recipe: Recipe, frame) -> dict[str, int]:
-    """The same columns' empty cells when the column is not declared to have any (``missing``):
-    they go to the same hidden cell (a column declared so gives them a value of their own)."""
-    return _category_counts(recipe, frame)[1]
-
-
-def _category_counts(recipe: Recipe, frame) -> tuple[dict[str, int], dict[str, int]]:
+def listed_columns(recipe: Recipe) -> list[str]:
+    """The columns a synthetic release keeps with a typed (or copied) category list and no 'other'
+    category: a value outside the list, or an empty cell of a column not declared to have any,
+    has no listed category there (:func:`category_counts`)."""
     if recipe.release.type != "synthetic":
-        return {}, {}
+        return []
+    return [
+        c.name
+        for c in recipe.columns
+        if c.role not in DROPPED_ROLES + ("embedding",)
+        and c.domain is not None
+        and c.domain.kind == "categorical"
+        and c.domain.categories is not None
+        and c.domain.source != "dp"  # a DP list keeps what it finds and sends the rest to its "(other)"
+        and c.domain.other is None
+    ]
+
+
+def category_counts(recipe: Recipe, frame) -> tuple[dict[str, int], dict[str, int]]:
+    """``(outside, empty)`` per :func:`listed_columns` column of ``frame`` (a table or one block of
+    it; a sum over blocks is the table's count): the rows whose value is not empty and not in the
+    list, and the empty cells of a column not declared to have any (``missing``).  The
+    synthesizers count both in a hidden "unknown" cell that no listed category holds
+    (dpstudio.engine.synth.encoding): they would be lost, or released as a rare listed category
+    when compression merges that cell with it -- a misspelt category would lose a whole class
+    without a word.  Matched exactly as the synthesizer's encoder matches them."""
     import numpy as np
 
-    from dpstudio.engine.synth.encoding import _codes, category_text, is_missing
+    from dpstudio.engine.synth.encoding import _codes, is_missing
 
     outside: dict[str, int] = {}
     empty: dict[str, int] = {}
-    for c in recipe.columns:
-        d = c.domain
-        if c.role in DROPPED_ROLES or c.name not in frame.columns or d is None or d.kind != "categorical":
+    for name in listed_columns(recipe):
+        if name not in frame.columns:
             continue
-        if d.source == "dp" or d.categories is None or d.other is not None:
-            continue  # a DP list keeps what it finds and sends the rest to its "(other)"
-        s = category_text(frame[c.name], d.categories)  # as the synthesizer reads it
+        d = recipe.column(name).domain
+        assert d is not None and d.categories is not None, name
+        s = frame[name]
         blank = is_missing(s)
         n = int(np.count_nonzero((_codes(s, d.categories) < 0) & ~blank))
         if n:
-            outside[c.name] = n
+            outside[name] = n
         m = 0 if d.missing else int(np.count_nonzero(blank))
         if m:
-            empty[c.name] = m
+            empty[name] = m
     return outside, empty
 
 
@@ -222,7 +227,7 @@ def _counted_problems(kind: str, counts: dict[str, int]) -> list[Problem]:
 
 
 def category_problems(counts: dict[str, int], empty: dict[str, int] | None = None) -> list[Problem]:
-    """The problems of :func:`category_violations`' (and :func:`empty_violations`') counts."""
+    """The problems of :func:`category_counts`' counts (values outside the list, empty cells)."""
     return _counted_problems("category", counts) + _counted_problems("empty", empty or {})
 
 

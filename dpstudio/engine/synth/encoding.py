@@ -11,7 +11,7 @@ from the private data:
   record inside the norm bound used by the sensitivity proofs.  Synthesizers never *produce*
   unknown values; MST and AIM count them in a hidden extra cell, which compression may merge
   with rare listed cells (whose share then carries them). A release therefore refuses values
-  outside a typed list (``dpstudio.recipe.validate.category_violations``) unless the column
+  outside a typed list (``dpstudio.recipe.validate.category_counts``) unless the column
   has an 'other' category.
   A column with an **'other' category** (``ColumnSpec.other``: typed by the user, or the
   "(other)" of a list estimated with DP) counts every such value as that category instead: a
@@ -157,27 +157,12 @@ def _codes(
     ``missing``, an empty cell gets its own code ``len(categories)``; with ``other`` (a category
     of the list), every value that would be -1 gets that category's code instead."""
     cats = pd.Index(list(categories))
-    s = series
-    if pd.api.types.is_float_dtype(s.dtype):
-        # integer codes stored as floats (a column with empty cells): 1.0 is the category "1"
-        f = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        whole = ~np.isnan(f) & (f == np.round(f))
-        if np.all(whole | np.isnan(f)):
-            s = pd.Series(f).astype("Int64")
-        else:  # as text, the whole numbers without ".0" (vectorised)
-            s = pd.Series(f).astype(str).where(~whole, pd.Series(np.where(whole, f, 0)).astype(np.int64).astype(str))
-    lower = [str(c).lower() for c in categories]
-    if pd.api.types.is_bool_dtype(s.dtype) and {"true", "false"} & set(lower):
-        # a column read as booleans, listed as true/false in any case ("TRUE", "True", "true")
-        b = s.to_numpy(dtype=bool, na_value=False)
-        codes = pd.Index(lower).get_indexer(pd.Index(np.where(b, "true", "false")))
-        codes = np.where(np.asarray(pd.isna(s), dtype=bool), -1, codes)
-    else:
-        codes = cats.get_indexer(pd.Index(s))
-        if (codes < 0).any():
-            # tolerate dtype mismatch, e.g. codes typed as strings vs ints in the data
-            alt = pd.Index([str(c) for c in categories]).get_indexer(pd.Index(s.astype(str)))
-            codes = np.where(codes < 0, alt, codes)
+    s = category_text(series, categories)  # booleans, float-stored codes: as the list names them
+    codes = cats.get_indexer(pd.Index(s))
+    if (codes < 0).any():
+        # tolerate dtype mismatch, e.g. codes typed as strings vs ints in the data
+        alt = pd.Index([str(c) for c in categories]).get_indexer(pd.Index(s.astype(str)))
+        codes = np.where(codes < 0, alt, codes)
     codes = np.asarray(codes, dtype=np.int64)
     if missing:
         codes = np.where(is_missing(series), len(categories), codes)
