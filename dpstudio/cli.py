@@ -200,7 +200,9 @@ def cmd_recipe_init(args) -> int:
     from dpstudio.ledger import default_ledger_path
     from dpstudio.targets import refuse_overwrite
 
-    refuse_overwrite("recipe", args.output, input_path=args.file, ledger_path=default_ledger_path())
+    refuse_overwrite(
+        "recipe", args.output, input_path=args.file, ledger_path=default_ledger_path(), replace_existing=args.force
+    )
     write_text(recipe.dumps() + "\n", args.output)
     from dpstudio.plan import compile_checked
 
@@ -281,6 +283,7 @@ def cmd_recipe_domains(args) -> int:
         input_path=recipe.input.path,
         recipe_path=args.recipe,
         ledger_path=default_ledger_path(),
+        replace_existing=args.force,
     )
     n = save_domains(recipe, args.output)
     print(f"wrote {n} domain(s) to {args.output}", file=sys.stderr)
@@ -803,7 +806,8 @@ def build_parser() -> argparse.ArgumentParser:
         "was written (a wrong option or column name: every wrong name is listed with the closest column).",
     )
     pi.add_argument("file")
-    pi.add_argument("-o", "--output", required=True, help="recipe JSON to write")
+    pi.add_argument("-o", "--output", required=True, help="recipe JSON to write (a new file unless --force)")
+    pi.add_argument("--force", action="store_true", help="write over an existing file at --output")
     pi.add_argument("--release", default="record", choices=RELEASE_TYPES)
     pi.add_argument("--epsilon", type=_finite, default=1.0)
     pi.add_argument(
@@ -916,7 +920,10 @@ def build_parser() -> argparse.ArgumentParser:
         "domains", help="save a recipe's domains to a file (JSON or CSV) for 'recipe init --domains'"
     )
     pdom.add_argument("recipe")
-    pdom.add_argument("-o", "--output", required=True, help="domain file to write (.json, .csv or .tsv)")
+    pdom.add_argument(
+        "-o", "--output", required=True, help="domain file to write (.json, .csv or .tsv; a new file unless --force)"
+    )
+    pdom.add_argument("--force", action="store_true", help="write over an existing file at --output")
     pdom.set_defaults(func=cmd_recipe_domains)
     pc = rsub.add_parser("check", help="validate a recipe and print its total privacy loss")
     pc.add_argument("recipe")

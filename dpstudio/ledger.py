@@ -2142,6 +2142,39 @@ class Ledger:
                 problems.append(f"entry {r['id']}: output {p} changed since the release")
         return problems
 
+    def recorded_output(self, path) -> dict | None:
+        """The complete release whose output is still the file at ``path`` (the newest such entry),
+        or None: writing over it would lose a release already paid for, which only
+        :meth:`verify` would notice afterwards.  Read only; a file is hashed only when its path
+        is a recorded output's."""
+        out = str(Path(path).resolve())
+        con = self._connect()
+        try:
+            rows = con.execute(
+                "SELECT e.id, e.time, e.epsilon, e.delta, e.release_type, e.output_sha256, d.label, d.name, d.sha256 "
+                "FROM entries e JOIN datasets d ON d.sha256 = e.dataset "
+                "WHERE e.status='complete' AND e.output_path=? ORDER BY e.id DESC",
+                (out,),
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}; {REINIT_HINT}") from None
+        finally:
+            con.close()
+        if not rows or not _is_output(out):
+            return None
+        digest = _sha256_file(out)
+        for r in rows:
+            if r["output_sha256"] == digest:
+                return {
+                    "id": r["id"],
+                    "time": r["time"],
+                    "epsilon": r["epsilon"],
+                    "delta": r["delta"],
+                    "release_type": r["release_type"],
+                    "dataset": _desc(r),
+                }
+        return None
+
 
 def _fingerprint(path) -> str:
     from dpstudio.engine.data.loader import fingerprint

@@ -270,9 +270,15 @@ def _refuse_collisions(named, *, input_path, recipe_path, ledger_path) -> None:
                 raise UserError(f"the {what} and the {other} are the same file ({p}); give them different names")
 
 
-def refuse_overwrite(what: str, path, *, input_path=None, recipe_path=None, ledger_path=None) -> None:
+def refuse_overwrite(
+    what: str, path, *, input_path=None, recipe_path=None, ledger_path=None, replace_existing: bool = False
+) -> None:
     """Refuse (UserError) a file another command writes (e.g. ``recipe init -o``) when it is the
-    input, the recipe or a ledger file; the same rules as a release's targets."""
+    input, the recipe or a ledger file (the same rules as a release's targets), or when it exists
+    and ``replace_existing`` (``--force``) was not given: a recipe or domain file is the user's own
+    work, often edited by hand, and a second ``init`` with the same name would silently replace it."""
     _refuse_collisions(
         [(what, _absolute(path))], input_path=input_path, recipe_path=recipe_path, ledger_path=ledger_path
     )
+    if not replace_existing and os.path.lexists(path):
+        raise UserError(f"{path} already exists: choose another name for the {what}, or add --force to replace it")

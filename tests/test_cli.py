@@ -127,6 +127,7 @@ def test_recipe_init_and_check_report_problems_then_total(tmp_path):
         DEMO,
         "-o",
         recipe,
+        "--force",  # the first recipe, fixed: replaced on purpose
         "--epsilon",
         "2",
         "--role",

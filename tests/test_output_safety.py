@@ -313,3 +313,57 @@ def test_temporary_names_stay_within_the_name_limit(tmp_path):
     assert len(os.fsencode(stem)) + 20 <= limit
     assert temp_stem("short.csv", tmp_path, room=20) == "short.csv"
     assert temp_stem(long, tmp_path, room=20) != temp_stem(long[:-1] + "e", tmp_path, room=20)
+
+
+# ---- an earlier release's output, a recipe, a domain file: the user's own, never replaced ----
+
+
+@pytest.mark.parametrize("engine", [[], ["--engine", "stream"]])
+def test_an_earlier_releases_output_is_not_written_over(setup, capsys, engine):
+    """first.csv holds the setup's release (recorded, paid for): a second release to the same
+    name is refused before anything is read or spent, and names that release; once the file has
+    moved away (or is no longer that release's output) the name is free again."""
+    d, ledger = setup
+    first = (d / "first.csv").read_bytes()
+    err = _refused(capsys, ["--output", "first.csv", *engine], says="holds the output of release 1", setup=setup)
+    assert "epsilon = 1 spent" in err and "move that file away" in err
+    assert (d / "first.csv").read_bytes() == first
+    from dpstudio.ledger import Ledger
+
+    assert Ledger(ledger).verify() == []  # the earlier release's output is intact
+    # a file that is no longer the recorded output (edited by the user) is theirs to replace
+    (d / "first.csv").write_text("age,sex\n1,f\n")
+    assert main(["release", "rec.json", "--output", "first.csv", *engine]) == 0
+    capsys.readouterr()
+    # the new release's output is now the recorded one at that name
+    (d / "first.csv").rename(d / "kept.csv")
+    assert main(["release", "rec.json", "--output", "first.csv", *engine]) == 0
+
+
+def test_an_unrecorded_release_does_not_write_over_a_recorded_output_either(setup, capsys):
+    # --no-ledger records nothing but still reads the ledger (a cap refuses): the earlier
+    # output would be lost just the same
+    _refused(capsys, ["--output", "first.csv", "--no-ledger"], says="holds the output of release 1", setup=setup)
+
+
+def test_recipe_init_does_not_replace_an_existing_file_without_force(setup, capsys):
+    d, _ = setup
+    (d / "rec.json").write_text((d / "rec.json").read_text().replace('"sensitive"', '"sensitive" ', 1))
+    mine = (d / "rec.json").read_bytes()
+    code = main(["recipe", "init", "in.csv", "-o", "rec.json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "already exists" in err and "--force" in err, err
+    assert (d / "rec.json").read_bytes() == mine
+    assert main(["recipe", "init", "in.csv", "-o", "rec.json", "--force"]) == 3  # written, with problems
+    assert (d / "rec.json").read_bytes() != mine
+
+
+def test_recipe_domains_does_not_replace_an_existing_file_without_force(setup, capsys):
+    d, _ = setup
+    (d / "dom.json").write_text("{}")
+    code = main(["recipe", "domains", "rec.json", "-o", "dom.json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "already exists" in err, err
+    assert (d / "dom.json").read_text() == "{}"
+    assert main(["recipe", "domains", "rec.json", "-o", "dom.json", "--force"]) == 0
+    assert (d / "dom.json").read_text() != "{}"

@@ -139,7 +139,7 @@ def test_same_seed_same_release_and_secure_default_differs(tmp_path):
         assert code == 0, err
         outs.append(pd.read_csv(tmp_path / f"s{i}.csv"))
     pd.testing.assert_frame_equal(outs[0], outs[1])
-    assert cli(*common)[0] == 0  # no seed: secure randomness
+    assert cli(*common, "--force")[0] == 0  # no seed: secure randomness
     for i in range(2):
         assert cli("release", recipe, "--output", tmp_path / f"u{i}.csv", "--no-ledger")[0] == 0
     a, b = pd.read_csv(tmp_path / "u0.csv"), pd.read_csv(tmp_path / "u1.csv")

@@ -383,7 +383,14 @@ class MainWindow(QMainWindow):
 
             try:
                 # never over the data it describes or the ledger; atomic, like every output
-                refuse_overwrite("recipe", path, input_path=self.session.loaded.path, ledger_path=default_ledger_path())
+                # an existing file: the save dialog has asked before replacing it
+                refuse_overwrite(
+                    "recipe",
+                    path,
+                    input_path=self.session.loaded.path,
+                    ledger_path=default_ledger_path(),
+                    replace_existing=True,
+                )
                 write_text(self.session.recipe.dumps(), path)
                 self.session.recipe_source = path  # a release may then not write over it
                 self.statusBar().showMessage(self.tr("Recipe saved to {0}").format(path), 5000)

@@ -117,6 +117,25 @@ def report_beside(output_path: str, report_path: str) -> str:
     return str(out.with_name(f"{out.stem}_report{suffix}"))
 
 
+def next_free_name(path: str) -> str:
+    """``path`` with the next number that names nothing yet: ``out.csv`` -> ``out-2.csv``,
+    ``out-2.csv`` -> ``out-3.csv`` (a folder path keeps its trailing slash)."""
+    import os
+    import re
+
+    folder = path.endswith(("/", os.sep))
+    p = Path(path.rstrip("/" + os.sep))
+    suffix = "" if folder else p.suffix
+    stem = p.name[: len(p.name) - len(suffix)] if suffix else p.name
+    m = re.fullmatch(r"(.*)-(\d+)", stem)
+    base, k = (m.group(1), int(m.group(2)) + 1) if m else (stem, 2)
+    while True:
+        candidate = p.with_name(f"{base}-{k}{suffix}")
+        if not os.path.lexists(candidate):
+            return str(candidate) + (os.sep if folder else "")
+        k += 1
+
+
 OUTPUT_EXT = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx", "json": ".json"}
 
 

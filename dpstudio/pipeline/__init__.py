@@ -201,6 +201,23 @@ def _operator(name: str | None) -> str | None:
     return prefs.clean_operator(name) if name is not None else prefs.operator()
 
 
+def refuse_paid_output(ledger, output_path) -> None:
+    """An output target that still holds an earlier recorded release's output is refused before
+    anything is read or reserved: writing over it would lose a release already paid for (the
+    ledger would keep its charge and ``ledger verify`` would report it changed)."""
+    if ledger is None:
+        return
+    earlier = ledger.recorded_output(output_path)
+    if earlier is not None:
+        delta = f", delta = {earlier['delta']:.3g}" if earlier["delta"] else ""
+        raise UserError(
+            f"{output_path} holds the output of release {earlier['id']} of {earlier['dataset']} "
+            f"({earlier['release_type']}, {earlier['time']}, epsilon = {earlier['epsilon']:.6g}{delta} spent): "
+            "writing over it would lose a release already paid for. Choose another output name, or "
+            "move that file away first"
+        )
+
+
 def _refuse_too_large(path) -> None:
     """A file that cannot fit in the available memory is refused before loading (an
     out-of-memory kill would lose the user's time, not their data), with what to do."""
@@ -314,6 +331,7 @@ def execute_release(
         ledger_path=getattr(ledger, "path", None),
     )
     output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
+    refuse_paid_output(ledger, output_path)
     if out_fmt == "parquet-dataset":
         raise UserError(
             "a partitioned Parquet dataset (an output path ending with a slash) is written block by "

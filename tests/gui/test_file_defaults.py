@@ -99,11 +99,19 @@ def test_release_now_is_disabled_after_a_release_until_something_changes(qtbot, 
     page.refresh_now()
     assert page.run_button.isEnabled() and not page.isComplete()
     assert "settings changed" in page.progress_text.text()
+    # the next release goes to new names: the first one's output is recorded in the ledger
+    # (a release refuses to write over it) and its report belongs to it
+    first = Path(page.result.output_path)
+    first_bytes = first.read_bytes()
+    assert Path(s.output_path) == first.with_name(f"{first.stem}-2{first.suffix}")
+    assert Path(s.report_path).name == f"{first.stem}-2_report{Path(s.report_path).suffix}"
+    assert Path(s.output_path).name in page.progress_text.text()
     s.undo()  # a change too: the previous release stays what it was
     assert page.run_button.isEnabled()
     # the second release disables it again; a new output path enables it
     _release(qtbot, page)
     assert not page.run_button.isEnabled()
+    assert first.read_bytes() == first_bytes and Path(page.result.output_path) == Path(s.output_path) != first
     s.set_targets(output_path=str(tmp_path / "again.csv"))
     assert page.run_button.isEnabled()
     _release(qtbot, page)
@@ -206,3 +214,15 @@ def test_the_operator_is_edited_in_settings_preferences(qtbot, window):
     assert field.text() == "Grace Hopper"
     field.setText("   ")
     assert dlg.operator_name() is None
+
+
+def test_next_free_name_numbers_past_every_existing_file(tmp_path):
+    from dpstudio.gui.session import next_free_name
+
+    (tmp_path / "out.csv").touch()
+    assert next_free_name(str(tmp_path / "out.csv")) == str(tmp_path / "out-2.csv")
+    (tmp_path / "out-2.csv").touch()
+    assert next_free_name(str(tmp_path / "out.csv")) == str(tmp_path / "out-3.csv")
+    assert next_free_name(str(tmp_path / "out-2.csv")) == str(tmp_path / "out-3.csv")
+    (tmp_path / "ds").mkdir()
+    assert next_free_name(str(tmp_path / "ds") + "/") == str(tmp_path / "ds-2") + "/"

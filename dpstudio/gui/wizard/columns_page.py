@@ -551,6 +551,7 @@ class ColumnsPage(WizardPage):
                 input_path=loaded.path if loaded is not None else None,
                 recipe_path=self.session.recipe_source,
                 ledger_path=default_ledger_path(),
+                replace_existing=True,  # the save dialog has asked before replacing a file
             )
             n = write(rec, path)
         except (UserError, OSError) as exc:

@@ -354,7 +354,10 @@ class ExportPage(WizardPage):
 
         try:
             # never over the data it describes or the ledger; atomic, like every output
-            refuse_overwrite("recipe", path, input_path=s.loaded.path, ledger_path=default_ledger_path())
+            # an existing file: the save dialog has asked before replacing it
+            refuse_overwrite(
+                "recipe", path, input_path=s.loaded.path, ledger_path=default_ledger_path(), replace_existing=True
+            )
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             write_text(s.recipe.dumps(), path)
         except (OSError, UserError) as exc:
@@ -504,19 +507,53 @@ class ExportPage(WizardPage):
         self._update_buttons()
         self.completeChanged.emit()
 
+    def _move_off_released_files(self) -> bool:
+        """A new release never writes over the previous one's files: an output path that still
+        names the previous release's output (recorded in the ledger: the release would refuse
+        it) or its report gets the next free name.  True when a path changed."""
+        import os
+
+        from dpstudio.gui.session import next_free_name
+
+        s, r = self.session, self.result
+        if r is None:
+            return False
+
+        def kept(path, released) -> bool:
+            return (
+                bool(path and released)
+                and os.path.realpath(path) == os.path.realpath(released)
+                and os.path.lexists(path)
+            )
+
+        out = next_free_name(s.output_path) if kept(s.output_path, r.output_path) else None
+        report = None
+        if s.report_explicit and kept(s.report_path, r.report_path):
+            report = next_free_name(s.report_path)
+        if out is None and report is None:
+            return False
+        s.set_targets(output_path=out, report_path=report)
+        return True
+
     def _state_changed(self):
         """After a release: "done" while nothing changed; once something changed, the result
-        shown is the previous release's (said so), and Release now makes a new one."""
+        shown is the previous release's (said so), and Release now makes a new one, to new
+        file names."""
         if self.worker is None and self.released_key is not None:
             if self.changed_since_release():
+                if self._move_off_released_files():
+                    return  # set_targets has updated the page (this method, through targetsChanged)
                 self.cost_label.setText(self._cost_text)
                 self.progress.setValue(0)
-                self.progress_text.setText(
-                    self.tr(
-                        "The settings changed since the release below: “Release now” makes a new "
-                        "release and spends the budget again."
-                    )
+                text = self.tr(
+                    "The settings changed since the release below: “Release now” makes a new "
+                    "release and spends the budget again."
                 )
+                if self.result is not None and self.session.output_path:
+                    text += " " + self.tr("It writes {0}; the previous release's files stay as they are.").format(
+                        Path(self.session.output_path.rstrip("/")).name
+                    )
+                self.progress_text.setText(text)
                 heading = self.tr("Previous release (made with earlier settings):")
             else:
                 self.cost_label.setText(
