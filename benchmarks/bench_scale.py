@@ -363,7 +363,8 @@ def write_recipe(data_dir: Path, n: int, seed: int, kind: str) -> Path:
         pq.write_table(__import__("pyarrow").Table.from_batches([first]), sample)
         source = sample
     try:
-        cmd = [sys.executable, "-m", "dpstudio", "recipe", "init", str(source), "-o", str(out), *recipe_args(kind, n)]
+        cmd = [sys.executable, "-m", "dpstudio", "recipe", "init", str(source), "-o", str(out), "--force"]
+        cmd += recipe_args(kind, n)  # --force: a stale cached recipe is replaced on purpose
         r = subprocess.run(cmd, env=child_env(home), cwd=home, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"recipe init ({kind}, {n} rows) failed: {r.stderr.strip()[-2000:]}")
