@@ -193,8 +193,17 @@ def take(outdir: str, *, dark: bool = False, types=RELEASE_TYPES, sizes=SIZES, r
         for w, h in sizes:
             win.resize(w, h)
             shot(out / f"{w}x{h}" / f"{rtype}_{len(PAGES)}_export_done{suffix}.png")
-        ep.confirm_release = ep._ask_confirm
         pdf = getattr(ep.result, "report_path", None)
+        if ep.result is not None:
+            # a changed setting after the release: the next one goes to new file names
+            from dataclasses import replace
+
+            win.resize(*sizes[0])
+            win.session.update(lambda r: replace(r, budget=replace(r.budget, epsilon=r.budget.epsilon * 2)))
+            ep.refresh_now()
+            shot(out / f"{sizes[0][0]}x{sizes[0][1]}" / f"{rtype}_{len(PAGES)}_export_changed{suffix}.png")
+            win.session.undo()
+        ep.confirm_release = ep._ask_confirm
         if report and pdftoppm and pdf and Path(pdf).exists():
             (out / "report").mkdir(exist_ok=True)
             for old in (out / "report").glob(f"{rtype}-*.png"):

@@ -242,6 +242,7 @@ class ExportPage(WizardPage):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress_text = QLabel()
+        self.progress_text.setWordWrap(True)  # the "settings changed" text names the next file
         run_row = QHBoxLayout()
         run_row.addWidget(self.run_button)
         run_row.addWidget(self.cancel_button)
