@@ -1955,6 +1955,17 @@ class Ledger:
         with self._tx() as con:
             self._require_intact(con)
             self._recover(con)
+            if out is not None:
+                # two releases in flight to one name: the later rename would replace the earlier
+                # release's output while both are charged (dead processes' rows were settled above)
+                busy = con.execute(
+                    "SELECT id FROM entries WHERE output_path=? AND status IN (?,?,?)", (out, *_IN_FLIGHT)
+                ).fetchone()
+                if busy is not None:
+                    raise UserError(
+                        f"release {busy['id']} is writing {out} right now: choose another output name "
+                        "(nothing was spent)"
+                    )
             key, identity = self._identify(
                 con, sha, file_name=dataset_name, label=label, fp=fingerprint, new_dataset=new_dataset, write=True
             )
@@ -2142,38 +2153,51 @@ class Ledger:
                 problems.append(f"entry {r['id']}: output {p} changed since the release")
         return problems
 
-    def recorded_output(self, path) -> dict | None:
-        """The complete release whose output is still the file at ``path`` (the newest such entry),
-        or None: writing over it would lose a release already paid for, which only
-        :meth:`verify` would notice afterwards.  Read only; a file is hashed only when its path
-        is a recorded output's."""
-        out = str(Path(path).resolve())
+    def paid_output(self, path) -> dict | None:
+        """The complete release whose output ``path`` would write over, or None: the file at
+        ``path`` holds a recorded output's bytes (wherever that release wrote it: moved, renamed
+        or linked files too), or ``path`` lies inside a recorded partitioned dataset's folder.
+        Writing there would lose a release already paid for, which only :meth:`verify` would
+        notice afterwards.  Read only; an existing file is hashed once."""
+        real = os.path.realpath(path)
         con = self._connect()
         try:
             rows = con.execute(
-                "SELECT e.id, e.time, e.epsilon, e.delta, e.release_type, e.output_sha256, d.label, d.name, d.sha256 "
-                "FROM entries e JOIN datasets d ON d.sha256 = e.dataset "
-                "WHERE e.status='complete' AND e.output_path=? ORDER BY e.id DESC",
-                (out,),
+                "SELECT e.id, e.time, e.epsilon, e.delta, e.release_type, e.output_path, e.output_sha256, "
+                "d.label, d.name, d.sha256 FROM entries e JOIN datasets d ON d.sha256 = e.dataset "
+                "WHERE e.status='complete' AND e.output_sha256 IS NOT NULL ORDER BY e.id DESC"
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}; {REINIT_HINT}") from None
         finally:
             con.close()
-        if not rows or not _is_output(out):
+        if not rows:
             return None
-        digest = _sha256_file(out)
-        for r in rows:
-            if r["output_sha256"] == digest:
-                return {
-                    "id": r["id"],
-                    "time": r["time"],
-                    "epsilon": r["epsilon"],
-                    "delta": r["delta"],
-                    "release_type": r["release_type"],
-                    "dataset": _desc(r),
-                }
-        return None
+        hit = None
+        for r in rows:  # a target inside a recorded dataset folder would change its files
+            folder = r["output_path"]
+            if folder and os.path.isdir(folder) and real.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep):
+                hit = r
+                break
+        if hit is None and os.path.isfile(real):
+            try:
+                digest = _sha256_file(real)
+            except OSError as exc:
+                raise UserError(
+                    f"cannot read {path} to check that it holds no earlier release's output: {exc.strerror or exc}"
+                ) from None
+            hit = next((r for r in rows if r["output_sha256"] == digest), None)
+        if hit is None:
+            return None
+        return {
+            "id": hit["id"],
+            "time": hit["time"],
+            "epsilon": hit["epsilon"],
+            "delta": hit["delta"],
+            "release_type": hit["release_type"],
+            "output_path": hit["output_path"],
+            "dataset": _desc(hit),
+        }
 
 
 def _fingerprint(path) -> str:

@@ -270,15 +270,45 @@ def _refuse_collisions(named, *, input_path, recipe_path, ledger_path) -> None:
                 raise UserError(f"the {what} and the {other} are the same file ({p}); give them different names")
 
 
+#: the first bytes of every SQLite database (a privacy ledger is one)
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
 def refuse_overwrite(
-    what: str, path, *, input_path=None, recipe_path=None, ledger_path=None, replace_existing: bool = False
+    what: str,
+    path,
+    *,
+    input_path=None,
+    input_sha256: str | None = None,
+    recipe_path=None,
+    ledger_path=None,
+    replace_existing: bool = False,
 ) -> None:
     """Refuse (UserError) a file another command writes (e.g. ``recipe init -o``) when it is the
     input, the recipe or a ledger file (the same rules as a release's targets), or when it exists
     and ``replace_existing`` (``--force``) was not given: a recipe or domain file is the user's own
-    work, often edited by hand, and a second ``init`` with the same name would silently replace it."""
+    work, often edited by hand, and a second ``init`` with the same name would silently replace it.
+    Even with ``--force``, an existing file is never replaced when it is a SQLite database (a
+    ledger this command was not told about) or holds the bytes of the input (``input_sha256``,
+    recorded in the recipe: a relative input path may name it from another folder)."""
     _refuse_collisions(
         [(what, _absolute(path))], input_path=input_path, recipe_path=recipe_path, ledger_path=ledger_path
     )
-    if not replace_existing and os.path.lexists(path):
+    if not os.path.lexists(path):
+        return
+    if not replace_existing:
         raise UserError(f"{path} already exists: choose another name for the {what}, or add --force to replace it")
+    if not os.path.isfile(path):
+        raise UserError(f"the {what} path {path} is not a regular file; choose a file name")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+        if head == SQLITE_HEADER:
+            raise UserError(f"{path} is a SQLite database (a privacy ledger?): a {what} is never written over it")
+        if input_sha256:
+            from dpstudio.export import output_sha256
+
+            if output_sha256(path) == input_sha256.lower():
+                raise UserError(f"{path} holds the recipe's input data: a {what} is never written over it")
+    except OSError as exc:
+        raise UserError(f"cannot check {path} before replacing it: {exc.strerror or exc}") from None

@@ -326,7 +326,7 @@ def test_an_earlier_releases_output_is_not_written_over(setup, capsys, engine):
     d, ledger = setup
     first = (d / "first.csv").read_bytes()
     err = _refused(capsys, ["--output", "first.csv", *engine], says="holds the output of release 1", setup=setup)
-    assert "epsilon = 1 spent" in err and "move that file away" in err
+    assert "epsilon = 1 spent" in err and "Choose another name" in err
     assert (d / "first.csv").read_bytes() == first
     from dpstudio.ledger import Ledger
 
@@ -367,3 +367,78 @@ def test_recipe_domains_does_not_replace_an_existing_file_without_force(setup, c
     assert (d / "dom.json").read_text() == "{}"
     assert main(["recipe", "domains", "rec.json", "-o", "dom.json", "--force"]) == 0
     assert (d / "dom.json").read_text() != "{}"
+
+
+def test_a_moved_or_copied_paid_output_is_not_written_over_either(setup, capsys):
+    """The ledger knows an output by its bytes: moved (or copied) elsewhere it is still the
+    release paid for."""
+    d, _ = setup
+    (d / "first.csv").rename(d / "archive.csv")
+    _refused(capsys, ["--output", "archive.csv"], says="is inside or a copy of the output", setup=setup)
+    (d / "link.csv").symlink_to(d / "archive.csv")
+    _refused(capsys, ["--output", "link.csv"], says="of release 1", setup=setup)
+
+
+def test_a_density_side_file_may_not_be_an_earlier_output(setup, capsys):
+    d, ledger = setup
+    assert main(["release", "rec.json", "--output", "y.artifact.json"]) == 0
+    capsys.readouterr()
+    args = ["--release", "density", "--role", "age=sensitive", "--role", "sex=ignore", "--bounds", "age=0:100"]
+    assert main(["recipe", "init", "in.csv", "-o", "dens.json", *args, "--option", "sample_rows=20"]) == 0
+    spent = _ledger_releases(ledger)
+    code = main(["release", "dens.json", "--output", "y.csv"])
+    err = capsys.readouterr().err
+    assert code == 2 and "density side file" in err and "of release 2" in err, err
+    assert _ledger_releases(ledger) == spent and not (d / "y.csv").exists()
+
+
+def test_nothing_is_written_into_a_recorded_dataset_folder(setup, capsys):
+    d, ledger = setup
+    assert main(["release", "rec.json", "--output", "ds/", "--engine", "stream", "--block-rows", "50"]) == 0
+    capsys.readouterr()
+    part = sorted((d / "ds").iterdir())[0]
+    before = part.read_bytes()
+    _refused(capsys, ["--output", str(part)], says="is inside or a copy of the output", setup=setup)
+    _refused(capsys, ["--output", "ds/extra.csv"], says="of release 2", setup=setup)
+    _refused(capsys, ["--output", "o.csv", "--report", "ds/r.html"], says="the report", setup=setup)
+    assert part.read_bytes() == before
+
+
+def test_two_releases_in_flight_may_not_share_an_output(tmp_path):
+    from dpstudio.engine.accounting import PrivacyLoss
+    from dpstudio.errors import UserError
+    from dpstudio.ledger import Ledger
+
+    led = Ledger(tmp_path / "l.sqlite")
+    loss = PrivacyLoss(epsilon=1.0, delta=0.0)
+    first = led.reserve("a" * 64, loss=loss, output_path=tmp_path / "o.csv", dataset_name="t.csv")
+    with pytest.raises(UserError, match=f"release {first.id} is writing"):
+        led.reserve("a" * 64, loss=loss, output_path=tmp_path / "o.csv", dataset_name="t.csv")
+    assert led.summary(first.dataset)["in_progress"]["releases"] == 1  # the refused one left no row
+    led.abort(first)
+    led.reserve("a" * 64, loss=loss, output_path=tmp_path / "o.csv", dataset_name="t.csv")  # free again
+
+
+def test_force_never_replaces_a_ledger_the_input_or_a_paid_output(setup, capsys):
+    d, ledger = setup
+    other = d / "other.sqlite"
+    from dpstudio.ledger import Ledger
+
+    Ledger(other).datasets()  # a second ledger, not the default one
+    before = other.read_bytes()
+    for argv in (
+        ["recipe", "init", "in.csv", "-o", str(other), "--force"],
+        ["recipe", "domains", "rec.json", "-o", str(other), "--force"],
+    ):
+        assert main(argv) == 2
+        assert "SQLite database" in capsys.readouterr().err
+    assert other.read_bytes() == before
+    # the input under another name (a relative input path seen from elsewhere): refused by its bytes
+    (d / "copy.csv").write_bytes((d / "in.csv").read_bytes())
+    assert main(["recipe", "domains", "rec.json", "-o", "copy.csv", "--force"]) == 2
+    assert "holds the recipe's input data" in capsys.readouterr().err
+    # an earlier release's output
+    paid = (d / "first.csv").read_bytes()
+    assert main(["recipe", "init", "in.csv", "-o", "first.csv", "--force"]) == 2
+    assert "of release 1" in capsys.readouterr().err
+    assert (d / "first.csv").read_bytes() == paid

@@ -117,9 +117,12 @@ def report_beside(output_path: str, report_path: str) -> str:
     return str(out.with_name(f"{out.stem}_report{suffix}"))
 
 
-def next_free_name(path: str) -> str:
+def next_free_name(path: str, companions=None) -> str:
     """``path`` with the next number that names nothing yet: ``out.csv`` -> ``out-2.csv``,
-    ``out-2.csv`` -> ``out-3.csv`` (a folder path keeps its trailing slash)."""
+    ``out-2.csv`` -> ``out-3.csv`` (a trailing ``-N``, N from 2 to 999 without a leading zero, is
+    taken as the counter: ``sales-2024.csv`` -> ``sales-2024-2.csv``); a folder path keeps its
+    trailing slash.  ``companions(candidate)``: the other files written with it (a report named
+    after it, a density side file), which must not exist either."""
     import os
     import re
 
@@ -127,12 +130,12 @@ def next_free_name(path: str) -> str:
     p = Path(path.rstrip("/" + os.sep))
     suffix = "" if folder else p.suffix
     stem = p.name[: len(p.name) - len(suffix)] if suffix else p.name
-    m = re.fullmatch(r"(.*)-(\d+)", stem)
+    m = re.fullmatch(r"(.*)-([2-9]|[1-9][0-9]{1,2})", stem)
     base, k = (m.group(1), int(m.group(2)) + 1) if m else (stem, 2)
     while True:
-        candidate = p.with_name(f"{base}-{k}{suffix}")
-        if not os.path.lexists(candidate):
-            return str(candidate) + (os.sep if folder else "")
+        candidate = str(p.with_name(f"{base}-{k}{suffix}")) + (os.sep if folder else "")
+        if not any(os.path.lexists(c) for c in [candidate, *(companions(candidate) if companions else ())]):
+            return candidate
         k += 1
 
 

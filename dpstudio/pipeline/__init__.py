@@ -11,6 +11,7 @@ release; nothing after the commit can undo it.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,20 +202,38 @@ def _operator(name: str | None) -> str | None:
     return prefs.clean_operator(name) if name is not None else prefs.operator()
 
 
-def refuse_paid_output(ledger, output_path) -> None:
-    """An output target that still holds an earlier recorded release's output is refused before
-    anything is read or reserved: writing over it would lose a release already paid for (the
-    ledger would keep its charge and ``ledger verify`` would report it changed)."""
+def refuse_paid_targets(ledger, targets) -> None:
+    """No file a release (or ``recipe init``/``recipe domains``) writes may be an earlier recorded
+    release's output, wherever it now lies, nor lie inside a recorded dataset folder: refused
+    before anything is read or reserved, since writing there would lose a release already paid
+    for (the ledger would keep its charge and ``ledger verify`` would report it changed).
+    ``targets``: a :class:`dpstudio.targets.Targets`, or ``(what, path)`` pairs."""
     if ledger is None:
         return
-    earlier = ledger.recorded_output(output_path)
-    if earlier is not None:
+    if not isinstance(targets, list | tuple):
+        targets = [
+            (what, p)
+            for what, p in (
+                ("output", targets.output),
+                ("density side file", targets.artifact),
+                ("report", targets.report),
+            )
+            if p is not None
+        ]
+    for what, path in targets:
+        earlier = ledger.paid_output(path)
+        if earlier is None:
+            continue
         delta = f", delta = {earlier['delta']:.3g}" if earlier["delta"] else ""
+        where = (
+            "holds the output"
+            if os.path.realpath(earlier["output_path"] or "") == os.path.realpath(path)
+            else f"is inside or a copy of the output ({earlier['output_path']})"
+        )
         raise UserError(
-            f"{output_path} holds the output of release {earlier['id']} of {earlier['dataset']} "
+            f"the {what} {path} {where} of release {earlier['id']} of {earlier['dataset']} "
             f"({earlier['release_type']}, {earlier['time']}, epsilon = {earlier['epsilon']:.6g}{delta} spent): "
-            "writing over it would lose a release already paid for. Choose another output name, or "
-            "move that file away first"
+            "writing over it would lose a release already paid for. Choose another name"
         )
 
 
@@ -331,7 +350,7 @@ def execute_release(
         ledger_path=getattr(ledger, "path", None),
     )
     output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
-    refuse_paid_output(ledger, output_path)
+    refuse_paid_targets(ledger, targets)
     if out_fmt == "parquet-dataset":
         raise UserError(
             "a partitioned Parquet dataset (an output path ending with a slash) is written block by "

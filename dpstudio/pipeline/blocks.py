@@ -145,7 +145,7 @@ def execute_streamed(
     from dpstudio.engine.data.stream import BLOCK_ROWS
     from dpstudio.engine.rng import make_random_source
     from dpstudio.export import STREAM_FORMATS, BlockWriter
-    from dpstudio.pipeline import _conclude, refuse_paid_output
+    from dpstudio.pipeline import _conclude, refuse_paid_targets
     from dpstudio.plan import compile_checked
     from dpstudio.plan.stream import stream_problem, stream_records, stream_synthetic
     from dpstudio.targets import DATASET_FORMAT, validate_targets
@@ -163,7 +163,7 @@ def execute_streamed(
         ledger_path=getattr(ledger, "path", None),
     )
     output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
-    refuse_paid_output(ledger, output_path)
+    refuse_paid_targets(ledger, targets)
     # refuse what cannot stream before reading a byte (the recipe alone decides)
     provisional = compile_checked(recipe)[0]
     if provisional is not None:

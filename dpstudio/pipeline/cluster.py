@@ -383,7 +383,7 @@ def execute_on_dask(
     from dpstudio.engine.data.stream import BLOCK_ROWS
     from dpstudio.engine.rng import make_random_source
     from dpstudio.export import STREAM_FORMATS, BlockWriter
-    from dpstudio.pipeline import _conclude, refuse_paid_output
+    from dpstudio.pipeline import _conclude, refuse_paid_targets
     from dpstudio.pipeline.blocks import _reserve, _stamp, _unchanged, _write
     from dpstudio.plan import compile_checked
     from dpstudio.plan.stream import stream_problem
@@ -405,7 +405,7 @@ def execute_on_dask(
         ledger_path=getattr(ledger, "path", None),
     )
     output_path, out_fmt, report_path = targets.output, targets.output_format, targets.report
-    refuse_paid_output(ledger, output_path)
+    refuse_paid_targets(ledger, targets)
     if not local_file and "://" not in source or source.startswith("file://"):
         # a local folder or glob: no target may be one of its files or inside its folder
         files, folders = _local_inputs(source)

@@ -226,3 +226,14 @@ def test_next_free_name_numbers_past_every_existing_file(tmp_path):
     assert next_free_name(str(tmp_path / "out-2.csv")) == str(tmp_path / "out-3.csv")
     (tmp_path / "ds").mkdir()
     assert next_free_name(str(tmp_path / "ds") + "/") == str(tmp_path / "ds-2") + "/"
+
+
+def test_next_free_name_leaves_numbers_that_are_not_its_counter_and_frees_companions(tmp_path):
+    from dpstudio.gui.session import next_free_name
+
+    assert next_free_name(str(tmp_path / "sales-2024.csv")) == str(tmp_path / "sales-2024-2.csv")
+    assert next_free_name(str(tmp_path / "run-007.csv")) == str(tmp_path / "run-007-2.csv")
+    # the report named after the output exists for -2: the next number frees both
+    (tmp_path / "x-2_report.html").touch()
+    got = next_free_name(str(tmp_path / "x.csv"), lambda c: [c.replace(".csv", "_report.html")])
+    assert got == str(tmp_path / "x-3.csv")

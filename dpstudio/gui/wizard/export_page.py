@@ -514,7 +514,8 @@ class ExportPage(WizardPage):
         it) or its report gets the next free name.  True when a path changed."""
         import os
 
-        from dpstudio.gui.session import next_free_name
+        from dpstudio.gui.session import next_free_name, report_beside
+        from dpstudio.targets import artifact_path
 
         s, r = self.session, self.result
         if r is None:
@@ -527,7 +528,14 @@ class ExportPage(WizardPage):
                 and os.path.lexists(path)
             )
 
-        out = next_free_name(s.output_path) if kept(s.output_path, r.output_path) else None
+        def companions(candidate: str) -> list[str]:
+            # the report that follows the output's name, the density side file beside it
+            extra = [report_beside(candidate, s.report_path)] if s.report_path and not s.report_explicit else []
+            if s.recipe is not None and artifact_beside(s.recipe):
+                extra.append(str(artifact_path(candidate)))
+            return extra
+
+        out = next_free_name(s.output_path, companions) if kept(s.output_path, r.output_path) else None
         report = None
         if s.report_explicit and kept(s.report_path, r.report_path):
             report = next_free_name(s.report_path)
@@ -715,8 +723,13 @@ class ExportPage(WizardPage):
         text = self.tr(
             "This draws the noise and writes {0}. It spends ε = {1:.3g} of this dataset's budget and cannot be undone."
         ).format(out.name, plan.total.epsilon)
-        if out.exists():
-            text += "\n\n" + self.tr("{0} already exists and will be replaced.").format(out.name)
+        from dpstudio.targets import artifact_path
+
+        written = [out, Path(s.report_path) if s.report_path else None]
+        if s.recipe is not None and artifact_beside(s.recipe):
+            written.append(artifact_path(out))
+        for existing in [p for p in written if p is not None and p.exists()]:
+            text += "\n\n" + self.tr("{0} already exists and will be replaced.").format(existing.name)
         if self.new_dataset.isChecked():
             text += "\n\n" + self.tr(
                 "You declare this a new dataset: if the ledger recognises its rows as a "
