@@ -95,11 +95,17 @@ def compile_checked(
 def for_rows(plan: ReleasePlan, n_rows: int) -> ReleasePlan:
     """``plan`` settled for the table's row count (public under replace-one neighbours), before
     the ledger reserves its total: only a model release's charge depends on it
-    (:func:`dpstudio.plan.model.for_rows`)."""
+    (:func:`dpstudio.plan.model.for_rows`); a density's noise does, and is settled here so the
+    figures printed before the release are the ones it draws with
+    (:func:`dpstudio.plan.density.for_rows`)."""
     if plan.release_type == "model":
         from dpstudio.plan import model
 
         return model.for_rows(plan, n_rows)
+    if plan.release_type == "density":
+        from dpstudio.plan import density
+
+        return density.for_rows(plan, n_rows)
     return plan
 
 
