@@ -73,9 +73,14 @@ _SEED = _bounded_int(0, 2**63 - 1)
 
 
 def _compact(obj):
-    """Drop Renyi-DP curves from printed JSON (long, and only the accountant needs them)."""
+    """Drop Renyi-DP curves from printed JSON (long, and only the accountant needs them); an
+    accounting method's total named "rdp" (an (epsilon, delta), as the report prints) stays."""
     if isinstance(obj, dict):
-        return {k: _compact(v) for k, v in obj.items() if k != "rdp"}
+        return {
+            k: _compact(v)
+            for k, v in obj.items()
+            if k != "rdp" or (isinstance(v, dict) and "epsilon" in v and "delta" in v)
+        }
     if isinstance(obj, list):
         return [_compact(v) for v in obj]
     return obj

@@ -323,3 +323,10 @@ def test_init_says_when_dp_domain_estimates_add_to_the_typed_epsilon(tmp_path, c
     # a typed total (no estimate) prints no such note
     code, err = _init(capsys, tmp_path / "s.json", *READY)
     assert code == EXIT_OK and "spends epsilon" not in err
+
+
+def test_printed_json_keeps_the_rdp_total_and_drops_rdp_curves():
+    from dpstudio.cli import _compact
+
+    got = _compact({"alternatives": {"rdp": {"epsilon": 1.2, "delta": 1e-6}}, "loss": {"rdp": [[2.0, 0.5]]}})
+    assert got == {"alternatives": {"rdp": {"epsilon": 1.2, "delta": 1e-6}}, "loss": {}}
