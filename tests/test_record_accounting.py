@@ -344,3 +344,29 @@ def test_joint_group_total_stays_within_budget_next_to_a_large_discovery_delta(b
     p = record.compile(r)
     assert p.total.epsilon <= (1.0 + 0.3) * (1 + 1e-9)
     assert p.total.delta <= (budget_delta + 1e-4) * (1 + 1e-9)
+
+
+def test_a_dp_domain_of_a_column_released_unchanged_is_refused_not_charged():
+    """A label release copies every other column as it is: a DP estimate of such a column's
+    domain would be charged (and folded into the label's guarantee) for nothing."""
+    from dpstudio.plan import compile_checked
+    from dpstudio.recipe.model import Budget, Column, Cost, Domain, InputSpec, Recipe, ReleaseSpec
+
+    dp = Domain("numeric", source="dp", search_low=0.0, search_high=120.0, cost=Cost(0.1))
+    label = Column("y", "categorical", "label", Domain("categorical", categories=("0", "1")))
+    recipe = Recipe(
+        input=InputSpec("t.csv"),
+        release=ReleaseSpec("label"),
+        columns=(Column("age", "integer", "public", dp), label),
+        budget=Budget(1.0, 0.0),
+    )
+    plan, problems = compile_checked(recipe)
+    assert plan is None and any("'age'" in str(p) and "for nothing" in str(p) for p in problems), problems
+    # the same column perturbed (a record release) uses its estimate: no problem
+    perturbed = Recipe(
+        input=InputSpec("t.csv"),
+        release=ReleaseSpec("record"),
+        columns=(Column("age", "integer", "sensitive", dp), label),
+        budget=Budget(1.0, 0.0),
+    )
+    assert compile_checked(perturbed)[0] is not None

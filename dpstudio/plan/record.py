@@ -534,6 +534,18 @@ def compile(recipe: Recipe) -> ReleasePlan:
             field="columns",
             page="columns",
         )
+    from dpstudio.plan.domains import needs_estimate
+
+    unused = [c for c in recipe.columns if c.name in set(_passthrough(recipe)) and needs_estimate(c)]
+    if unused:
+        # its domain would be estimated (and charged) for nothing: the column is copied as it is
+        raise refusal(
+            f"column(s) {', '.join(repr(c.name) for c in unused)}: released unchanged by this {rtype} release, "
+            "so their domain is not used, and estimating it with DP would spend budget for nothing; "
+            "give them no DP estimate (public bounds or categories, or none)",
+            field=f"column:{unused[0].name}",
+            page="columns",
+        )
     return assemble(recipe, domain_units(recipe) + _perturbation_units(recipe))
 
 
