@@ -1098,6 +1098,11 @@ def main(argv=None) -> int:
             # a full or read-only disk, a forbidden folder, a name too long: the user's path
             print(f"dpstudio: {exc.strerror or 'cannot use this path'}: {_path_text(exc.filename)}", file=sys.stderr)
             return EXIT_USER
+        if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
+            # a full disk met while writing through a library (no file name in the error); the
+            # release's reservation was rolled back before this reached here
+            print(f"dpstudio: {exc.strerror or os.strerror(exc.errno)} while writing", file=sys.stderr)
+            return EXIT_USER
         _report_internal_error(exc)
         return EXIT_INTERNAL
 
@@ -1140,6 +1145,10 @@ _USER_ERRNOS = frozenset(
     )
     if hasattr(errno, name)
 )
+
+
+#: a full disk or quota: the user's to free, whichever library met it
+_FULL_ERRNOS = frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EFBIG") if hasattr(errno, n))
 
 
 def _path_text(name) -> str:

@@ -115,6 +115,11 @@ def _check_dataset_folder(recipe, folder: Path) -> None:
         raise UserError("a model or density release is written as a JSON file, not a folder of Parquet files")
     if not folder.parent.is_dir():
         raise UserError(f"the folder of the output does not exist: {folder.parent}")
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise UserError(
+            f"{folder} is a file: an output path ending with a slash names a new folder for a "
+            "partitioned Parquet dataset; give a file name without the slash, or a new folder name"
+        )
     if os.path.lexists(folder):
         raise UserError(
             f"the output folder {folder} already exists: a partitioned dataset is written into a new "

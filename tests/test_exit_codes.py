@@ -371,3 +371,24 @@ def test_a_version_0_recipe_with_malformed_columns_is_a_user_error(tmp_path, cap
     code = _main(["recipe", "check", str(r)])
     captured = capsys.readouterr()
     assert code == 2 and "Traceback" not in captured.err, captured.err
+
+
+def test_a_full_disk_without_a_file_name_is_a_one_line_error(base, tmp_path, capsys, monkeypatch):
+    """A library writing through a stream raises ENOSPC with no file name: still the user's disk,
+    not an internal error (it was a traceback and exit 1); nothing is charged."""
+    import dpstudio.export as export
+
+    def failing_writer(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(export, "write_table", failing_writer)
+    ledger = tmp_path / "ledger.sqlite"
+    code = main(["release", str(base[2]), "--output", str(tmp_path / "o.csv"), "--ledger", str(ledger)])
+    err = capsys.readouterr().err
+    _assert_one_line(code, err)
+    assert os.strerror(errno.ENOSPC) in err
+    con = sqlite3.connect(ledger)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM entries WHERE status='complete'").fetchone()[0] == 0
+    finally:
+        con.close()

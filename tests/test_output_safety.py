@@ -442,3 +442,7 @@ def test_force_never_replaces_a_ledger_the_input_or_a_paid_output(setup, capsys)
     assert main(["recipe", "init", "in.csv", "-o", "first.csv", "--force"]) == 2
     assert "of release 1" in capsys.readouterr().err
     assert (d / "first.csv").read_bytes() == paid
+
+
+def test_a_slash_after_an_existing_file_name_says_what_it_means(setup, capsys):
+    _refused(capsys, ["--output", "first.csv/", "--engine", "stream"], says="is a file", setup=setup)
