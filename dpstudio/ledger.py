@@ -90,6 +90,19 @@ MATCH_THRESHOLD = 0.5
 _MIN_SAMPLES = 16
 _GENESIS = "0" * 64
 _CAP_FIRST = "cap set before the first release"  # such a file's rows are still matched at its release
+#: a file that is no SQLite database and has no ledger head or key beside it: not a ledger at all
+_NOT_A_LEDGER = (
+    "{path} is not a privacy ledger (not a SQLite database, and no ledger head or key file beside "
+    "it): check the --ledger path or $DPSTUDIO_LEDGER; nothing was changed"
+)
+
+
+def _has_ledger_files(path) -> bool:
+    """Whether ``path`` has the side files only a ledger writes (its head or its row-sketch key)."""
+    p = Path(path)
+    return p.with_name(p.name + ".head").exists() or p.with_name(p.name + ".key").exists()
+
+
 REINIT_HINT = (
     "restore it from a backup, or accept the loss and re-initialise it explicitly with "
     "'dpstudio ledger reinit --confirm' (recorded and shown in every later report)"
@@ -1028,6 +1041,8 @@ class Ledger:
             con.execute("PRAGMA foreign_keys=ON")
         except sqlite3.DatabaseError as exc:
             con.close()
+            if not _has_ledger_files(self.path):
+                raise UserError(_NOT_A_LEDGER.format(path=self.path)) from None
             raise UserError(
                 f"the privacy ledger {self.path} is not a usable SQLite database: {exc}; {REINIT_HINT}"
             ) from None
@@ -1470,8 +1485,8 @@ class Ledger:
         try:
             led = cls(p)
         except UserError:
-            if not p.exists():
-                raise
+            if not p.exists() or not _has_ledger_files(p):
+                raise  # e.g. a data file given as --ledger: never moved aside nor replaced
             stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
             for suffix in ("", "-wal", "-shm"):
                 src = Path(str(p) + suffix)

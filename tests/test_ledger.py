@@ -84,6 +84,14 @@ def test_wal_mode_and_schema(tmp_path):
 def test_not_a_database_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is not sqlite" * 100)
+    # no head or key beside it: some other file given as the ledger (a CSV, say), never re-initialised
+    with pytest.raises(UserError, match="is not a privacy ledger"):
+        Ledger(bad)
+    with pytest.raises(UserError, match="is not a privacy ledger"):
+        Ledger.reinit(bad, reason="wrong path")
+    assert bad.read_bytes() == b"this is not sqlite" * 100 and not list(tmp_path.glob("bad.sqlite.damaged*"))
+    # a damaged ledger (its head file is there): re-initialising is the way out
+    (tmp_path / "bad.sqlite.head").write_text("{}")
     with pytest.raises(UserError, match="not a usable SQLite database|cannot be used"):
         Ledger(bad)
     with pytest.raises(UserError, match="folder"):
