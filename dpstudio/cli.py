@@ -1101,7 +1101,7 @@ def main(argv=None) -> int:
         if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
             # a full disk met while writing through a library (no file name in the error); the
             # release's reservation was rolled back before this reached here
-            print(f"dpstudio: {exc.strerror or os.strerror(exc.errno)} while writing", file=sys.stderr)
+            print(f"dpstudio: {exc.strerror or os.strerror(exc.errno or 0)} while writing", file=sys.stderr)
             return EXIT_USER
         _report_internal_error(exc)
         return EXIT_INTERNAL

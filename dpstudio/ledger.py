@@ -145,7 +145,9 @@ CREATE TABLE IF NOT EXISTS entries (
     host           TEXT,
     tmp_path       TEXT,
     input_sha256   TEXT,
-    identity       TEXT
+    identity       TEXT,
+    report_path    TEXT,
+    report_sha256  TEXT
 );
 CREATE TABLE IF NOT EXISTS log (
     seq  INTEGER PRIMARY KEY,
@@ -162,7 +164,7 @@ CREATE INDEX IF NOT EXISTS files_dataset ON files(dataset);
 #: columns added by schema 2 to tables of schema 1 (ALTER TABLE ... ADD COLUMN)
 _ADDED_COLUMNS = {
     "datasets": (("label", "TEXT"), ("declared_new", "INTEGER NOT NULL DEFAULT 0")),
-    "entries": (("input_sha256", "TEXT"), ("identity", "TEXT")),
+    "entries": (("input_sha256", "TEXT"), ("identity", "TEXT"), ("report_path", "TEXT"), ("report_sha256", "TEXT")),
 }
 
 
@@ -1861,6 +1863,8 @@ class Ledger:
                 "identity": json.loads(r["identity"]) if r["identity"] else None,
                 "output_path": r["output_path"],
                 "output_sha256": r["output_sha256"],
+                "report_path": r["report_path"],
+                "report_sha256": r["report_sha256"],
                 "status": r["status"],
             }
             for r in rows
@@ -2166,12 +2170,32 @@ class Ledger:
                 problems.append(f"entry {r['id']}: output {p} is missing")
             elif _sha256_file(p) != r["output_sha256"]:
                 problems.append(f"entry {r['id']}: output {p} changed since the release")
+            rp = r["report_path"]
+            if rp and r["report_sha256"]:
+                if not os.path.isfile(rp):
+                    problems.append(f"entry {r['id']}: report {rp} is missing")
+                elif _sha256_file(rp) != r["report_sha256"]:
+                    problems.append(f"entry {r['id']}: report {rp} changed since the release")
         return problems
 
+    def record_report(self, entry_id: int, path) -> str:
+        """Record the report written for the complete release ``entry_id`` (its path and SHA-256),
+        so that no later release writes over it (:meth:`paid_output`) and :meth:`verify` checks
+        it.  Returns the hash.  Outside the hash chain, like the output's own path and hash."""
+        out = str(Path(path).resolve())
+        digest = _sha256_file(out)
+        with self._tx() as con:
+            con.execute(
+                "UPDATE entries SET report_path=?, report_sha256=? WHERE id=? AND status='complete'",
+                (out, digest, int(entry_id)),
+            )
+        return digest
+
     def paid_output(self, path) -> dict | None:
-        """The complete release whose output ``path`` would write over, or None: the file at
-        ``path`` holds a recorded output's bytes (wherever that release wrote it: moved, renamed
-        or linked files too), or ``path`` lies inside a recorded partitioned dataset's folder.
+        """The complete release whose output or report ``path`` would write over, or None: the
+        file at ``path`` holds a recorded output's or report's bytes (wherever that release wrote
+        it: moved, renamed or linked files too), or ``path`` lies inside a recorded partitioned
+        dataset's folder.  ``what``/``path`` in the answer: which of its files, recorded where.
         Writing there would lose a release already paid for, which only :meth:`verify` would
         notice afterwards.  Read only; an existing file is hashed once."""
         real = os.path.realpath(path)
@@ -2179,7 +2203,8 @@ class Ledger:
         try:
             rows = con.execute(
                 "SELECT e.id, e.time, e.epsilon, e.delta, e.release_type, e.output_path, e.output_sha256, "
-                "d.label, d.name, d.sha256 FROM entries e JOIN datasets d ON d.sha256 = e.dataset "
+                "e.report_path, e.report_sha256, d.label, d.name, d.sha256 FROM entries e "
+                "JOIN datasets d ON d.sha256 = e.dataset "
                 "WHERE e.status='complete' AND e.output_sha256 IS NOT NULL ORDER BY e.id DESC"
             ).fetchall()
         except sqlite3.DatabaseError as exc:
@@ -2188,7 +2213,7 @@ class Ledger:
             con.close()
         if not rows:
             return None
-        hit = None
+        hit, what = None, "output"
         for r in rows:  # a target inside a recorded dataset folder would change its files
             folder = r["output_path"]
             if folder and os.path.isdir(folder) and real.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep):
@@ -2202,15 +2227,19 @@ class Ledger:
                     f"cannot read {path} to check that it holds no earlier release's output: {exc.strerror or exc}"
                 ) from None
             hit = next((r for r in rows if r["output_sha256"] == digest), None)
+            if hit is None:
+                hit = next((r for r in rows if r["report_sha256"] == digest), None)
+                what = "report"
         if hit is None:
             return None
         return {
+            "what": what,
+            "path": hit["report_path"] if what == "report" else hit["output_path"],
             "id": hit["id"],
             "time": hit["time"],
             "epsilon": hit["epsilon"],
             "delta": hit["delta"],
             "release_type": hit["release_type"],
-            "output_path": hit["output_path"],
             "dataset": _desc(hit),
         }
 

@@ -446,3 +446,23 @@ def test_force_never_replaces_a_ledger_the_input_or_a_paid_output(setup, capsys)
 
 def test_a_slash_after_an_existing_file_name_says_what_it_means(setup, capsys):
     _refused(capsys, ["--output", "first.csv/", "--engine", "stream"], says="is a file", setup=setup)
+
+
+def test_an_earlier_releases_report_is_not_written_over(setup, capsys):
+    """A recorded release's report (the document a compliance officer signs) is recorded with it:
+    a later release may not replace it, and 'ledger verify' checks it."""
+    d, ledger = setup
+    assert main(["release", "rec.json", "--output", "a.csv", "--report", "r.html"]) == 0
+    capsys.readouterr()
+    from dpstudio.ledger import Ledger
+
+    led = Ledger(ledger)
+    rid = max(e["id"] for e in led.show("in.csv")["entries"])
+    report = (d / "r.html").read_bytes()
+    err = _refused(
+        capsys, ["--output", "b.csv", "--report", "r.html"], says=f"holds the report of release {rid}", setup=setup
+    )
+    assert "Choose another name" in err and (d / "r.html").read_bytes() == report and not (d / "b.csv").exists()
+    assert led.verify() == []
+    (d / "r.html").write_text("edited")
+    assert any("report" in p and "changed since the release" in p for p in led.verify())

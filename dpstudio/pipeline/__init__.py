@@ -225,10 +225,11 @@ def refuse_paid_targets(ledger, targets) -> None:
         if earlier is None:
             continue
         delta = f", delta = {earlier['delta']:.3g}" if earlier["delta"] else ""
+        kind = earlier["what"]
         where = (
-            "holds the output"
-            if os.path.realpath(earlier["output_path"] or "") == os.path.realpath(path)
-            else f"is inside or a copy of the output ({earlier['output_path']})"
+            f"holds the {kind}"
+            if os.path.realpath(earlier["path"] or "") == os.path.realpath(path)
+            else f"is inside or a copy of the {kind} ({earlier['path']})"
         )
         raise UserError(
             f"the {what} {path} {where} of release {earlier['id']} of {earlier['dataset']} "
@@ -471,6 +472,7 @@ def execute_release(
         on_commit=on_commit,
         operator=operator,
         engine="in memory",
+        reservation=reservation,
     )
 
 
@@ -501,6 +503,7 @@ def _conclude(
     operator: str | None,
     engine: str,
     rows: int | None = None,
+    reservation=None,
 ) -> ReleaseResult:
     """Everything after the point of no return (shared by every engine): the result, the
     warnings, the ledger summary, the density side file, the risk estimate and the report -- a
@@ -620,5 +623,9 @@ def _conclude(
             result.report_error = done.message
         else:
             result.report_path = str(report_path)
+            if ledger is not None and reservation is not None:
+                # the report belongs to the release paid for: no later release may replace it
+                rid, led = reservation.id, ledger
+                _after_commit(result, "the report's record in the ledger", lambda: led.record_report(rid, report_path))
     progress(1.0, "done")
     return result

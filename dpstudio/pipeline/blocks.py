@@ -247,6 +247,7 @@ def execute_streamed(
         operator=operator,
         engine=f"streamed on this computer, in blocks of {rows:,} rows ({n_read:,} rows read)",
         rows=n_read,
+        reservation=reservation,
     )
 
 

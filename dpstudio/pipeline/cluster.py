@@ -590,6 +590,7 @@ def execute_on_dask(
         operator=operator,
         engine=f"{where}, {workers} workers, in blocks of {rows:,} rows ({n_rows:,} rows read)",
         rows=n_rows,
+        reservation=reservation,
     )
 
 
