@@ -35,7 +35,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpstudio.engine.leakage.label import COMPUTED_ON, DEFAULT_GRID, LabelLeakageModel, effective_label_epsilon
+from dpstudio.engine.leakage.label import (
+    COMPUTED_ON,
+    DEFAULT_GRID,
+    LabelLeakageModel,
+    RRLaw,
+    effective_label_epsilon,
+)
 from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, no_progress
 
 __all__ = [
@@ -123,11 +129,36 @@ def _jsonable(v):
     return v
 
 
-def _eps_by_column(recipe) -> dict:
-    """Column -> (epsilon, delta) of the compiled unit that perturbs it (the plan's own figures)."""
+def _compiled(recipe):
+    """``(plan, None)``, or ``(None, note)`` when the recipe does not compile (then nothing it
+    would release can be described)."""
     from dpstudio.plan import compile_plan
 
-    return {c: (u.epsilon, u.delta) for u in compile_plan(recipe).perturbation_units for c in u.columns}
+    try:
+        return compile_plan(recipe), None
+    except Exception as exc:  # noqa: BLE001 - the figure is then absent, never made up
+        if isinstance(exc, Cancelled):
+            raise
+        return None, f"the recipe does not compile ({failure_text(exc)}): no plan to read the total from"
+
+
+def label_rr_law(plan) -> tuple[RRLaw, Any]:
+    """``(law, law_at)``: the randomized response of ``plan``'s label unit as it runs (its
+    ``keep_probability`` / ``other_probability``: every attacker figure is read there, beside
+    the "P(value kept)" the report prints), and ``law_at(eps)``: the same mechanism class,
+    delta and categories at another epsilon, for the curves over an epsilon grid."""
+    from dpstudio.engine.mechanisms import RandomizedResponse
+
+    assert plan.label is not None
+    unit = plan.unit_of_column(plan.label.column)
+    if unit is None:
+        raise ValueError(f"the plan releases no label unit for {plan.label.column!r}")
+    law = RRLaw.of_unit(unit)
+
+    def law_at(eps: float) -> RRLaw:
+        return RRLaw.of_mechanism(RandomizedResponse(epsilon=eps, delta=unit.delta, n_categories=law.categories))
+
+    return law, law_at
 
 
 def risk_for_recipe(
@@ -144,10 +175,15 @@ def risk_for_recipe(
     at most ``max_rows`` rows (``"sample"`` says how many; ``None``: all)."""
     rtype = recipe.release.type
     frame, sample = row_sample(frame, seed, max_rows)
+    # the epsilon printed is the plan's composed total (budget + DP domain estimates + joint
+    # calibration), the one the release spends - never the typed budget beside it
+    plan, plan_note = _compiled(recipe)
     head = {
         "release_type": rtype,
-        "epsilon": recipe.budget.epsilon,
-        "delta": recipe.budget.delta,
+        "epsilon": plan.total.epsilon if plan is not None else None,
+        "delta": plan.total.delta if plan is not None else None,
+        "budget": {"epsilon": recipe.budget.epsilon, "delta": recipe.budget.delta},
+        **({"plan_note": plan_note} if plan_note else {}),
         "rows": sample["rows_total"],
         "sample": sample,
         "seed": seed,
@@ -157,7 +193,7 @@ def risk_for_recipe(
     # the bodies get the sample (max_rows=None: no second sampling) and the table's size for the SEs
     kw = dict(seed=seed, max_rows=None, rows_total=sample["rows_total"], progress=progress, cancel=cancel)
     if rtype in ("label", "semi-sensitive"):
-        body = label_risk(recipe, frame, eps_grid=eps_grid, **kw)
+        body = label_risk(recipe, frame, eps_grid=eps_grid, plan=plan, **kw)
     elif rtype == "record":
         body = record_risk(recipe, frame, **kw)
     elif rtype == "synthetic":
@@ -194,55 +230,70 @@ def label_risk(
     rows_total: int | None = None,
     progress=no_progress,
     cancel=NEVER_CANCELLED,
+    plan=None,
 ) -> dict:
     """Label attackers on (a sample of at most ``max_rows`` of) the rows; ``rows_total``: the
-    table's size when ``frame`` is already a sample of it (for the standard errors)."""
+    table's size when ``frame`` is already a sample of it (for the standard errors).
+
+    Every figure is read from ``plan`` (compiled from ``recipe`` when not given): the attackers
+    at the law of the label's randomized response (:func:`label_rr_law`), the effective epsilon
+    from the plan's label guarantee."""
     labels = [c.name for c in recipe.columns if c.role == "label"]
     if not labels:
         return {"available": False, "note": "no column has the role 'label'", "computed_on": COMPUTED_ON}
+    if plan is None:
+        from dpstudio.plan import compile_plan
+
+        plan = compile_plan(recipe)
+    guarantee = plan.label
+    assert guarantee is not None, "a label or semi-sensitive plan states its label guarantee"
     frame, fraction, sample = _prepare(frame, seed, max_rows, rows_total)
     public = [c for c in unchanged_columns(recipe) if c in frame.columns]
-    eps_of = _eps_by_column(recipe)
+    law, law_at = label_rr_law(plan)
     out: dict = {"label_views": {}, "sample": sample, "computed_on": COMPUTED_ON}
-    for lab in labels:
-        eps_label = eps_of.get(lab, (recipe.budget.epsilon, 0.0))[0]
-        model = LabelLeakageModel.fit(
-            frame, public, lab, seed=seed, threshold=threshold, progress=progress, cancel=cancel
-        )
-        view = model.summary(eps_label, eps_grid)
-        _add_label_standard_errors(view, model.n, fraction)
-        view["epsilon_label"] = eps_label
-        view["attackers"] = {
-            "uninformed": "argmax P(y|public columns) - ignores the released label",
-            "naive": "trusts the released label (what label DP is designed against)",
-            "informed": "Bayes-optimal on P(y|public columns) and the released label",
-            "accuracy_kinds": "'informed'/'uninformed': expected over the mechanism on this table's "
-            "true labels; '*_model': with y drawn from the fitted P(y|x) (IEAU, "
-            "Sekiguchi 2024, Def. 2.2.1)",
-        }
-        if recipe.release.type == "semi-sensitive":
-            sens = [c.name for c in recipe.columns if c.role == "sensitive"]
-            eps_sens = sum(eps_of.get(s, (0.0, 0.0))[0] for s in sens)
-            if model.binary:
-                view["effective_label_epsilon"] = effective_label_epsilon(
-                    eps_label, eps_sens, posteriors=model.P, labels=model.y
-                )
-                if sample["sampled"] or fraction < 1:
-                    view["effective_label_epsilon"]["sample_note"] = (
-                        "the public likelihood ratio is the maximum over the sampled rows: the "
-                        "whole table can hold larger ones"
-                    )
-            else:
-                view["effective_label_epsilon"] = {
-                    "available": False,
-                    "note": "Prop. 4.0.1 is stated for binary labels",
-                }
-            view["note_semi_sensitive"] = (
-                "the attackers above ignore the perturbed sensitive "
-                "features: their accuracy is a lower bound on what an "
-                "attacker using them too could reach"
+    lab = guarantee.column  # validation allows one label column: the plan's
+    eps_label = guarantee.label_unit_epsilon
+    model = LabelLeakageModel.fit(frame, public, lab, seed=seed, threshold=threshold, progress=progress, cancel=cancel)
+    view = model.summary(eps_label, eps_grid, rr=law, rr_at=law_at)
+    _add_label_standard_errors(view, model.n, fraction)
+    view["epsilon_label"] = eps_label
+    view["attackers"] = {
+        "uninformed": "argmax P(y|public columns) - ignores the released label",
+        "naive": "trusts the released label (what label DP is designed against)",
+        "informed": "Bayes-optimal on P(y|public columns) and the released label",
+        "accuracy_kinds": "'informed'/'uninformed': expected over the mechanism on this table's "
+        "true labels; '*_model': with y drawn from the fitted P(y|x) (IEAU, "
+        "Sekiguchi 2024, Def. 2.2.1)",
+    }
+    if recipe.release.type == "semi-sensitive":
+        if model.binary:
+            # built on the plan's label guarantee: the whole composed total relative to the
+            # public columns (DP domain estimates, a jointly calibrated Gaussian group), not
+            # a sum of the units' stand-alone epsilons beside it
+            view["effective_label_epsilon"] = effective_label_epsilon(
+                eps_label,
+                guarantee.sensitive_epsilon,
+                posteriors=model.P,
+                labels=model.y,
+                guarantee_epsilon=guarantee.epsilon,
             )
-        out["label_views"][lab] = view
+            view["effective_label_epsilon"]["relative_to_public_posterior_delta"] = guarantee.delta
+            if sample["sampled"] or fraction < 1:
+                view["effective_label_epsilon"]["sample_note"] = (
+                    "the public likelihood ratio is the maximum over the sampled rows: the "
+                    "whole table can hold larger ones"
+                )
+        else:
+            view["effective_label_epsilon"] = {
+                "available": False,
+                "note": "Prop. 4.0.1 is stated for binary labels",
+            }
+        view["note_semi_sensitive"] = (
+            "the attackers above ignore the perturbed sensitive "
+            "features: their accuracy is a lower bound on what an "
+            "attacker using them too could reach"
+        )
+    out["label_views"][lab] = view
     return out
 
 

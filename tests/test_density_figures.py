@@ -98,3 +98,24 @@ def test_a_plan_settled_for_another_row_count_is_refused():
     plan = for_rows(compile_plan(_recipe()), 999)
     with pytest.raises(UserError, match="settled for 999 rows"):
         execute(plan, frame, RandomSource(0))
+
+
+def test_check_and_the_report_print_the_noise_the_release_drew_with(tmp_path, monkeypatch, capsys):
+    import json
+
+    from dpstudio.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    _frame(n=1500).to_csv("x.csv", index=False)
+    args = ["--release", "density", "--role", "x=sensitive", "--bounds", "x=0:100", "--delta", "1e-6"]
+    assert main(["recipe", "init", "x.csv", "-o", "r.json", *args]) == 0
+    capsys.readouterr()
+    assert main(["recipe", "check", "r.json", "--with-data"]) == 0
+    facts = next(u for u in json.loads(capsys.readouterr().out)["units"] if u["unit"] == "density")
+    assert main(["release", "r.json", "--output", "d.json", "--report", "r.html"]) == 0
+    capsys.readouterr()
+    g = json.loads((tmp_path / "d.json").read_text())["guarantee"]
+    assert facts["noise_multiplier"] == g["noise_multiplier"]
+    assert facts["noise_sd_relative_to_flat"] == g["noise_sd_relative_to_flat"]
+    html = (tmp_path / "r.html").read_text()
+    assert f"standard deviation of {100 * g['noise_sd_relative_to_flat']:.1f} %" in html

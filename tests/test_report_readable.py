@@ -585,8 +585,12 @@ def test_useless_columns_are_flagged_in_the_summary(tmp_path):
     internal = section_text(build_model(res, "internal", frame, charts=False), "Summary")
     external = section_text(build_model(res, "external", frame, charts=False), "Summary")
     for text in (internal, external):
-        # clamping is on by default: the plan's figure is the error before it (an upper bound)
-        assert f"income: the expected error before clamping to the bounds, {fmt(income_unit.expected_error)}" in text
+        # clamping is on by default: the plan's figure is the noise's own size before it (the
+        # accuracy table prints the smaller error after clamping), and the sentence says so
+        assert (
+            f"income: its noise's expected size, {fmt(income_unit.expected_error)} before clamping to the bounds, is"
+            in text
+        )
         assert "whole range [0, 250,000]" in text and "synthetic data instead" in text
         assert "grp: a released category is wrong" in text
     clipped = res.outcome.steward_stats["columns"]["income"]["clipped"]

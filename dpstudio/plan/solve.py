@@ -9,8 +9,9 @@ The user states what the release must achieve instead of an epsilon (docs/target
   (a category kept with probability at least q: the randomized response's own keep
   probability) and ``marginals`` (a synthetic table's mean 1-way total variation, forecast from
   the synthesizer's own 1-way noise and the public number of records);
-* risk targets are internal CHECKS: ``label-attack`` (the best label attacker's accuracy at the
-  epsilon of the label's randomized response, from a leakage model fitted on the raw data) and
+* risk targets are internal CHECKS: ``label-attack`` (the best label attacker's accuracy under
+  the plan's randomized response on the label -- its keep and other-category probabilities, as
+  the mechanism runs them -- from a leakage model fitted on the raw data) and
   ``reid`` (the re-identification rate of a linkage attack on a seeded simulated release).  They
   are estimated on the raw data, so a budget chosen or refused with them could change with one
   record, which no differential-privacy guarantee covers: they are reported (with the largest
@@ -35,8 +36,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-import numpy as np
 
 from dpstudio.engine.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from dpstudio.errors import RecipeError, UserError
@@ -117,7 +116,14 @@ def predict(plan: ReleasePlan, target: Target, evidence: Evidence = Evidence()) 
             raise UserError(f"target {target.spec}: the release has no label guarantee")
         if evidence.label_model is None:
             raise UserError(f"target {target.spec}: needs the data (an attacker model fitted on it)")
-        acc = evidence.label_model.accuracies(np.array([plan.label.label_unit_epsilon]))["informed"]
+        from dpstudio.engine.leakage.label import RRLaw  # the leakage model's module (scipy)
+
+        # read at the law of the plan's label unit (as the ``keep`` target reads its keep
+        # probability): the randomized response that runs, delta and 2^-32 grid included
+        unit = target_unit(plan, target)
+        if unit is None:
+            raise UserError(f"target {target.spec}: the plan perturbs no label column")
+        acc = evidence.label_model.accuracies_of(RRLaw.of_unit(unit))["informed"]
         return float(acc[0])
     if target.kind == "reid":
         if evidence.reid is None:

@@ -143,6 +143,29 @@ def _sample_sentence(risk: dict) -> str | None:
     )
 
 
+def _best_attacker_text(view: dict) -> str:
+    """What the "Combine both" row means; in a semi-sensitive release the attackers ignore the
+    perturbed sensitive columns, so "the best" is only the best of these (a lower bound)."""
+    if view.get("note_semi_sensitive"):
+        return (
+            "the best of these three attackers, which ignore the perturbed sensitive columns: one that "
+            "uses them too can do better, so this is a lower bound on what the release allows"
+        )
+    return "the best of these attackers: how far above the baseline the release lets it go"
+
+
+def _iue_text(iue: dict) -> str:
+    """What the Prop. 3.0.2 share measures (docs/leakage.md): P(y | x, y~) - P(y | y~) on a
+    record whose label was kept -- what the PUBLIC columns add to the released label, not
+    what the release adds to the public columns."""
+    return (
+        f"for these people, knowing the public columns as well as the released label raises an attacker's "
+        f"probability of the true label by more than {fmt(iue.get('threshold'))} (when the label was "
+        "released unchanged), compared with the released label alone: P(y | public, released) "
+        "\u2212 P(y | released), Sekiguchi 2024, Prop. 3.0.2"
+    )
+
+
 def risk_summary(risk: dict) -> list[str]:
     """The residual-risk estimates in plain sentences (internal report only)."""
     lines: list[str] = []
@@ -174,13 +197,16 @@ def risk_summary(risk: dict) -> list[str]:
                 f"the time, one who trusts the released label {_rate(acc.get('naive'), acc_se.get('naive'))}, "
                 f"and one who combines both {_rate(acc.get('informed'), acc_se.get('informed'))}."
             )
+            if view.get("note_semi_sensitive"):
+                note = str(view["note_semi_sensitive"])
+                lines.append(f"{note[:1].upper()}{note[1:]}.")
         iue = at.get("iue_adv_bound") or {}
         if "share_above" in iue:
             share = _rate(iue.get("share_above"), errs.get("iue_share_above"))
             lines.append(
-                f"{share} of records ({fmt(iue.get('count_above'))}) have an "
-                f"individual unexpected leakage above {fmt(iue.get('threshold'))} "
-                f"(Sekiguchi 2024, Prop. 3.0.2)."
+                f"{share} of records ({fmt(iue.get('count_above'))}): the public columns add more than "
+                f"{fmt(iue.get('threshold'))} to the probability of their true label an attacker reads from "
+                f"the released label alone (Sekiguchi 2024, Prop. 3.0.2, on labels released unchanged)."
             )
         eff = view.get("effective_label_epsilon")
         if isinstance(eff, dict) and eff.get("effective_label_epsilon") is not None:
@@ -1151,22 +1177,22 @@ def risk_tables(risk: dict) -> list[Block]:
                 [
                     Cell("Combine both"),
                     Cell(_rate(acc.get("informed"), acc_se.get("informed"))),
-                    Cell("the best of these attackers: how far above the baseline the release lets it go"),
+                    Cell(_best_attacker_text(view)),
                 ],
             ]
         iue = at.get("iue_adv_bound") or {}
         if "share_above" in iue:
             rows.append(
                 [
-                    Cell(f"Records whose \u201c{name}\u201d is unusually exposed"),
+                    Cell(
+                        f"Records where the public columns add more than {fmt(iue.get('threshold'))} "
+                        f"to what the released \u201c{name}\u201d says"
+                    ),
                     Cell(
                         f"{_rate(iue.get('share_above'), errs.get('iue_share_above'))} "
                         f"({fmt(iue.get('count_above'))} records)"
                     ),
-                    Cell(
-                        f"individual unexpected leakage above {fmt(iue.get('threshold'))}: the release "
-                        "tells more about these people than the public columns already do (Sekiguchi 2024)"
-                    ),
+                    Cell(_iue_text(iue)),
                 ]
             )
         eff = view.get("effective_label_epsilon")
@@ -1229,6 +1255,11 @@ def risk_tables(risk: dict) -> list[Block]:
         blocks.append(
             Block("table", {"head": ["Attack", "Figure", "What it means"], "rows": rows, "widths": [36, 24, 40]})
         )
+    for view in (risk.get("label_views") or {}).values():
+        # semi-sensitive: the attackers above are a lower bound (they ignore the perturbed columns)
+        note = str(view.get("note_semi_sensitive") or "")
+        if note:
+            blocks.append(Block("note", f"{note[:1].upper()}{note[1:]}."))
     if risk.get("available") is False and risk.get("note"):
         blocks.append(Block("p", str(risk["note"])))
     return blocks
@@ -1256,17 +1287,27 @@ def useless_columns(plan, copied: set[str], external: bool, steward: dict | None
         if u.mechanism_name in ("laplace", "gaussian") and u.domain is not None:
             width = float(u.domain[1]) - float(u.domain[0])
             if u.error_exceeds_range:
-                # the plan's figure is the noise's, before the free clamping to the bounds
-                before = (
-                    " before clamping to the bounds"
-                    if plan.recipe is not None and clamps_to_bounds(plan.recipe)
-                    else ""
+                # the plan's figure is the noise's own size, before the free clamping to the
+                # bounds; the accuracy table prints the error AFTER clamping (smaller), so the
+                # sentence says which of the two it quotes
+                clamped = plan.recipe is not None and clamps_to_bounds(plan.recipe)
+                size = (
+                    f"its noise's expected size, {fmt(u.expected_error)} before clamping to the bounds,"
+                    if clamped
+                    else f"its noise's expected size, {fmt(u.expected_error)},"
                 )
                 out.append(
-                    f"{u.name}: the expected error{before}, {fmt(u.expected_error)}, is "
+                    f"{u.name}: {size} is "
                     f"{fmt(u.expected_error / width, 2)} times its whole range "
                     f"[{fmt(float(u.domain[0]))}, {fmt(float(u.domain[1]))}]: released values "
-                    "carry almost no information about the real ones. Give this column a larger share of "
+                    "carry almost no information about the real ones"
+                    + (
+                        " (the smaller error after clamping, in the accuracy table, comes from pulling values "
+                        "to the bounds, not from the data)"
+                        if clamped
+                        else ""
+                    )
+                    + ". Give this column a larger share of "
                     "the budget (or more \u03b5), narrow its public bounds, or release synthetic data instead."
                 )
         elif u.mechanism_name == "rr" and u.noise.categories:
@@ -1353,8 +1394,12 @@ def recipe_appendix(recipe, external: bool) -> str:
 
 
 #: a citation of the team's own documents ("docs/mechanisms.md §Exact samplers"): meaningless to
-#: a report's reader, who gets the published papers the report names instead
-_DOC_REFERENCE = re.compile(r'\bdocs/[\w.-]+\.md(?:\s*§[^;,.()"\n]+|,\s*"[^"]*"|,\s*E\d+\b)?')
+#: a report's reader, who gets the published papers the report names instead.  The words that
+#: only introduce the citation go with it ("corrected in docs/errata.md" leaves "corrected", and
+#: a "see" before a citation goes too): a dangling "in" broke the sentence.
+_DOC_REFERENCE = re.compile(
+    r'(?:\s+(?:as\s+)?in\s+|\bsee\s+)?\bdocs/[\w.-]+\.md(?:\s*§[^;,.()"\n]+|,\s*"[^"]*"|,\s*E\d+\b)?'
+)
 _INTERNAL_ID = re.compile(r"\bseeds?[ _]?0\d\d\b", re.IGNORECASE)
 
 
@@ -1374,7 +1419,8 @@ def public_text(text: str) -> str:
 
 #: a pointer to the risk estimates, which only the internal version has
 _SEE_ESTIMATE = re.compile(r"\s*\((?:see|as in) [^()]*\b(?:leakage|risk) estimates?\b[^()]*\)")
-_INTERNAL_CLAUSE = re.compile(r"[;,]\s*[^;,.]*\binternal\b[^;.]*")
+#: the clause ends before a parenthesis it did not open (its sentence's closing one stays)
+_INTERNAL_CLAUSE = re.compile(r"[;,]\s*[^;,.()]*\binternal\b(?:[^;.()]|\([^()]*\))*")
 _INTERNAL_SENTENCE = re.compile(r"(?:^|(?<=\. ))[^.]*\binternal\b[^.]*\.\s*")
 
 
@@ -1872,6 +1918,19 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                 else "This release was written block by block, so its rows were not kept for a utility "
                 "summary in this report."
             ),
+        )
+    elif (dens := next((u for u in plan.units if u.kind == "density"), None)) is not None and (
+        dens.facts.get("noise_sd_relative_to_flat") is not None
+    ):
+        # the calibration the release drew with (plan.density.for_rows), in words
+        f = dens.facts
+        s.add(
+            "p",
+            "The noise added to the density at each grid point has a standard deviation of "
+            f"{_pct(f['noise_sd_relative_to_flat'])} of the height of a flat density over the bounds "
+            f"(on average {_pct(f['noise_mean_abs_relative_to_flat'])} off). This is the noise only: the "
+            f"smoothing by the bandwidth ({_pct(float(f['bandwidth']))} of each column's range) also "
+            "flattens peaks and fills gaps narrower than about that width.",
         )
     else:
         s.add("p", "No per-column accuracy figures for this release type.")

@@ -44,6 +44,15 @@ wrong way.  We therefore report the source's quantity under its name ("iue_adv_b
 unflipped records) next to the exact expected accuracy advantage of the informed over the
 naive attacker.
 
+**The law that runs.**  The closed forms above are in ``q``, ``r`` and the thresholds' variable
+``log(q / r)``, which equals eps only for the ideal mechanism.  The product's randomized response
+realises ``r`` on a 2^-32 grid and, with delta > 0, takes ``r = (1 - delta) / (K - 1 + e^eps)``
+(docs/mechanisms.md §Randomized response): it keeps the label less often than ``e^eps / (K - 1 +
+e^eps)``.  Every figure of a release is therefore read at the plan's own law (:class:`RRLaw`,
+from the label unit's ``keep_probability`` / ``other_probability``): ``accuracies_of``,
+``at(eps, rr=...)``, ``curves(grid, rr_at=...)``.  ``accuracies(eps)`` is the ideal closed form
+(delta 0, no rounding), for previews without a plan and for the tests' references.
+
 Semi-sensitive releases, Sekiguchi 2024, Prop. 4.0.1: see :func:`effective_label_epsilon`.
 
 Everything here reads raw data: internal, steward-only numbers (``computed_on``).
@@ -53,6 +62,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -75,6 +85,7 @@ QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 POSTERIOR_CLIP = 1e-6
 
 __all__ = [
+    "RRLaw",
     "rr_keep_probability",
     "flip_probability",
     "k_ratio",
@@ -90,8 +101,45 @@ __all__ = [
 # ---- closed forms --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class RRLaw:
+    """The label's randomized response as it runs: P(label kept), P(moved to each other
+    category), and how many categories it draws among (``keep + (categories - 1) * other = 1``).
+
+    Read off the plan's label unit (:meth:`of_unit`) so that an attacker's figure and the
+    "P(value kept)" printed beside it come from one mechanism.  The attackers see the release
+    only through the likelihood ratio ``keep / other``: ``log_odds`` is where their thresholds are
+    read (eps itself only for the ideal mechanism)."""
+
+    keep: float
+    other: float
+    categories: int
+
+    @classmethod
+    def of_unit(cls, unit: Any) -> RRLaw:
+        """The law of a compiled plan unit (its ``noise``, read off the mechanism object that runs)."""
+        n = unit.noise
+        if n.keep_probability is None or n.other_probability is None or not n.categories:
+            raise ValueError(f"unit {unit.name!r} is not a randomized response")
+        return cls(float(n.keep_probability), float(n.other_probability), int(n.categories))
+
+    @classmethod
+    def of_mechanism(cls, mech: Any) -> RRLaw:
+        """The law of a :class:`~dpstudio.engine.mechanisms.RandomizedResponse` object."""
+        return cls(float(mech.keep), float(mech.p), int(mech.n_categories))
+
+    @property
+    def log_odds(self) -> float:
+        return math.log(self.keep / self.other)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"keep_probability": self.keep, "other_probability": self.other, "categories": self.categories}
+
+
 def rr_keep_probability(eps: npt.ArrayLike, n_classes: int = 2) -> FloatArray:
-    """P(y~ = y) of K-ary randomized response: e^eps / (K - 1 + e^eps) (docs/mechanisms.md §Randomized response)."""
+    """P(y~ = y) of the ideal K-ary randomized response: e^eps / (K - 1 + e^eps) (docs/mechanisms.md
+    §Randomized response).  Not what a release runs when delta > 0 or at the 2^-32 grid: a
+    release's figures use :class:`RRLaw`."""
     eps = np.asarray(eps, dtype=float)
     q: FloatArray = 1.0 / (1.0 + (n_classes - 1) * np.exp(-eps))
     return q
@@ -234,6 +282,8 @@ class LabelLeakageModel:
         guess = np.argmax(P, axis=1)
         self.uninformed_observed = float(np.mean(guess == y)) if self.n else float("nan")
         self.uninformed_model = float(np.mean(P.max(axis=1))) if self.n else float("nan")
+        # what the naive attacker that knows the prior guesses when y~ says nothing
+        self.prior_guess_observed = float(np.mean(int(np.argmax(self.prior)) == y)) if self.n else float("nan")
         # observed (true labels)
         a, b = _attack_thresholds(P, y)
         self._kept = _Steps(a)
@@ -312,22 +362,42 @@ class LabelLeakageModel:
 
     # ---- curves
     def accuracies(self, eps: npt.ArrayLike) -> dict[str, FloatArray]:
-        """Expected accuracy of each attacker at each eps (arrays shaped like eps)."""
+        """Expected accuracy of each attacker at each eps (arrays shaped like eps) under the
+        IDEAL K-ary randomized response (delta 0, no rounding): a preview.  A release's figures
+        come from :meth:`accuracies_of` at the plan's own law."""
         eps = np.asarray(eps, float)
-        K = self.K
-        q = rr_keep_probability(eps, K)
-        r = (1.0 - q) / (K - 1)
+        q = rr_keep_probability(eps, self.K)
+        return self._accuracies(eps, q, (1.0 - q) / (self.K - 1), self.K)
+
+    def accuracies_of(self, law: RRLaw | Sequence[RRLaw]) -> dict[str, FloatArray]:
+        """Expected accuracy of each attacker under the randomized response ``law`` (one law, or
+        one per point: arrays with one entry per law) -- the mechanism that runs."""
+        laws = [law] if isinstance(law, RRLaw) else list(law)
+        q = np.array([x.keep for x in laws], float)
+        r = np.array([x.other for x in laws], float)
+        cats = np.array([x.categories for x in laws], float)
+        return self._accuracies(np.log(q / r), q, r, cats)
+
+    def _accuracies(
+        self, L: FloatArray, q: FloatArray, r: FloatArray, categories: npt.ArrayLike
+    ) -> dict[str, FloatArray]:
+        """The attackers when RR keeps the label with probability ``q`` and moves it to each other
+        category with probability ``r``: the informed attacker follows y~ iff its likelihood ratio
+        ``e^L = q / r`` outweighs the posterior's (module docstring), so its thresholds are read
+        at ``L``.  RR may draw among more ``categories`` than the data shows: a move to one of
+        those says nothing about the label, and there the attackers guess without it."""
         n = max(self.n, 1)
-        inf_obs = (q * self._kept.le(eps) + r * self._moved.gt(eps)) / n
-        inf_mod = (q * self._kept_m.le(eps) + r * self._moved_m.gt(eps)) / n
-        naive_prior = (q * self._kept_p.le(eps) + r * self._moved_p.gt(eps)) / n
+        unseen = r * np.maximum(np.asarray(categories, float) - self.K, 0.0)
+        inf_obs = (q * self._kept.le(L) + r * self._moved.gt(L)) / n + unseen * self.uninformed_observed
+        inf_mod = (q * self._kept_m.le(L) + r * self._moved_m.gt(L)) / n + unseen * self.uninformed_model
+        naive_prior = (q * self._kept_p.le(L) + r * self._moved_p.gt(L)) / n + unseen * self.prior_guess_observed
         return {
             "informed": inf_obs,
-            "naive": q + 0 * eps,
-            "uninformed": np.full(eps.shape, self.uninformed_observed),
+            "naive": q + 0 * L,
+            "uninformed": np.full(L.shape, self.uninformed_observed),
             "naive_with_prior": naive_prior,
             "informed_model": inf_mod,
-            "uninformed_model": np.full(eps.shape, self.uninformed_model),
+            "uninformed_model": np.full(L.shape, self.uninformed_model),
         }
 
     def _count_bound_above(self, v: npt.ArrayLike, eps: npt.ArrayLike) -> FloatArray:
@@ -393,11 +463,20 @@ class LabelLeakageModel:
         return np.maximum(v0, v1)
 
     def curves(
-        self, eps_grid: npt.ArrayLike = DEFAULT_GRID, *, quantiles: Sequence[float] = QUANTILES
+        self,
+        eps_grid: npt.ArrayLike = DEFAULT_GRID,
+        *,
+        quantiles: Sequence[float] = QUANTILES,
+        rr_at: Callable[[float], RRLaw] | None = None,
     ) -> dict[str, Any]:
-        """Every preview curve over the eps grid (plain lists, JSON-able)."""
+        """Every preview curve over the eps grid (plain lists, JSON-able).  ``rr_at``: the
+        randomized response that would run at each eps (None: the ideal one)."""
         eps = np.asarray(eps_grid, float)
-        acc = self.accuracies(eps)
+        if rr_at is None:
+            acc, L = self.accuracies(eps), eps
+        else:
+            laws = [rr_at(float(e)) for e in eps]
+            acc, L = self.accuracies_of(laws), np.array([x.log_odds for x in laws])
         out: dict[str, Any] = {
             "epsilon": eps.tolist(),
             "n": self.n,
@@ -407,14 +486,14 @@ class LabelLeakageModel:
             "computed_on": COMPUTED_ON,
         }
         if self.binary:
-            cnt = self._count_bound_above(self.threshold, eps)
+            # the Prop. 3.0.2 expressions depend on the release only through e^-eps = r / q
+            cnt = self._count_bound_above(self.threshold, L)
             out["iue_adv_bound"] = {
                 "threshold": self.threshold,
                 "count_above": cnt.astype(int).tolist(),
                 "share_above": (cnt / max(self.n, 1)).tolist(),
                 "quantiles": {
-                    str(q): col.tolist()
-                    for q, col in zip(quantiles, self.bound_quantiles(eps, quantiles).T, strict=True)
+                    str(q): col.tolist() for q, col in zip(quantiles, self.bound_quantiles(L, quantiles).T, strict=True)
                 },
             }
         return out
@@ -425,10 +504,13 @@ class LabelLeakageModel:
             raise ValueError("IUEAdv (Sekiguchi 2024, Prop. 3.0.2) is defined for binary labels")
         return iue_adv_bound(self.p_true, self.prior[self.y], eps)
 
-    def at(self, eps: float, *, quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
-        """Scalars at one eps: accuracies, IUEAdv bound distribution, count above threshold."""
+    def at(self, eps: float, *, quantiles: Sequence[float] = QUANTILES, rr: RRLaw | None = None) -> dict[str, Any]:
+        """Scalars at one eps: accuracies, IUEAdv bound distribution, count above threshold.
+        ``rr``: the randomized response that runs at ``eps`` (the plan's; None: the ideal one)."""
         e = float(eps)
-        acc = {k: float(v) for k, v in self.accuracies(np.array([e])).items() for v in [v[0]]}
+        raw = self.accuracies(np.array([e])) if rr is None else self.accuracies_of(rr)
+        acc = {k: float(v[0]) for k, v in raw.items()}
+        L = e if rr is None else rr.log_odds
         out: dict[str, Any] = {
             "epsilon": e,
             "n": self.n,
@@ -436,14 +518,16 @@ class LabelLeakageModel:
             "informed_minus_naive": acc["informed"] - acc["naive"],
             "computed_on": COMPUTED_ON,
         }
+        if rr is not None:
+            out["randomized_response"] = rr.to_json()
         if self.binary:
-            above = int(self._count_bound_above(self.threshold, e))
+            above = int(self._count_bound_above(self.threshold, L))
             out["iue_adv_bound"] = {
                 "threshold": self.threshold,
                 "count_above": above,
                 "share_above": above / max(self.n, 1),
                 "quantiles": {
-                    str(q): float(v) for q, v in zip(quantiles, self.bound_quantiles([e], quantiles)[0], strict=True)
+                    str(q): float(v) for q, v in zip(quantiles, self.bound_quantiles([L], quantiles)[0], strict=True)
                 },
             }
         return out
@@ -459,14 +543,22 @@ class LabelLeakageModel:
             "count_k_above_1": int(np.sum(k > 1.0)),
         }
 
-    def posterior_gain(self, eps: float, quantiles: Sequence[float] = QUANTILES) -> dict[str, Any]:
+    def posterior_gain(
+        self, eps: float, quantiles: Sequence[float] = QUANTILES, *, rr: RRLaw | None = None
+    ) -> dict[str, Any]:
         """Distribution over records of P(y|x,y~) - P(y|y~): on kept labels (the Prop.
-        3.0.2 expression of Sekiguchi 2024), on flipped labels, and its expectation over RR."""
+        3.0.2 expression of Sekiguchi 2024), on flipped labels, and its expectation over RR
+        (``rr``: the randomized response that runs; None: the ideal one at ``eps``)."""
         e = float(eps)
-        B = self.iue_adv(e)
-        F = posterior_gain_flipped(self.p_true, self.prior[self.y], e)
-        pi = 1.0 / (1.0 + math.exp(e))
-        E = (1 - pi) * B + pi * F
+        if rr is None:
+            L, keep, flip, unseen = e, 1.0 - 1.0 / (1.0 + math.exp(e)), 1.0 / (1.0 + math.exp(e)), 0.0
+        else:
+            L, keep, flip = rr.log_odds, rr.keep, rr.other
+            unseen = max(rr.categories - 2, 0) * rr.other
+        B = self.iue_adv(L)
+        F = posterior_gain_flipped(self.p_true, self.prior[self.y], L)
+        # a move to a category the data never shows leaves P(y|x) against P(y)
+        E = keep * B + flip * F + unseen * (self.p_true - self.prior[self.y])
 
         def qd(v: FloatArray) -> dict[str, float]:
             return {str(q): float(x) for q, x in zip(quantiles, np.quantile(v, quantiles), strict=True)}
@@ -480,13 +572,22 @@ class LabelLeakageModel:
             "computed_on": COMPUTED_ON,
         }
 
-    def summary(self, eps: float, eps_grid: npt.ArrayLike = DEFAULT_GRID) -> dict[str, Any]:
+    def summary(
+        self,
+        eps: float,
+        eps_grid: npt.ArrayLike = DEFAULT_GRID,
+        *,
+        rr: RRLaw | None = None,
+        rr_at: Callable[[float], RRLaw] | None = None,
+    ) -> dict[str, Any]:
+        """Every view at ``eps`` (the randomized response ``rr`` that runs there) and over
+        ``eps_grid`` (``rr_at``: the one that would run at each point; None: the ideal one)."""
         return {
-            "at_epsilon": self.at(eps),
-            "curves": self.curves(eps_grid),
+            "at_epsilon": self.at(eps, rr=rr),
+            "curves": self.curves(eps_grid, rr_at=rr_at),
             "k": self.k_summary(),
             "prior": {str(c): float(p) for c, p in zip(self.classes, self.prior, strict=True)},
-            **({"posterior_gain": self.posterior_gain(eps)} if self.binary else {}),
+            **({"posterior_gain": self.posterior_gain(eps, rr=rr)} if self.binary else {}),
             "posterior_model": _jsonable_info(self.info),
             "computed_on": COMPUTED_ON,
         }
@@ -518,11 +619,22 @@ def public_log_likelihood_ratio(
     ratios, so report it as such.
     """
     P = np.asarray(posteriors, float)
-    y = np.asarray(labels)
     p1 = np.clip(P[:, 1], clip, 1 - clip)
-    prior1 = float(np.clip(np.mean(y == 1), clip, 1 - clip))
-    llr = (np.log(p1) - np.log1p(-p1)) - (math.log(prior1) - math.log1p(-prior1))
+    llr = (np.log(p1) - np.log1p(-p1)) - _prior_logit(labels, clip)
     return float(np.quantile(np.abs(llr), quantile)) if llr.size else 0.0
+
+
+def _prior_logit(labels: npt.ArrayLike, clip: float) -> float:
+    """logit P(y=1), the prior clipped as :func:`public_log_likelihood_ratio` clips it."""
+    prior1 = float(np.clip(np.mean(np.asarray(labels) == 1), clip, 1 - clip))
+    return math.log(prior1) - math.log1p(-prior1)
+
+
+def public_log_likelihood_ratio_cap(labels: npt.ArrayLike, *, clip: float = 1e-3) -> float:
+    """The largest value :func:`public_log_likelihood_ratio` can return on these labels:
+    ``ln((1-clip)/clip) + |logit P(y=1)|`` -- the posterior's clipped logit is at most the first
+    term, and the prior's logit is subtracted from it."""
+    return math.log((1 - clip) / clip) + abs(_prior_logit(labels, clip))
 
 
 def effective_label_epsilon(
@@ -534,8 +646,15 @@ def effective_label_epsilon(
     public_llr: float | None = None,
     quantile: float = 1.0,
     clip: float = 1e-3,
+    guarantee_epsilon: float | None = None,
 ) -> dict[str, Any]:
     """Effective epsilon for the label of a semi-sensitive release (Sekiguchi 2024, Prop. 4.0.1).
+
+    ``guarantee_epsilon``: the plan's label guarantee (``plan.label.epsilon``: every unit of
+    the release, DP domain estimates and a jointly calibrated Gaussian group with its joint
+    conversion included), so that the figure relative to the public columns IS the plan's, not a
+    sum beside it; ``eps_sensitive`` should then be ``plan.label.sensitive_epsilon``.  Without it,
+    ``eps_sensitive + eps_label``.
 
     Source: odds(y | x_pub, x~_priv, y~) <= e^{eps_1 + eps_2} odds(y | x_pub), with
     ``eps_1 = max{eps', ln max_x P(x|y=1)/P(x|y=0)}``, eps' of the Laplace-perturbed sensitive
@@ -556,21 +675,30 @@ def effective_label_epsilon(
         public_llr = public_log_likelihood_ratio(posteriors, labels, quantile=quantile, clip=clip)
     lam = float(public_llr)
     e1_seed = max(float(eps_sensitive), lam)
+    relative = float(eps_sensitive) + float(eps_label) if guarantee_epsilon is None else float(guarantee_epsilon)
+    estimate: dict[str, Any] = {
+        "method": "cross-fitted logistic posteriors, clipped to "
+        f"[{clip}, {1 - clip}], quantile {quantile} of |log ratio| over records",
+        "conservative": "an estimate, not a bound: unseen public values or a richer model could show a larger ratio",
+    }
+    if labels is not None:
+        # the estimate's true cap: ln((1-clip)/clip) alone omits the prior's logit, and was
+        # printed below the value it claimed to cap
+        estimate["cap"] = public_log_likelihood_ratio_cap(labels, clip=clip)
+        estimate["cap_note"] = (
+            "the largest public_log_likelihood_ratio the clipped posteriors can give: "
+            "ln((1-clip)/clip) + |logit P(y=1)|; an estimate at the cap means the clipping, "
+            "not the data, limited it"
+        )
     return {
-        "effective_label_epsilon": float(eps_sensitive) + lam + float(eps_label),
-        "relative_to_public_posterior_epsilon": float(eps_sensitive) + float(eps_label),
+        "effective_label_epsilon": relative + lam,
+        "relative_to_public_posterior_epsilon": relative,
         "seed_prop_4_0_1_epsilon": e1_seed + float(eps_label),
         "seed_epsilon_1": e1_seed,
         "public_log_likelihood_ratio": lam,
         "epsilon_label_rr": float(eps_label),
         "epsilon_sensitive": float(eps_sensitive),
-        "estimate": {
-            "method": "cross-fitted logistic posteriors, clipped to "
-            f"[{clip}, {1 - clip}], quantile {quantile} of |log ratio| over records",
-            "conservative": "an estimate, not a bound: unseen public values or a richer "
-            "model could show a larger ratio",
-            "cap": float(math.log((1 - clip) / clip)),
-        },
+        "estimate": estimate,
         "note": (
             "posterior odds of the label given the release are at most e^effective_label_epsilon "
             "times the prior odds (e^(eps'+eps_2) times the odds given the public columns). "

@@ -171,6 +171,9 @@ def fmt_delta(delta: float) -> str:
 def noise_text(unit) -> str:
     """The unit's noise parameter: Laplace b, Gaussian sigma or randomized response's keep
     probability ("≤" when planned on the public search range: the worst case)."""
+    if unit.kind == "density":
+        sd = unit.facts.get("noise_sd_relative_to_flat")
+        return "—" if sd is None else f"σ = {100 * sd:.3g} % of a flat density"
     n = unit.noise
     rel = "≤" if unit.provisional else "="
     if n.scale is not None:
@@ -189,6 +192,9 @@ def _error_value(unit, x: float) -> str:
 def error_text(unit) -> str:
     """Expected error per released value, in the column's units (categories: the chance a value
     is changed); "≤" when planned on the public search range (worst case)."""
+    if unit.kind == "density":
+        e = unit.facts.get("noise_mean_abs_relative_to_flat")
+        return "—" if e is None else f"{100 * e:.3g} % of a flat density"
     if unit.shown_error is None:
         return "—"
     return ("≤ " if unit.provisional else "") + _error_value(unit, unit.shown_error)

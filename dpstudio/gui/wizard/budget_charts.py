@@ -50,7 +50,6 @@ from dpstudio.gui.i18n import tr
 from dpstudio.gui.wizard.base import table_item
 
 GUI_THREAD_BUDGET_S = 0.010  # work under 10 ms may run on the GUI thread; anything longer goes to a worker
-LEAKAGE_SAMPLE = 50_000
 PANEL_MIN_HEIGHT = 470  # pixels: below this the budget page scrolls
 PANEL_MIN_HEIGHT_TEXT = 260  # the same when no chart is drawn (model and density releases)
 CURVE_CACHE = 16  # recipes (without their epsilon) whose curves are kept
@@ -114,6 +113,24 @@ def unit_cells(unit) -> list[str]:
         error_text(unit),
         floor_text(unit),
     ]
+
+
+def density_noise_text(plan) -> str:
+    """The density's noise at a grid point, relative to a flat density's height, from the plan's
+    settled unit (:func:`dpstudio.plan.density.for_rows`: the calibration the release draws with)."""
+    unit = next((u for u in plan.units if u.kind == "density"), None)
+    facts = unit.facts if unit is not None else {}
+    sd, mean_abs = facts.get("noise_sd_relative_to_flat"), facts.get("noise_mean_abs_relative_to_flat")
+    if sd is None or mean_abs is None:
+        return tr("Its noise depends on the number of rows: load the data to see it.")
+    return tr(
+        "At this ε the noise at each grid point has a standard deviation of {0} of a flat density's height "
+        "(on average {1} off; the smoothing by the bandwidth, {2} of the range, is not noise and comes on top)."
+    ).format(_pct_text(sd), _pct_text(mean_abs), _pct_text(float(facts["bandwidth"])))
+
+
+def _pct_text(x: float) -> str:
+    return f"{100 * x:.3g} %"
 
 
 def joint_gaussian_note() -> str:
@@ -296,10 +313,11 @@ def leakage_available() -> bool:
 
 def fit_leakage(frame, public_cols, label_col, *, progress, cancel):
     """Worker job: fit the label-leakage model on (a sample of) the table."""
-    from dpstudio.risk import LabelLeakageModel
+    from dpstudio.risk import LabelLeakageModel, row_sample
 
-    if len(frame) > LEAKAGE_SAMPLE:
-        frame = frame.sample(LEAKAGE_SAMPLE, random_state=0)
+    # the rows the CLI, the risk estimate and the report use (risk.row_sample, seed 0): one
+    # sample, hence one attacker figure, whichever of them shows it
+    frame, _info = row_sample(frame, seed=0)
     progress(0.1, "fitting the attacker model")
     cancel.check()
     model = LabelLeakageModel.fit(frame, list(public_cols), label_col)
@@ -321,11 +339,15 @@ def leakage_key(session, rec):
     return None if inputs is None else ("leakage", session.data_token, *inputs)
 
 
-def attacker_at(model, label_epsilon: float):
-    """The leakage model at the epsilon of the label's randomized response
-    (``plan.label.label_unit_epsilon``): ``((uninformed, naive, informed) accuracy, share of
-    records exposed beyond the label guarantee or None)``."""
-    at = model.at(float(label_epsilon))
+def attacker_at(model, plan):
+    """The leakage model under the plan's randomized response on the label as it runs (its keep
+    and other-category probabilities: :func:`dpstudio.risk.label_rr_law`, what the CLI and the
+    report read), at ``plan.label.label_unit_epsilon``: ``((uninformed, naive, informed) accuracy,
+    share of records exposed beyond the label guarantee or None)``."""
+    from dpstudio.risk import label_rr_law
+
+    law, _law_at = label_rr_law(plan)
+    at = model.at(float(plan.label.label_unit_epsilon), rr=law)
     acc = at["accuracy"]
     share = (at.get("iue_adv_bound") or {}).get("share_above")
     return (acc["uninformed"], acc["naive"], acc["informed"]), share
@@ -593,6 +615,8 @@ class PreviewPanel(QWidget):
                     "error curve; the total privacy loss above is what it spends."
                 ).format(tr("model") if rtype == "model" else tr("density estimate"))
             )
+            if rtype == "density":
+                msg += " " + density_noise_text(plan)
             self.error_chart.show_message(msg)
             self.hist_chart.show_message(
                 tr("Nothing to preview yet.")
@@ -857,12 +881,16 @@ class PreviewPanel(QWidget):
             self._start_curves(plan, ckey)
             return
         if self._shown_attack != (ckey, key):
+            from dpstudio.risk import label_rr_law
+
             ok = np.isfinite(curves.label_epsilon) & (curves.label_epsilon > 0)
-            acc = model.accuracies(curves.label_epsilon[ok])
+            # the mechanism that would run at each point (its delta and grid), as the marker's
+            _law, law_at = label_rr_law(plan)
+            acc = model.accuracies_of([law_at(float(e)) for e in curves.label_epsilon[ok]])
             self.attack_chart.set_curves(curves.eps[ok], acc["uninformed"], acc["naive"], acc["informed"])
             self._shown_attack = (ckey, key)
         eps_label = plan.label.label_unit_epsilon
-        vals, share = attacker_at(model, eps_label)
+        vals, share = attacker_at(model, plan)
         self.attack_chart.set_epsilon(eps, vals)
         text = tr("At ε = {0:.3g}: best attacker right {1:.0%} of the time (public columns: {2:.0%})").format(
             eps, vals[2], vals[0]

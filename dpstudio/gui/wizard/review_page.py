@@ -207,6 +207,11 @@ class ReviewPage(WizardPage):
             "Expected error: the typical difference between a released value and the true one "
             "(for categories: the chance a value is changed)."
         )
+        if any(u.kind == "density" for u in plan.units):
+            note += " " + tr(
+                "For the density: the noise's typical size at each grid point, as a share of the height "
+                "of a flat density over the bounds (the smoothing by the bandwidth comes on top)."
+            )
         return (
             f"<table cellpadding=4 border=1 style='border-collapse:collapse'><tr>{head}</tr>{''.join(rows)}</table>"
             f"<p style='color:gray'>{e(note)}</p>"
@@ -292,7 +297,7 @@ class ReviewPage(WizardPage):
         if model is None or plan is None or plan.label is None:
             return None
         eps_label = plan.label.label_unit_epsilon
-        vals, _share = attacker_at(model, eps_label)
+        vals, _share = attacker_at(model, plan)
         return eps_label, vals
 
     def _leakage_lines(self, rec, plan):
