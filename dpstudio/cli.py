@@ -209,7 +209,9 @@ def cmd_recipe_init(args) -> int:
     if args.domains and os.path.exists(args.output) and os.path.samefile(args.domains, args.output):
         raise UserError(f"the recipe {args.output} is the domain file it was made from: choose another name")
     refuse_overwrite("recipe", args.output, input_path=args.file, ledger_path=ledger_path, replace_existing=args.force)
-    _refuse_paid(ledger_path, "recipe", args.output)
+    from dpstudio.pipeline import refuse_paid_file
+
+    refuse_paid_file(ledger_path, "recipe", args.output)
     write_text(recipe.dumps() + "\n", args.output)
     from dpstudio.plan import compile_checked
 
@@ -276,16 +278,6 @@ def _assigned_columns(items) -> list[str]:
     return [item.split("=", 1)[0] for item in items or () if "=" in item]
 
 
-def _refuse_paid(ledger_path, what: str, path) -> None:
-    """An earlier release's output is never replaced, ``--force`` or not (read only: no ledger is
-    created)."""
-    from dpstudio.ledger import Ledger
-    from dpstudio.pipeline import refuse_paid_targets
-
-    if os.path.exists(path) and Path(ledger_path).exists():
-        refuse_paid_targets(Ledger.open_existing(ledger_path), [(what, path)])
-
-
 def cmd_recipe_domains(args) -> int:
     """``recipe domains RECIPE -o FILE``: the recipe's domains as a domain file (JSON or CSV)."""
     from dpstudio.ledger import default_ledger_path
@@ -303,7 +295,9 @@ def cmd_recipe_domains(args) -> int:
         ledger_path=default_ledger_path(),
         replace_existing=args.force,
     )
-    _refuse_paid(default_ledger_path(), "domain file", args.output)
+    from dpstudio.pipeline import refuse_paid_file
+
+    refuse_paid_file(default_ledger_path(), "domain file", args.output)
     n = save_domains(recipe, args.output)
     print(f"wrote {n} domain(s) to {args.output}", file=sys.stderr)
     return EXIT_OK

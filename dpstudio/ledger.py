@@ -147,7 +147,9 @@ CREATE TABLE IF NOT EXISTS entries (
     input_sha256   TEXT,
     identity       TEXT,
     report_path    TEXT,
-    report_sha256  TEXT
+    report_sha256  TEXT,
+    artifact_path  TEXT,
+    artifact_sha256 TEXT
 );
 CREATE TABLE IF NOT EXISTS log (
     seq  INTEGER PRIMARY KEY,
@@ -164,7 +166,14 @@ CREATE INDEX IF NOT EXISTS files_dataset ON files(dataset);
 #: columns added by schema 2 to tables of schema 1 (ALTER TABLE ... ADD COLUMN)
 _ADDED_COLUMNS = {
     "datasets": (("label", "TEXT"), ("declared_new", "INTEGER NOT NULL DEFAULT 0")),
-    "entries": (("input_sha256", "TEXT"), ("identity", "TEXT"), ("report_path", "TEXT"), ("report_sha256", "TEXT")),
+    "entries": (
+        ("input_sha256", "TEXT"),
+        ("identity", "TEXT"),
+        ("report_path", "TEXT"),
+        ("report_sha256", "TEXT"),
+        ("artifact_path", "TEXT"),
+        ("artifact_sha256", "TEXT"),
+    ),
 }
 
 
@@ -1985,6 +1994,21 @@ class Ledger:
                         f"release {busy['id']} is writing {out} right now: choose another output name "
                         "(nothing was spent)"
                     )
+                # a release that completed to this name since the caller's check (which ran
+                # before the input was read): checked again under the lock; only a name that a
+                # complete entry recorded is hashed here
+                done = con.execute(
+                    "SELECT id, output_sha256 FROM entries WHERE output_path=? AND status='complete' ORDER BY id DESC",
+                    (out,),
+                ).fetchall()
+                if done and _is_output(out):
+                    digest = _sha256_file(out)
+                    hit = next((d for d in done if d["output_sha256"] == digest), None)
+                    if hit is not None:
+                        raise UserError(
+                            f"{out} holds the output of release {hit['id']}, completed while this one "
+                            "was reading its input: choose another output name (nothing was spent)"
+                        )
             key, identity = self._identify(
                 con, sha, file_name=dataset_name, label=label, fp=fingerprint, new_dataset=new_dataset, write=True
             )
@@ -2170,78 +2194,106 @@ class Ledger:
                 problems.append(f"entry {r['id']}: output {p} is missing")
             elif _sha256_file(p) != r["output_sha256"]:
                 problems.append(f"entry {r['id']}: output {p} changed since the release")
-            rp = r["report_path"]
-            if rp and r["report_sha256"]:
-                if not os.path.isfile(rp):
-                    problems.append(f"entry {r['id']}: report {rp} is missing")
-                elif _sha256_file(rp) != r["report_sha256"]:
-                    problems.append(f"entry {r['id']}: report {rp} changed since the release")
+            for kind, what in _SIDE_FILES.items():
+                fp, digest = r[f"{kind}_path"], r[f"{kind}_sha256"]
+                if fp and digest:
+                    if not os.path.isfile(fp):
+                        problems.append(f"entry {r['id']}: {what} {fp} is missing")
+                    elif _sha256_file(fp) != digest:
+                        problems.append(f"entry {r['id']}: {what} {fp} changed since the release")
         return problems
 
-    def record_report(self, entry_id: int, path) -> str:
-        """Record the report written for the complete release ``entry_id`` (its path and SHA-256),
-        so that no later release writes over it (:meth:`paid_output`) and :meth:`verify` checks
-        it.  Returns the hash.  Outside the hash chain, like the output's own path and hash."""
+    def record_file(self, entry_id: int, kind: str, path) -> str:
+        """Record a file written beside the complete release ``entry_id``'s output (``kind``:
+        "report", or "artifact" for a density's side file): its path and SHA-256, so that no
+        later release writes over it (:meth:`paid_output`) and :meth:`verify` checks it.  Returns
+        the hash.  Outside the hash chain, like the output's own path and hash."""
+        if kind not in _SIDE_FILES:
+            raise ValueError(f"unknown file kind {kind!r}")
         out = str(Path(path).resolve())
         digest = _sha256_file(out)
         with self._tx() as con:
             con.execute(
-                "UPDATE entries SET report_path=?, report_sha256=? WHERE id=? AND status='complete'",
+                f"UPDATE entries SET {kind}_path=?, {kind}_sha256=? WHERE id=? AND status='complete'",
                 (out, digest, int(entry_id)),
             )
         return digest
 
     def paid_output(self, path) -> dict | None:
-        """The complete release whose output or report ``path`` would write over, or None: the
-        file at ``path`` holds a recorded output's or report's bytes (wherever that release wrote
-        it: moved, renamed or linked files too), or ``path`` lies inside a recorded partitioned
-        dataset's folder.  ``what``/``path`` in the answer: which of its files, recorded where.
-        Writing there would lose a release already paid for, which only :meth:`verify` would
-        notice afterwards.  Read only; an existing file is hashed once."""
+        """The complete release whose file ``path`` would write over, or None: the file at
+        ``path`` is a recorded output, report or density side file (found by its bytes, wherever
+        that release wrote it: moved, renamed or linked files too), or ``path`` lies inside a
+        recorded partitioned dataset's folder.  A copy elsewhere of a file whose recorded path
+        still holds it is the user's to replace.  ``what``/``path`` in the answer: which of its
+        files, recorded where.  Writing there would lose a release already paid for, which only
+        :meth:`verify` would notice afterwards.  Read only; an existing file is hashed once."""
         real = os.path.realpath(path)
-        con = self._connect()
-        try:
-            rows = con.execute(
-                "SELECT e.id, e.time, e.epsilon, e.delta, e.release_type, e.output_path, e.output_sha256, "
-                "e.report_path, e.report_sha256, d.label, d.name, d.sha256 FROM entries e "
-                "JOIN datasets d ON d.sha256 = e.dataset "
-                "WHERE e.status='complete' AND e.output_sha256 IS NOT NULL ORDER BY e.id DESC"
-            ).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}; {REINIT_HINT}") from None
-        finally:
-            con.close()
-        if not rows:
-            return None
-        hit, what = None, "output"
-        for r in rows:  # a target inside a recorded dataset folder would change its files
-            folder = r["output_path"]
-            if folder and os.path.isdir(folder) and real.startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep):
-                hit = r
-                break
-        if hit is None and os.path.isfile(real):
+        exists = os.path.isfile(real)
+        digest = None
+        if exists:
             try:
                 digest = _sha256_file(real)
             except OSError as exc:
                 raise UserError(
                     f"cannot read {path} to check that it holds no earlier release's output: {exc.strerror or exc}"
                 ) from None
-            hit = next((r for r in rows if r["output_sha256"] == digest), None)
-            if hit is None:
-                hit = next((r for r in rows if r["report_sha256"] == digest), None)
-                what = "report"
-        if hit is None:
+        con = self._connect()
+        try:
+            cols = "e.id, e.time, e.epsilon, e.delta, e.release_type, e.output_path, e.output_sha256, " + ", ".join(
+                f"e.{k}_path, e.{k}_sha256" for k in _SIDE_FILES
+            )
+            same = " OR ".join(f"e.{k}_sha256=?" for k in ("output", *_SIDE_FILES))
+            rows = con.execute(
+                f"SELECT {cols}, d.label, d.name, d.sha256 FROM entries e JOIN datasets d ON d.sha256 = e.dataset "
+                f"WHERE e.status='complete' AND (({same}) OR e.output_path=? OR ? LIKE e.output_path || '%') "
+                "ORDER BY e.id DESC",
+                (*[digest] * (1 + len(_SIDE_FILES)), real, real),
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}; {REINIT_HINT}") from None
+        finally:
+            con.close()
+        for r in rows:  # a target inside a recorded dataset folder would change its files
+            folder = r["output_path"]
+            if folder and real.startswith(folder.rstrip(os.sep) + os.sep) and os.path.isdir(folder):
+                return _paid(r, "output", folder)
+        if digest is None:
             return None
-        return {
-            "what": what,
-            "path": hit["report_path"] if what == "report" else hit["output_path"],
-            "id": hit["id"],
-            "time": hit["time"],
-            "epsilon": hit["epsilon"],
-            "delta": hit["delta"],
-            "release_type": hit["release_type"],
-            "dataset": _desc(hit),
-        }
+        for r in rows:
+            for kind in ("output", *_SIDE_FILES):
+                recorded = r[f"{kind}_path"]
+                if r[f"{kind}_sha256"] != digest:
+                    continue
+                if recorded and os.path.realpath(recorded) != real and _holds(recorded, digest):
+                    continue  # a copy: the release's own file is intact where it was written
+                return _paid(r, _KIND_NAMES[kind], recorded)
+        return None
+
+
+#: files recorded beside a release's output (``Ledger.record_file``): column prefix -> name
+_SIDE_FILES = {"report": "report", "artifact": "density side file"}
+_KIND_NAMES = {"output": "output", **_SIDE_FILES}
+
+
+def _holds(path, digest: str) -> bool:
+    """Whether the file at ``path`` still has the SHA-256 ``digest``."""
+    try:
+        return os.path.isfile(path) and _sha256_file(path) == digest
+    except OSError:
+        return False
+
+
+def _paid(r, what: str, path) -> dict:
+    return {
+        "what": what,
+        "path": path,
+        "id": r["id"],
+        "time": r["time"],
+        "epsilon": r["epsilon"],
+        "delta": r["delta"],
+        "release_type": r["release_type"],
+        "dataset": _desc(r),
+    }
 
 
 def _fingerprint(path) -> str:

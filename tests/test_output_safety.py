@@ -466,3 +466,43 @@ def test_an_earlier_releases_report_is_not_written_over(setup, capsys):
     assert led.verify() == []
     (d / "r.html").write_text("edited")
     assert any("report" in p and "changed since the release" in p for p in led.verify())
+
+
+def test_a_density_side_file_is_recorded_and_never_written_over(setup, capsys):
+    d, ledger = setup
+    args = ["--release", "density", "--role", "age=sensitive", "--role", "sex=ignore", "--bounds", "age=0:100"]
+    assert main(["recipe", "init", "in.csv", "-o", "dens.json", *args, "--option", "sample_rows=20"]) == 0
+    assert main(["release", "dens.json", "--output", "y.csv"]) == 0
+    capsys.readouterr()
+    side = (d / "y.artifact.json").read_bytes()
+    _refused(capsys, ["--output", "y.artifact.json"], says="holds the density side file of release 2", setup=setup)
+    assert (d / "y.artifact.json").read_bytes() == side
+    from dpstudio.ledger import Ledger
+
+    assert Ledger(ledger).verify() == []
+    (d / "y.artifact.json").write_text("{}")
+    assert any("density side file" in p and "changed" in p for p in Ledger(ledger).verify())
+
+
+def test_a_copy_of_an_intact_paid_output_is_the_users_to_replace(setup, capsys):
+    d, _ = setup
+    (d / "mycopy.csv").write_bytes((d / "first.csv").read_bytes())
+    assert main(["release", "rec.json", "--output", "mycopy.csv"]) == 0
+    assert (d / "first.csv").exists()
+
+
+def test_a_release_completed_to_the_name_meanwhile_is_refused_at_the_reservation(tmp_path):
+    """The early check runs before the input is read; a release that completes to the same name
+    in between is caught under the ledger's lock."""
+    from dpstudio.engine.accounting import PrivacyLoss
+    from dpstudio.errors import UserError
+    from dpstudio.ledger import Ledger
+
+    led = Ledger(tmp_path / "l.sqlite")
+    loss = PrivacyLoss(epsilon=1.0, delta=0.0)
+    out = tmp_path / "o.csv"
+    first = led.reserve("a" * 64, loss=loss, output_path=out, dataset_name="t.csv")
+    led.write_and_commit(first, out, lambda tmp: Path(tmp).write_text("x\n1\n"))
+    with pytest.raises(UserError, match=f"holds the output of release {first.id}, completed while"):
+        led.reserve("a" * 64, loss=loss, output_path=out, dataset_name="t.csv")
+    assert led.summary(first.dataset)["releases"] == 1 and "in_progress" not in led.summary(first.dataset)

@@ -391,6 +391,9 @@ class MainWindow(QMainWindow):
                     ledger_path=default_ledger_path(),
                     replace_existing=True,
                 )
+                from dpstudio.pipeline import refuse_paid_file
+
+                refuse_paid_file(default_ledger_path(), "recipe", path)  # never a paid release's file
                 write_text(self.session.recipe.dumps(), path)
                 self.session.recipe_source = path  # a release may then not write over it
                 self.statusBar().showMessage(self.tr("Recipe saved to {0}").format(path), 5000)

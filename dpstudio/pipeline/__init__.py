@@ -238,6 +238,16 @@ def refuse_paid_targets(ledger, targets) -> None:
         )
 
 
+def refuse_paid_file(ledger_path, what: str, path) -> None:
+    """A file another command writes (a recipe, a domain file: ``recipe init -o``, the GUI's
+    save dialogs) never replaces an earlier release's output, report or side file, ``--force``
+    or a dialog's "replace?" or not.  Reads the ledger if there is one; never creates one."""
+    from dpstudio.ledger import Ledger
+
+    if os.path.exists(path):
+        refuse_paid_targets(Ledger.open_existing(ledger_path), [(what, path)])
+
+
 def _refuse_too_large(path) -> None:
     """A file that cannot fit in the available memory is refused before loading (an
     out-of-memory kill would lose the user's time, not their data), with what to do."""
@@ -476,6 +486,16 @@ def execute_release(
     )
 
 
+def _record_file(result, ledger, reservation, kind: str, path) -> None:
+    """A file written beside a recorded release (its report, a density's side file) is recorded
+    with it, so no later release writes over it; after the commit, so a failure is a warning."""
+    if ledger is None or reservation is None:
+        return
+    rid = reservation.id
+    what = "report" if kind == "report" else "density side file"
+    _after_commit(result, f"the {what}'s record in the ledger", lambda: ledger.record_file(rid, kind, path))
+
+
 def _conclude(
     *,
     recipe: Recipe,
@@ -572,6 +592,8 @@ def _conclude(
         text = json.dumps(outcome.artifact, indent=2)
         done = _after_commit(result, "the density side file", lambda: write_text(text, targets.artifact))
         result.artifact_path = None if isinstance(done, _Failure) else str(targets.artifact)
+        if result.artifact_path is not None:
+            _record_file(result, ledger, reservation, "artifact", targets.artifact)
     # synthetic-data risk needs a second fit on a training split: only on request (dpstudio risk)
     if (
         frame is None
@@ -625,7 +647,6 @@ def _conclude(
             result.report_path = str(report_path)
             if ledger is not None and reservation is not None:
                 # the report belongs to the release paid for: no later release may replace it
-                rid, led = reservation.id, ledger
-                _after_commit(result, "the report's record in the ledger", lambda: led.record_report(rid, report_path))
+                _record_file(result, ledger, reservation, "report", report_path)
     progress(1.0, "done")
     return result

@@ -314,3 +314,22 @@ def test_ctrl_shift_v_pastes_the_clipboard(qtbot, window, demo_copy, monkeypatch
     qtbot.keyClick(page.table, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert shown == ["income\t0\t500000\n"]
     assert window.session.recipe.column("income").domain == Domain("numeric", low=0.0, high=500000.0)
+
+
+def test_a_domain_file_never_overwrites_a_paid_release_file(qtbot, loaded_demo, tmp_path):
+    """The save dialog's "replace?" is not enough for a file an earlier release paid for."""
+    from dpstudio.engine.accounting import PrivacyLoss
+    from dpstudio.ledger import Ledger, default_ledger_path
+
+    window = loaded_demo
+    window.go_to(1)
+    page = window.columns_page
+    messages = []
+    page.show_message = lambda title, text: messages.append((title, text))
+    led = Ledger(default_ledger_path())
+    paid = tmp_path / "paid.csv"
+    res = led.reserve("b" * 64, loss=PrivacyLoss(epsilon=1.0, delta=0.0), output_path=paid, dataset_name="x.csv")
+    led.write_and_commit(res, paid, lambda tmp: Path(tmp).write_text("a,b\n1,2\n"))
+    assert page.save_domains(str(paid)) == 0
+    assert paid.read_text() == "a,b\n1,2\n"
+    assert messages and f"of release {res.id}" in messages[-1][1]

@@ -553,6 +553,9 @@ class ColumnsPage(WizardPage):
                 ledger_path=default_ledger_path(),
                 replace_existing=True,  # the save dialog has asked before replacing a file
             )
+            from dpstudio.pipeline import refuse_paid_file
+
+            refuse_paid_file(default_ledger_path(), "domain file", path)  # never a paid release's file
             n = write(rec, path)
         except (UserError, OSError) as exc:
             self.show_message(self.tr("The domains were not saved"), str(exc))

@@ -359,6 +359,9 @@ class ExportPage(WizardPage):
             refuse_overwrite(
                 "recipe", path, input_path=s.loaded.path, ledger_path=default_ledger_path(), replace_existing=True
             )
+            from dpstudio.pipeline import refuse_paid_file
+
+            refuse_paid_file(default_ledger_path(), "recipe", path)  # never a paid release's file
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             write_text(s.recipe.dumps(), path)
         except (OSError, UserError) as exc:
