@@ -1874,6 +1874,8 @@ class Ledger:
                 "output_sha256": r["output_sha256"],
                 "report_path": r["report_path"],
                 "report_sha256": r["report_sha256"],
+                "artifact_path": r["artifact_path"],
+                "artifact_sha256": r["artifact_sha256"],
                 "status": r["status"],
             }
             for r in rows

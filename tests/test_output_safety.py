@@ -480,6 +480,8 @@ def test_a_density_side_file_is_recorded_and_never_written_over(setup, capsys):
     from dpstudio.ledger import Ledger
 
     assert Ledger(ledger).verify() == []
+    shown = Ledger(ledger).show("in.csv")["entries"][-1]
+    assert shown["artifact_path"] == str(d / "y.artifact.json") and shown["report_path"] is None
     (d / "y.artifact.json").write_text("{}")
     assert any("density side file" in p and "changed" in p for p in Ledger(ledger).verify())
 
