@@ -231,6 +231,11 @@ def cmd_recipe_init(args) -> int:
             f"{recipe.budget.epsilon:g} plus the DP domain estimates ('dpstudio recipe check' lists them)",
             file=sys.stderr,
         )
+    from dpstudio.plan.record import sensitive_passthrough_note
+
+    marked = sensitive_passthrough_note(recipe)
+    if marked:
+        print(f"  note: {marked}", file=sys.stderr)
     from dpstudio.recipe.build import empty_cell_notes
 
     for note in empty_cell_notes(recipe, schema):

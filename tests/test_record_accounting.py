@@ -370,3 +370,20 @@ def test_a_dp_domain_of_a_column_released_unchanged_is_refused_not_charged():
         budget=Budget(1.0, 0.0),
     )
     assert compile_checked(perturbed)[0] is not None
+
+
+def test_a_label_release_says_when_a_column_marked_sensitive_is_published_unchanged():
+    from dpstudio.plan import compile_plan
+    from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Recipe, ReleaseSpec
+
+    label = Column("y", "categorical", "label", Domain("categorical", categories=("0", "1")))
+    cols = (Column("inc", "integer", "sensitive"), Column("age", "integer", "public"), label)
+    plan = compile_plan(Recipe(InputSpec("t.csv"), ReleaseSpec("label"), cols, Budget(1.0, 0.0)))
+    assert any(n.startswith("inc: marked sensitive, but a label release") for n in plan.notes), plan.notes
+    assert not any("age: marked" in n for n in plan.notes)
+    # marked public, or perturbed by a semi-sensitive release: nothing to say
+    public = tuple(Column(c.name, c.type, "public") if c.name == "inc" else c for c in cols)
+    assert not any(
+        "marked sensitive" in n
+        for n in compile_plan(Recipe(InputSpec("t.csv"), ReleaseSpec("label"), public, Budget(1.0, 0.0))).notes
+    )
