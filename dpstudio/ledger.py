@@ -2230,9 +2230,8 @@ class Ledger:
         files, recorded where.  Writing there would lose a release already paid for, which only
         :meth:`verify` would notice afterwards.  Read only; an existing file is hashed once."""
         real = os.path.realpath(path)
-        exists = os.path.isfile(real)
         digest = None
-        if exists:
+        if os.path.isfile(real):
             try:
                 digest = _sha256_file(real)
             except OSError as exc:
@@ -2247,9 +2246,9 @@ class Ledger:
             same = " OR ".join(f"e.{k}_sha256=?" for k in ("output", *_SIDE_FILES))
             rows = con.execute(
                 f"SELECT {cols}, d.label, d.name, d.sha256 FROM entries e JOIN datasets d ON d.sha256 = e.dataset "
-                f"WHERE e.status='complete' AND (({same}) OR e.output_path=? OR ? LIKE e.output_path || '%') "
+                f"WHERE e.status='complete' AND (({same}) OR ? LIKE e.output_path || '%') "
                 "ORDER BY e.id DESC",
-                (*[digest] * (1 + len(_SIDE_FILES)), real, real),
+                (*[digest] * (1 + len(_SIDE_FILES)), real),
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}; {REINIT_HINT}") from None

@@ -204,7 +204,8 @@ def _operator(name: str | None) -> str | None:
 
 def refuse_paid_targets(ledger, targets) -> None:
     """No file a release (or ``recipe init``/``recipe domains``) writes may be an earlier recorded
-    release's output, wherever it now lies, nor lie inside a recorded dataset folder: refused
+    release's output, report or density side file, wherever it now lies, nor lie inside a
+    recorded dataset folder (:meth:`dpstudio.ledger.Ledger.paid_output`): refused
     before anything is read or reserved, since writing there would lose a release already paid
     for (the ledger would keep its charge and ``ledger verify`` would report it changed).
     ``targets``: a :class:`dpstudio.targets.Targets`, or ``(what, path)`` pairs."""
@@ -645,8 +646,7 @@ def _conclude(
             result.report_error = done.message
         else:
             result.report_path = str(report_path)
-            if ledger is not None and reservation is not None:
-                # the report belongs to the release paid for: no later release may replace it
-                _record_file(result, ledger, reservation, "report", report_path)
+            # the report belongs to the release paid for: no later release may replace it
+            _record_file(result, ledger, reservation, "report", report_path)
     progress(1.0, "done")
     return result

@@ -207,8 +207,8 @@ class DensityRelease:
             "proven_epsilon": proven_eps,
             "proven_delta": proven_delta,
             "continuous_calibration": {"epsilon": eps1, "delta": cal.continuous_delta},
-            "noise_sd_at_grid_point": cal.point_sd(),
-            "noise_mean_abs_at_grid_point": cal.mean_abs_error(),
+            "noise_sd_relative_to_flat": cal.point_sd(),
+            "noise_mean_abs_relative_to_flat": cal.mean_abs_error(),
             "calibration": "analytic Gaussian mechanism (Balle & Wang 2018 Thm 8) on M^{-1/2} f",
             "jitter": kde.JITTER,
             "randomness": rng.describe(),
@@ -345,10 +345,8 @@ def execute(
         "density_epsilon": guarantee["epsilon"],
         "density_delta": guarantee["delta"],
         # the noise in this file's units (the density per unit of the column, or of area)
-        "noise_sd_at_grid_point": guarantee["noise_sd_at_grid_point"] / vol,
-        "noise_mean_abs_at_grid_point": guarantee["noise_mean_abs_at_grid_point"] / vol,
-        "noise_sd_relative_to_flat": guarantee["noise_sd_at_grid_point"],
-        "noise_mean_abs_relative_to_flat": guarantee["noise_mean_abs_at_grid_point"],
+        "noise_sd_at_grid_point": guarantee["noise_sd_relative_to_flat"] / vol,
+        "noise_mean_abs_at_grid_point": guarantee["noise_mean_abs_relative_to_flat"] / vol,
     }
     artifact = {
         "type": "density",

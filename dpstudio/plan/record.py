@@ -556,7 +556,8 @@ def compile(recipe: Recipe) -> ReleasePlan:
         )
     from dpstudio.plan.domains import needs_estimate
 
-    unused = [c for c in recipe.columns if c.name in set(_passthrough(recipe)) and needs_estimate(c)]
+    copied = set(_passthrough(recipe))
+    unused = [c for c in recipe.columns if c.name in copied and needs_estimate(c)]
     if unused:
         # its domain would be estimated (and charged) for nothing: the column is copied as it is
         raise refusal(
