@@ -49,6 +49,11 @@ neither exists.  The protocol:
 5. ``os.replace(tmp, output)``, fsync of the folder;
 6. status *complete*, and the release appended to the chain (same transaction).
 
+The files a release writes after its commit (its report, a density's side file) are named at
+``reserve`` and held, like an in-flight output, until the release has written them
+(``files_written``) or its process is gone; once written they are recorded (``record_file``)
+and protected by their bytes.  So two releases never share an output, report or side file.
+
 Recovery runs whenever a ledger is opened and before every reservation: rows whose process is
 dead (pid and start time, so a reused pid is not mistaken for the writer) are rolled back
 (*pending*/*writing*: the temporary files and the row are deleted) or rolled forward
@@ -81,6 +86,17 @@ from dpstudio.prefs import app_data_dir
 SCHEMA_VERSION = 2
 TOLERANCE = 1e-12
 _IN_FLIGHT = ("pending", "writing", "committing")
+#: what a release type's ε protects (``ledger show`` and the report list spend by these when a
+#: dataset has releases of more than one kind; the total adds them, an upper bound for the
+#: columns every release protects)
+GUARANTEES = {
+    "synthetic": "central DP (whole records)",
+    "model": "central DP (whole records)",
+    "density": "central DP (whole records)",
+    "record": "local DP (each record perturbed)",
+    "semi-sensitive": "sensitive columns only",
+    "label": "label DP (label columns only)",
+}
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 #: keyed row hashes kept per file version (memory and disk: 8 bytes each)
 SKETCH_K = 256
@@ -149,7 +165,8 @@ CREATE TABLE IF NOT EXISTS entries (
     report_path    TEXT,
     report_sha256  TEXT,
     artifact_path  TEXT,
-    artifact_sha256 TEXT
+    artifact_sha256 TEXT,
+    targets        TEXT
 );
 CREATE TABLE IF NOT EXISTS log (
     seq  INTEGER PRIMARY KEY,
@@ -173,6 +190,9 @@ _ADDED_COLUMNS = {
         ("report_sha256", "TEXT"),
         ("artifact_path", "TEXT"),
         ("artifact_sha256", "TEXT"),
+        # the files a release will write after its commit (JSON list), held until it has written
+        # them (``Ledger.files_written``) or its process is gone
+        ("targets", "TEXT"),
     ),
 }
 
@@ -1718,6 +1738,24 @@ class Ledger:
         ).fetchone()
         return dict(row)
 
+    @staticmethod
+    def _spent_by_guarantee(con, sha: str) -> dict:
+        """The complete releases' ε, δ and count by the kind of guarantee their release type
+        gives (:data:`GUARANTEES`), in the order of that table."""
+        got: dict[str, dict] = {}
+        for r in con.execute(
+            "SELECT release_type, SUM(epsilon) AS e, SUM(delta) AS d, COUNT(*) AS n FROM entries "
+            "WHERE dataset=? AND status='complete' GROUP BY release_type",
+            (sha,),
+        ):
+            kind = GUARANTEES.get(r["release_type"], "unknown release type")
+            have = got.setdefault(kind, {"epsilon": 0.0, "delta": 0.0, "releases": 0})
+            have["epsilon"] += r["e"]
+            have["delta"] += r["d"]
+            have["releases"] += int(r["n"])
+        order = list(dict.fromkeys(GUARANTEES.values()))
+        return dict(sorted(got.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+
     def _summary(self, con, sha: str) -> dict:
         sha = self._dataset_of(con, sha)
         ds = con.execute("SELECT * FROM datasets WHERE sha256=?", (sha,)).fetchone()
@@ -1741,6 +1779,9 @@ class Ledger:
             "remaining": remaining,
             "releases": int(s["n"]),
         }
+        kinds = self._spent_by_guarantee(con, sha)
+        if len(kinds) > 1:  # the one "spent" adds guarantees of different kinds: show them apart
+            out["spent_by_guarantee"] = kinds
         if ds is not None and ds["declared_new"]:
             out["declared_new"] = True
         if s["pn"]:
@@ -1971,55 +2012,41 @@ class Ledger:
         label: str | None = None,
         fingerprint: Fingerprint | None = None,
         new_dataset: bool = False,
+        side_files: dict[str, str | os.PathLike] | None = None,
     ) -> Reservation:
         """Admit a release of the file ``sha`` against its dataset's cap (refusing with
         BudgetError) and record it as pending; spent = complete releases + releases of live
         processes still in flight.  The file is resolved to its dataset by SHA-256, by the
         recipe's dataset name (``label``) or by its rows (``fingerprint``); ``new_dataset``
         declares it a new dataset even if its rows match a known one (recorded).  A ledger
-        whose integrity check fails refuses (UserError) until it is re-initialised."""
+        whose integrity check fails refuses (UserError) until it is re-initialised.
+
+        ``side_files`` (name -> path: the report, a density's side file) are the other files the
+        release will write after its commit.  They are held with the output until
+        :meth:`files_written`, so that no other release writes them meanwhile (UserError here)."""
+        side_files = side_files or {}
         eps, delta, rdp_json = _as_loss(loss)
         sha = self._check_sha(sha)
         self._refuse_own_files(output_path)
         out = str(Path(output_path).resolve()) if output_path is not None else None
+        ours = {} if out is None else {out: "output"}
+        for what, p in side_files.items():
+            self._refuse_own_files(p)
+            ours.setdefault(str(Path(p).resolve()), what)
         with self._tx() as con:
             self._require_intact(con)
             self._recover(con)
-            if out is not None:
-                # two releases in flight to one name: the later rename would replace the earlier
-                # release's output while both are charged (dead processes' rows were settled above)
-                busy = con.execute(
-                    "SELECT id FROM entries WHERE output_path=? AND status IN (?,?,?)", (out, *_IN_FLIGHT)
-                ).fetchone()
-                if busy is not None:
-                    raise UserError(
-                        f"release {busy['id']} is writing {out} right now: choose another output name "
-                        "(nothing was spent)"
-                    )
-                # a release that completed to this name since the caller's check (which ran
-                # before the input was read): checked again under the lock; only a name that a
-                # complete entry recorded is hashed here
-                done = con.execute(
-                    "SELECT id, output_sha256 FROM entries WHERE output_path=? AND status='complete' ORDER BY id DESC",
-                    (out,),
-                ).fetchall()
-                if done and _is_output(out):
-                    digest = _sha256_file(out)
-                    hit = next((d for d in done if d["output_sha256"] == digest), None)
-                    if hit is not None:
-                        raise UserError(
-                            f"{out} holds the output of release {hit['id']}, completed while this one "
-                            "was reading its input: choose another output name (nothing was spent)"
-                        )
+            self._refuse_held(con, ours)
             key, identity = self._identify(
                 con, sha, file_name=dataset_name, label=label, fp=fingerprint, new_dataset=new_dataset, write=True
             )
             before = self._summary(con, key)
             self._admit(con, key, eps, delta, identity)
+            sides = sorted(p for p in ours if p != out)
             cur = con.execute(
                 "INSERT INTO entries(dataset, time, epsilon, delta, rdp, release_type, recipe_sha256, "
-                "output_path, status, pid, pid_start_time, host, input_sha256, identity) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "output_path, status, pid, pid_start_time, host, input_sha256, identity, targets) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     key,
                     _now(),
@@ -2035,6 +2062,7 @@ class Ledger:
                     _HOST,
                     sha,
                     json.dumps(identity, sort_keys=True),
+                    json.dumps(sides) if sides else None,
                 ),
             )
             rid = int(cur.lastrowid)
@@ -2048,6 +2076,58 @@ class Ledger:
             identity=identity,
             before=before,
         )
+
+    def _refuse_held(self, con, ours: dict[str, str]) -> None:
+        """Refuse (UserError) a release whose files (resolved path -> what) another release is
+        about to write (its output while in flight, its report or side file until it has
+        written them: two releases to one name would both be charged and the later file would
+        replace the earlier), or which a release completed since the caller's early check (that
+        ran before the input was read; here under the lock).  Dead processes' rows were settled
+        by the caller's ``_recover``."""
+        if not ours:
+            return
+        busy = con.execute(
+            "SELECT id, status, output_path, targets, pid, pid_start_time, host FROM entries "
+            "WHERE status IN (?,?,?) OR targets IS NOT NULL",
+            _IN_FLIGHT,
+        ).fetchall()
+        for r in busy:
+            held = set(json.loads(r["targets"])) if r["targets"] else set()
+            if r["status"] in _IN_FLIGHT:
+                held.add(r["output_path"])
+            elif not _process_alive(r["pid"], r["pid_start_time"], r["host"]):
+                continue  # complete, and its process is gone: its files are written or never will be
+            for path, what in ours.items():
+                if path in held:
+                    raise UserError(
+                        f"release {r['id']} is writing {path} right now: choose another name for the "
+                        f"{what} (nothing was spent)"
+                    )
+        for path, what in ours.items():
+            done = con.execute(
+                "SELECT id, output_path, output_sha256, report_path, report_sha256, artifact_path, "
+                "artifact_sha256 FROM entries WHERE status='complete' "
+                "AND (output_path=? OR report_path=? OR artifact_path=?) ORDER BY id DESC",
+                (path, path, path),
+            ).fetchall()
+            if not done or not _is_output(path):
+                continue  # only a name that a complete entry recorded is hashed here
+            digest = _sha256_file(path)
+            for d in done:
+                for k in ("output", *_SIDE_FILES):
+                    if d[f"{k}_path"] == path and d[f"{k}_sha256"] == digest:
+                        raise UserError(
+                            f"{path} holds the {_KIND_NAMES[k]} of release {d['id']}, completed while "
+                            f"this one was reading its input: choose another name for the {what} "
+                            "(nothing was spent)"
+                        )
+
+    def files_written(self, reservation: Reservation) -> None:
+        """The release ``reservation`` has written (or given up on) the files it named in
+        :meth:`reserve`'s ``side_files``: other releases may name them again (a written file
+        recorded by :meth:`record_file` stays protected by its bytes)."""
+        with self._tx() as con:
+            con.execute("UPDATE entries SET targets=NULL WHERE id=?", (reservation.id,))
 
     def check_unrecorded(
         self,

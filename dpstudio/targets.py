@@ -37,6 +37,11 @@ class Targets:
     report_kind: str | None  # "html" or "pdf"
     report_variant: str
 
+    def side_files(self) -> dict[str, Path]:
+        """The files written after the commit, by what they are (the ledger holds their names)."""
+        named = {"report": self.report, "density side file": self.artifact}
+        return {what: p for what, p in named.items() if p is not None}
+
 
 def artifact_only(recipe) -> bool:
     """Releases whose output is a JSON artifact, not a table (a model; a density without samples)."""

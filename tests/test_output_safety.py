@@ -508,3 +508,98 @@ def test_a_release_completed_to_the_name_meanwhile_is_refused_at_the_reservation
     with pytest.raises(UserError, match=f"holds the output of release {first.id}, completed while"):
         led.reserve("a" * 64, loss=loss, output_path=out, dataset_name="t.csv")
     assert led.summary(first.dataset)["releases"] == 1 and "in_progress" not in led.summary(first.dataset)
+
+
+def test_a_report_name_is_held_until_its_release_has_written_it(tmp_path):
+    """Two releases that share a report name: the later one's report would replace the earlier's
+    after both were charged.  The report (and a density side file) is held from the reservation
+    until the release has written it, also after its commit, while its process lives."""
+    from dpstudio.engine.accounting import PrivacyLoss
+    from dpstudio.errors import UserError
+    from dpstudio.ledger import Ledger
+
+    led = Ledger(tmp_path / "l.sqlite")
+    loss = PrivacyLoss(epsilon=1.0, delta=0.0)
+    rep = tmp_path / "r.html"
+    first = led.reserve(
+        "a" * 64, loss=loss, output_path=tmp_path / "o.csv", dataset_name="t.csv", side_files={"report": rep}
+    )
+    for kw in (
+        {"output_path": tmp_path / "p.csv", "side_files": {"report": rep}},
+        {"output_path": tmp_path / "p.csv", "side_files": {"density side file": rep}},
+        {"output_path": rep},
+    ):
+        with pytest.raises(UserError, match=f"release {first.id} is writing {rep} right now"):
+            led.reserve("a" * 64, loss=loss, dataset_name="t.csv", **kw)
+    # committed: the output is in place, the report not yet written - still held
+    led.write_and_commit(first, tmp_path / "o.csv", lambda tmp: Path(tmp).write_text("x\n1\n"))
+    with pytest.raises(
+        UserError, match=f"release {first.id} is writing {rep} right now: choose another name for the report"
+    ):
+        led.reserve(
+            "a" * 64, loss=loss, output_path=tmp_path / "p.csv", dataset_name="t.csv", side_files={"report": rep}
+        )
+    assert led.summary(first.dataset)["releases"] == 1 and "in_progress" not in led.summary(first.dataset)
+    rep.write_text("<html>first</html>")
+    led.record_file(first.id, "report", rep)
+    led.files_written(first)
+    # written and recorded: its bytes protect it now (a refusal under the lock, like an output's)
+    with pytest.raises(UserError, match=f"holds the report of release {first.id}, completed while"):
+        led.reserve(
+            "a" * 64, loss=loss, output_path=tmp_path / "p.csv", dataset_name="t.csv", side_files={"report": rep}
+        )
+    rep.write_text("<html>edited by the user</html>")  # no longer the paid report: the user's file
+    led.reserve("a" * 64, loss=loss, output_path=tmp_path / "p.csv", dataset_name="t.csv", side_files={"report": rep})
+
+
+def test_a_report_name_held_by_a_finished_process_is_free(tmp_path):
+    """A release whose process ended before it freed its report's name (killed after its commit)
+    holds nothing: the process's start time tells a reused pid apart."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from dpstudio.engine.accounting import PrivacyLoss
+    from dpstudio.ledger import Ledger
+
+    led = Ledger(tmp_path / "l.sqlite")
+    loss = PrivacyLoss(epsilon=1.0, delta=0.0)
+    rep = tmp_path / "r.html"
+    first = led.reserve(
+        "a" * 64, loss=loss, output_path=tmp_path / "o.csv", dataset_name="t.csv", side_files={"report": rep}
+    )
+    led.write_and_commit(first, tmp_path / "o.csv", lambda tmp: Path(tmp).write_text("x\n1\n"))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    con = sqlite3.connect(tmp_path / "l.sqlite")
+    with con:
+        con.execute("UPDATE entries SET pid=? WHERE id=?", (int(gone.stdout), first.id))
+    con.close()
+    second = led.reserve(
+        "a" * 64, loss=loss, output_path=tmp_path / "p.csv", dataset_name="t.csv", side_files={"report": rep}
+    )
+    assert second.id != first.id
+
+
+def test_a_release_frees_its_report_name_when_done(setup, capsys):
+    import sqlite3
+
+    d, ledger = setup
+    assert main(["release", "rec.json", "--output", "o2.csv", "--report", "o2.html"]) == 0
+    con = sqlite3.connect(ledger)
+    rows = con.execute("SELECT report_path, targets FROM entries ORDER BY id").fetchall()
+    con.close()
+    assert rows[-1] == (str((d / "o2.html").resolve()), None)
+
+
+def test_an_output_extension_that_overrides_the_recipe_format_is_said(setup, capsys):
+    import json as _json
+
+    d, _ = setup
+    roles = ["--role", "age=sensitive", "--role", "sex=sensitive", "--bounds", "age=0:100", "--categories", "sex=f,m"]
+    assert main(["recipe", "init", "in.csv", "-o", "pq.json", "--format", "parquet", *roles, "--confirm-inferred"]) == 0
+    capsys.readouterr()
+    assert main(["release", "pq.json", "--output", "as_csv.csv"]) == 0
+    warnings = _json.loads(capsys.readouterr().out)["warnings"]
+    assert any("written as csv, as its name as_csv.csv says" in w and "(parquet)" in w for w in warnings), warnings
+    assert main(["release", "pq.json", "--output", "as_pq.parquet"]) == 0
+    assert not any("written as" in w for w in _json.loads(capsys.readouterr().out)["warnings"])

@@ -409,6 +409,7 @@ def execute_release(
                 release_type=recipe.release.type,
                 recipe_sha256=recipe.sha256(),
                 output_path=str(output_path),
+                side_files=targets.side_files(),
                 **who,
             )
             ledger_before, ledger_identity = reservation.before, reservation.identity
@@ -531,6 +532,8 @@ def _conclude(
     failure of any of them is a warning on the result."""
     # point of no return: the output is in place and the spend recorded.  From here the release
     # is final - cancel is ignored and every failure (even Ctrl-C) becomes a warning on the result
+    from dpstudio.targets import DATASET_FORMAT, artifact_only
+
     progress = _quiet(progress)
     if on_commit is not None:
         on_commit()
@@ -561,6 +564,13 @@ def _conclude(
     # release goes on with it): say so where the user reads the outcome, not only in the table
     result.warnings += emptied_dp_categories(plan.recipe if plan.recipe is not None else recipe)
     result.warnings += copied_domain_warnings(recipe)
+    fmt = targets.output_format
+    if not artifact_only(recipe) and fmt not in (recipe.outputs.format, DATASET_FORMAT):
+        # the output's extension chose the format (targets._output_format): say so, not silently
+        result.warnings.append(
+            f"the output was written as {fmt}, as its name {Path(output_path).name} says; the "
+            f"recipe's format ({recipe.outputs.format}) applies to output names without an extension"
+        )
     pending = getattr(ledger, "completion_pending", None) if ledger is not None else None
     if pending:
         result.warnings.append(
@@ -648,5 +658,9 @@ def _conclude(
             result.report_path = str(report_path)
             # the report belongs to the release paid for: no later release may replace it
             _record_file(result, ledger, reservation, "report", report_path)
+    if ledger is not None and reservation is not None and targets.side_files():
+        # its report and side file are written (and recorded) or failed: other releases may
+        # name them again; a failure here only keeps the names held until this process ends
+        _after_commit(result, "freeing the report's name in the ledger", lambda: ledger.files_written(reservation))
     progress(1.0, "done")
     return result

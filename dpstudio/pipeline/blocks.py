@@ -194,7 +194,7 @@ def execute_streamed(
         yield from stream.blocks(read_cols, rows=rows, cancel=cancel)
 
     reservation, ledger_before, ledger_identity, ledger = _reserve(
-        ledger, recipe, plan, sha, fp, stream.path, output_path, new_dataset=new_dataset, record=record
+        ledger, recipe, plan, sha, fp, stream.path, targets, new_dataset=new_dataset, record=record
     )
     rng = make_random_source(recipe.randomness.seed)
     box: dict[str, Any] = {}
@@ -251,7 +251,7 @@ def execute_streamed(
     )
 
 
-def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, output_path, *, new_dataset: bool, record: bool):
+def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, targets, *, new_dataset: bool, record: bool):
     """The ledger's reservation of the plan's total (or its check, for an unrecorded release):
     ``(reservation, before, identity, ledger to write with or None)``."""
     if ledger is None:
@@ -267,7 +267,8 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, output_path,
         loss=plan.total,
         release_type=recipe.release.type,
         recipe_sha256=recipe.sha256(),
-        output_path=str(output_path),
+        output_path=str(targets.output),
+        side_files=targets.side_files(),
         **who,
     )
     return reservation, reservation.before, reservation.identity, ledger

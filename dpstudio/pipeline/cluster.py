@@ -493,7 +493,7 @@ def execute_on_dask(
         cancel.check()
 
         reservation, ledger_before, ledger_identity, ledger = _reserve(
-            ledger, recipe, plan, sha, fp, source, output_path, new_dataset=new_dataset, record=record
+            ledger, recipe, plan, sha, fp, source, targets, new_dataset=new_dataset, record=record
         )
         rng = make_random_source(recipe.randomness.seed)
         box: dict[str, Any] = {}
