@@ -1836,6 +1836,20 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         s.add(
             "table", {"head": ["", "Before this release", "After this release"], "rows": rows, "widths": [20, 40, 40]}
         )
+        kinds = (result.ledger_after or {}).get("spent_by_guarantee")
+        if kinds:
+            parts = "; ".join(
+                f"{k}: \u03b5 = {_eps(v['epsilon'])}, \u03b4 = {fmt(float(v['delta']))} "
+                f"({fmt(v['releases'])} release{'s' if v['releases'] != 1 else ''})"
+                for k, v in kinds.items()
+            )
+            s.add(
+                "note",
+                f"The spend after this release adds releases that protect different things: {parts}. "
+                "The total bounds what they reveal together about the columns every one of them "
+                "protects; a column that a label or semi-sensitive release published unchanged has no "
+                "protection left, whatever the total.",
+            )
         s.add(
             "note",
             "Spend adds up across releases of the same dataset (basic composition). A file is "

@@ -161,3 +161,26 @@ def test_review_and_budget_pages_show_the_same_attacker_figure(qtbot, loaded_dem
     on_review = re.search(r"guesses it right (\d+%)", text).group(1)
     law, _ = label_rr_law(plan)  # the randomized response as it runs (delta, grid)
     assert on_chart == on_review == f"{float(model.accuracies_of(law)['informed'][0]):.0%}"
+
+
+def test_the_budget_panel_lists_spend_of_different_guarantees_apart(qtbot, loaded_demo, tmp_path):
+    """A dataset with a record release and a label release: the one "spent" adds two kinds of
+    guarantee, and the panel says how much of each."""
+    from dpstudio.engine.accounting import PrivacyLoss
+    from dpstudio.ledger import Ledger
+
+    win = loaded_demo
+    _release(qtbot, win)
+    led = Ledger()
+    sha = win.session.loaded.sha256
+    label = led.reserve(
+        sha, loss=PrivacyLoss(epsilon=0.25, delta=0.0), release_type="label", output_path=tmp_path / "lab.csv"
+    )
+    led.write_and_commit(label, tmp_path / "lab.csv", lambda tmp: open(tmp, "w").write("x\n1\n"))
+    win.go_to(3)
+    win.budget_page.refresh_ledger()
+    text = win.budget_page.ledger_text.text()
+    eps = win.session.plan()[0].total.epsilon
+    assert "2 release(s)" in text, text
+    assert f"of which local DP (each record perturbed): ε {eps:.3g}" in text, text
+    assert "of which label DP (label columns only): ε 0.25" in text, text

@@ -3,6 +3,7 @@ and live charts that follow epsilon."""
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import replace
 
@@ -368,8 +369,10 @@ class BudgetPage(WizardPage):
         cap = s.get("cap")
         lines = [
             self.tr("Spent so far: {0} in {1} release(s)").format(fmt_loss(s.get("spent")), s.get("releases", 0)),
-            self.tr("Cap: {0}").format(fmt_loss(cap) if cap else self.tr("none set")),
         ]
+        for kind, v in (s.get("spent_by_guarantee") or {}).items():  # totals of different guarantees
+            lines.append("&nbsp;&nbsp;" + self.tr("of which {0}: {1}").format(html.escape(kind), fmt_loss(v)))
+        lines.append(self.tr("Cap: {0}").format(fmt_loss(cap) if cap else self.tr("none set")))
         rem = s.get("remaining")
         if rem:
             lines.append(self.tr("Remaining: {0}").format(fmt_loss(rem)))
