@@ -226,6 +226,6 @@ def test_label_guarantee_from_recipe():
     assert out.to_json()["epsilon_label_rr"] == pytest.approx(1.5)
     from dataclasses import replace
 
-    label_cols = (cols[0], replace(cols[1], mechanism=None), cols[2])  # 'label' perturbs the label only
+    label_cols = (cols[0], replace(cols[1], mechanism=None, role="public"), cols[2])  # 'label' perturbs the label only
     r2 = Recipe(InputSpec("x.csv"), ReleaseSpec("label"), label_cols, Budget(2.0))
     assert compile_plan(r2).label.epsilon == pytest.approx(2.0)

@@ -372,18 +372,46 @@ def test_a_dp_domain_of_a_column_released_unchanged_is_refused_not_charged():
     assert compile_checked(perturbed)[0] is not None
 
 
-def test_a_label_release_says_when_a_column_marked_sensitive_is_published_unchanged():
-    from dpstudio.plan import compile_plan
+def test_a_column_marked_sensitive_that_the_release_would_publish_unchanged_is_a_problem():
+    """A label release perturbs only its label, a semi-sensitive one not embeddings: a column whose
+    role asks for protection would go out as it is.  That is a problem on the columns page (mark it
+    public or ignore, or choose a record release), not a note beside a release that runs."""
+    from dpstudio.plan import compile_checked
     from dpstudio.recipe.model import Budget, Column, Domain, InputSpec, Recipe, ReleaseSpec
 
     label = Column("y", "categorical", "label", Domain("categorical", categories=("0", "1")))
     cols = (Column("inc", "integer", "sensitive"), Column("age", "integer", "public"), label)
-    plan = compile_plan(Recipe(InputSpec("t.csv"), ReleaseSpec("label"), cols, Budget(1.0, 0.0)))
-    assert any(n.startswith("inc: marked sensitive, but a label release") for n in plan.notes), plan.notes
-    assert not any("age: marked" in n for n in plan.notes)
-    # marked public, or perturbed by a semi-sensitive release: nothing to say
-    public = tuple(Column(c.name, c.type, "public") if c.name == "inc" else c for c in cols)
-    assert not any(
-        "marked sensitive" in n
-        for n in compile_plan(Recipe(InputSpec("t.csv"), ReleaseSpec("label"), public, Budget(1.0, 0.0))).notes
+    plan, problems = compile_checked(Recipe(InputSpec("t.csv"), ReleaseSpec("label"), cols, Budget(1.0, 0.0)))
+    assert plan is None and [str(p) for p in problems] == [
+        "column 'inc': marked sensitive, but a label release perturbs only label columns and would publish "
+        "it unchanged; mark it 'public' to publish it as it is, or 'ignore' to leave it out, or choose a "
+        "release that perturbs it (record)"
+    ]
+    assert problems[0].field == "column:inc" and problems[0].page == "columns"
+    for role in ("public", "ignore"):  # the user's visible choice: released as it is, or left out
+        chosen = tuple(Column(c.name, c.type, role) if c.name == "inc" else c for c in cols)
+        assert compile_checked(Recipe(InputSpec("t.csv"), ReleaseSpec("label"), chosen, Budget(1.0, 0.0)))[0]
+    vec = Column("v", "vector", "embedding")
+    _, problems = compile_checked(
+        Recipe(InputSpec("t.csv"), ReleaseSpec("semi-sensitive"), (vec, label), Budget(1.0, 0.0))
     )
+    assert any("column 'v': marked embedding, but a semi-sensitive release" in str(p) for p in problems), problems
+
+
+def test_recipe_init_proposes_public_for_a_label_releases_other_columns(tmp_path, monkeypatch, capsys):
+    import json
+
+    import pandas as pd
+
+    from dpstudio.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"age": [30, 40, 50, 60] * 10, "y": ["a", "b"] * 20}).to_csv("t.csv", index=False)
+    args = ["--release", "label", "--role", "y=label", "--categories", "y=a,b", "--confirm-inferred"]
+    assert main(["recipe", "init", "t.csv", "-o", "r.json", *args]) == 0
+    roles = {c["name"]: c["role"] for c in json.loads((tmp_path / "r.json").read_text())["columns"]}
+    assert roles == {"age": "public", "y": "label"}
+    capsys.readouterr()
+    # a role the user gives is kept, and the problem says what to do
+    assert main(["recipe", "init", "t.csv", "-o", "s.json", *args, "--role", "age=sensitive"]) != 0
+    assert "column 'age': marked sensitive, but a label release" in capsys.readouterr().err

@@ -40,7 +40,11 @@ def demo(*targets: str, rtype: str | None = None):
     r = load_recipe(DEMO_RECIPE)
     r = replace(r, input=replace(r.input, path=str(DEMO_CSV)))
     if rtype is not None:  # a label release perturbs its label only: the others pass through
-        cols = tuple(c if c.role == "label" else replace(c, mechanism=None) for c in r.columns)
+        # (marked public: a column marked sensitive would be a problem, not published unchanged)
+        cols = tuple(
+            c if c.role == "label" else replace(c, mechanism=None, role="public" if c.role == "sensitive" else c.role)
+            for c in r.columns
+        )
         r = replace(r, columns=cols, release=replace(r.release, type=rtype))
     return replace(r, budget=replace(r.budget, targets=tuple(Target.parse(t) for t in targets)))
 
@@ -389,12 +393,13 @@ def test_report_reid_target_is_the_residual_risk_figure(tmp_path, frame):
 
 
 def test_label_risk_attacker_knows_a_label_releases_sensitive_columns(frame):
-    """A label release passes its sensitive columns through: the report's attacker uses them, as
-    the budget page's chart does (one attacker figure per setting)."""
+    """A label release passes its other columns through (those the demo marks sensitive, made
+    public for it): the report's attacker uses them, as the budget page's chart does (one
+    attacker figure per setting)."""
     from dpstudio.risk import label_risk, unchanged_columns
 
     r = demo(rtype="label")
-    assert set(unchanged_columns(r)) >= {c.name for c in r.columns if c.role == "sensitive"}
+    assert set(unchanged_columns(r)) >= {c.name for c in demo().columns if c.role == "sensitive"}
     view = label_risk(r, frame)["label_views"]["employed"]
     assert set(view["posterior_model"]["public_columns"]) == set(unchanged_columns(r))
     assert "income" in view["posterior_model"]["public_columns"]

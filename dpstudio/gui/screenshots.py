@@ -55,8 +55,13 @@ def _wait(app, cond, timeout=180.0):
         time.sleep(0.01)
         if time.monotonic() - t0 > timeout:
             raise TimeoutError("timed out waiting for the GUI")
+    from PySide6.QtCore import QCoreApplication, QEvent
+
     for _ in range(5):
         app.processEvents()
+        # widgets replaced with deleteLater (a table's cell widgets) go as in the running app's
+        # event loop; without it they stay on screen at their old places in the pictures
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 def _isolate(tmp: Path) -> None:
@@ -77,7 +82,12 @@ def recipe_for(base, rtype: str):
     r = base
     if rtype == "record":
         return r
-    if rtype in ("label", "semi-sensitive"):
+    if rtype == "label":  # it publishes every other column as it is: they are marked public
+        for c in r.columns:
+            if c.role == "sensitive":
+                r = set_role(r, c.name, "public")
+        return set_release_type(r, rtype)
+    if rtype == "semi-sensitive":
         return set_release_type(r, rtype)
     if rtype == "synthetic":
         r = set_release_type(r, "synthetic")
@@ -158,6 +168,16 @@ def take(outdir: str, *, dark: bool = False, types=RELEASE_TYPES, sizes=SIZES, r
         if rtype in EXTRA_SHOTS:
             _targets_shot(app, win, base, out, sizes, suffix, shot)
             continue
+        if rtype == "label":
+            # chosen over the demo's roles first: the columns marked sensitive, and the button
+            # that publishes them as they are
+            from dpstudio.gui.wizard.edits import set_release_type
+
+            win.session.set_recipe(base)
+            win.resize(*sizes[0])
+            win.go_to(2)
+            win.session.set_recipe(set_release_type(base, "label"))
+            shot(out / f"{sizes[0][0]}x{sizes[0][1]}" / f"{rtype}_3_release_marked_sensitive{suffix}.png")
         win.session.set_recipe(recipe_for(base, rtype))
         if rtype == "synthetic":  # the quick trial fit, so the budget page shows its histogram
             win.go_to(3)

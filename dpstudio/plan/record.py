@@ -397,23 +397,6 @@ def _passthrough(recipe: Recipe) -> list[str]:
     return [c.name for c in recipe.columns if c.role not in ("identifier", "ignore") and c.name not in perturbed_names]
 
 
-def sensitive_passthrough_note(recipe: Recipe) -> str | None:
-    """The columns marked sensitive that the release type publishes unchanged (a label release
-    perturbs only the label), said in plain words; None when there are none."""
-    rtype = recipe.release.type
-    if rtype not in GUARANTEE:
-        return None
-    copied = set(_passthrough(recipe))
-    marked = [c.name for c in recipe.columns if c.name in copied and c.role == "sensitive"]
-    if not marked:
-        return None
-    return (
-        f"{', '.join(marked)}: marked sensitive, but a {rtype} release perturbs only "
-        f"{' and '.join(perturbed_roles(rtype))} columns and publishes these unchanged; mark them "
-        "public to confirm that, or choose a release that perturbs them (record or semi-sensitive)"
-    )
-
-
 def _loss_kind(recipe: Recipe) -> str:
     rtype = recipe.release.type
     if rtype == "record" and _passthrough(recipe):
@@ -509,9 +492,6 @@ def assemble(recipe: Recipe, units: list[PlanUnit]) -> ReleasePlan:
             f"made at release time; the scale shown here is the worst case (the whole public "
             f"search range), the release report gives the scale that ran"
         )
-    marked_note = sensitive_passthrough_note(recipe)
-    if marked_note:
-        notes.append(marked_note)
     if passthrough:
         notes.append(
             f"columns released unchanged ({', '.join(passthrough)}) are not protected: the "

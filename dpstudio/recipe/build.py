@@ -190,6 +190,10 @@ def recipe_from_schema(
     columns = []
     for cs in schema.columns:
         role = roles.get(cs.name, cs.suggested_role)
+        if cs.name not in roles and release == "label" and role in ("sensitive", "embedding"):
+            # a label release publishes every column but the label as it is: the role that says
+            # so is proposed (inferred, listed for review), not a "sensitive" it would not honour
+            role = "public"
         ctype = types.get(cs.name, cs.type)
         if cs.name not in roles and ctype in ("datetime", "text") and role not in ("identifier", "ignore"):
             role = "ignore"  # free text and dates have no mechanism yet; never release them raw

@@ -595,6 +595,20 @@ def validate(recipe: Recipe, schema=None) -> list[Problem]:
                 )
             )
         if c.role not in perturbed:
+            if rtype in ("label", "semi-sensitive") and c.role in ("sensitive", "embedding"):
+                # the role asks for protection that this release type does not give: it would
+                # publish the column as it is (a public choice must be made, not implied)
+                p.append(
+                    Problem(
+                        f"{where}: marked {c.role}, but a {rtype} release perturbs only "
+                        f"{' and '.join(perturbed)} columns and would publish it unchanged; mark it "
+                        "'public' to publish it as it is, or 'ignore' to leave it out, or choose a "
+                        "release that perturbs it (record)",
+                        field=field,
+                        page="columns",
+                    )
+                )
+                continue
             if (
                 rtype in ("record", "label", "semi-sensitive")
                 and c.mechanism is not None

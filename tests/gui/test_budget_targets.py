@@ -138,11 +138,11 @@ def test_beyond_the_ledger_cap_says_what_is_needed(qtbot, loaded_demo):
 
 
 def test_label_attack_target_runs_the_attack_model(qtbot, loaded_demo):
-    from dpstudio.gui.wizard.edits import set_release_type
+    from dpstudio.gui.wizard.edits import publish_unprotected, set_release_type
     from dpstudio.gui.wizard.targets_panel import evidence_key
 
     win = loaded_demo
-    win.session.set_recipe(set_release_type(win.session.recipe, "label"))
+    win.session.set_recipe(publish_unprotected(set_release_type(win.session.recipe, "label")))
     page = budget_page(qtbot, win)
     panel = page.targets
     kinds = [panel.kind.itemData(i) for i in range(panel.kind.count())]

@@ -153,11 +153,11 @@ def test_budget_page_slider_drives_recipe_and_charts(qtbot, loaded_demo):
 
 def test_budget_page_attack_chart_for_label_release(qtbot, loaded_demo):
     from dpstudio.gui.wizard.budget_charts import leakage_available
-    from dpstudio.gui.wizard.edits import set_release_type, set_role
+    from dpstudio.gui.wizard.edits import publish_unprotected, set_release_type, set_role
 
     win = loaded_demo
     win.go_to(3)
-    win.session.update(lambda r: set_role(set_release_type(r, "label"), "employed", "label"))
+    win.session.update(lambda r: publish_unprotected(set_role(set_release_type(r, "label"), "employed", "label")))
     chart = win.budget_page.preview.attack_chart
     if not leakage_available():
         assert "not available yet" in chart.message.text()
@@ -215,3 +215,30 @@ def test_dark_and_light_palettes(qtbot, window):
     light = QApplication.palette().color(QPalette.ColorRole.Window).lightness()
     assert dark < 100 < light
     assert QSettings().value("appearance/theme") == "light"
+
+
+def test_a_label_release_asks_before_publishing_columns_marked_sensitive(qtbot, loaded_demo):
+    """Choosing a label release with columns marked sensitive: they would go out unchanged, so
+    that is a problem on the columns step, and the release page offers the one-click answer."""
+    from dpstudio.gui.wizard.edits import set_role
+
+    win = loaded_demo
+    assert win.go_to(2)
+    page = win.release_page
+    win.session.update(lambda r: set_role(r, "employed", "label"))
+    marked = [c.name for c in win.session.recipe.columns if c.role == "sensitive"]
+    assert marked
+    assert not page.publish_button.isVisibleTo(page)  # a record release perturbs them
+    page.type_buttons["label"].click()
+    assert win.session.recipe.release.type == "label"
+    assert page.publish_button.isVisibleTo(page)
+    assert all(name in page.publish_button.text() for name in marked[:4]), page.publish_button.text()
+    problems = [str(p) for p in win.columns_page.problems()]
+    assert any(f"column '{marked[0]}': marked sensitive, but a label release" in p for p in problems), problems
+    page.publish_button.click()
+    rec = win.session.recipe
+    assert all(rec.column(n).role == "public" and rec.column(n).role_source == "confirmed" for n in marked)
+    assert not page.publish_button.isVisibleTo(page)
+    assert not any("marked sensitive" in str(p) for p in win.columns_page.problems())
+    win.session.undo()  # one step back: the roles as they were
+    assert all(win.session.recipe.column(n).role == "sensitive" for n in marked)

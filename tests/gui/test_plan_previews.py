@@ -129,7 +129,7 @@ def _demo_variant(window, change) -> None:
     "variant", ["laplace+rr", "two-gaussians", "label", "semi-sensitive", "dp-bounds", "synthetic"]
 )
 def test_budget_table_prints_the_plan_units_demo(qtbot, loaded_demo, variant):
-    from dpstudio.gui.wizard.edits import set_domain, set_mechanism, set_release_type
+    from dpstudio.gui.wizard.edits import publish_unprotected, set_domain, set_mechanism, set_release_type
     from dpstudio.recipe.model import Cost, Domain
 
     win = loaded_demo
@@ -137,7 +137,9 @@ def test_budget_table_prints_the_plan_units_demo(qtbot, loaded_demo, variant):
     if variant == "two-gaussians":
         s.update(lambda r: set_mechanism(set_mechanism(r, "income", "gaussian"), "education_level", "gaussian"))
         assert s.recipe.budget.delta > 0
-    elif variant in ("label", "semi-sensitive"):
+    elif variant == "label":  # its other columns published as they are (the release page's button)
+        s.update(lambda r: publish_unprotected(set_release_type(r, variant)))
+    elif variant == "semi-sensitive":
         s.update(lambda r: set_release_type(r, variant))
     elif variant == "dp-bounds":
         dom = Domain("numeric", source="dp", cost=Cost(0.1, 0.0), search_low=0.0, search_high=1_000_000.0)

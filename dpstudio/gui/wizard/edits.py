@@ -72,6 +72,26 @@ def set_role(recipe: Recipe, name: str, role: str) -> Recipe:
     )
 
 
+def unprotected_marked(recipe: Recipe) -> list[str]:
+    """Columns whose role asks for protection (sensitive, embedding) that the release type would
+    publish unchanged (a label release perturbs only its label): a problem until the user marks
+    them public or ignore, or picks a release that perturbs them."""
+    from dpstudio.recipe.validate import perturbed_roles
+
+    perturbed = perturbed_roles(recipe.release.type)
+    if recipe.release.type not in ("label", "semi-sensitive"):
+        return []
+    return [c.name for c in recipe.columns if c.role in ("sensitive", "embedding") and c.role not in perturbed]
+
+
+def publish_unprotected(recipe: Recipe) -> Recipe:
+    """The user's choice (one click on the release page) to publish those columns as they are:
+    each is marked public, as a confirmed role."""
+    for name in unprotected_marked(recipe):
+        recipe = set_role(recipe, name, "public")
+    return recipe
+
+
 def confirm_suggestions(recipe: Recipe) -> Recipe:
     """The user accepts every suggested type and role as a public choice (values unchanged)."""
     from dpstudio.recipe.build import confirm_inferred_facts

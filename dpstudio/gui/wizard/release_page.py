@@ -38,9 +38,11 @@ from dpstudio.gui.wizard.edits import (
     embedding_pool,
     embedding_units,
     pool_file_problem,
+    publish_unprotected,
     set_embedding_pool,
     set_mechanism,
     set_release_type,
+    unprotected_marked,
 )
 from dpstudio.recipe.model import RELEASE_TYPES, Params
 
@@ -80,7 +82,22 @@ class ReleasePage(WizardPage):
             rb.toggled.connect(lambda on, t=rtype: on and self._type_chosen(t))
             grid.addWidget(rb, i // 2, i % 2)
         self.type_text = note_label()
-        grid.addWidget(self.type_text, 3, 0, 1, 2)
+        # a label release publishes the columns marked sensitive as they are: a problem, and the
+        # one-click answer (the other answers - ignore them, another release - are one step away)
+        self.publish_button = QPushButton()
+        self.publish_button.setToolTip(
+            self.tr(
+                "Marks these columns public: the release publishes them exactly as they are, and its "
+                "guarantee protects only the label. To keep them out instead, mark them 'ignore' on the "
+                "Columns page; to protect them, choose a record release."
+            )
+        )
+        self.publish_button.clicked.connect(lambda: self.session.update(publish_unprotected))
+        self.publish_button.setVisible(False)
+        type_box = QVBoxLayout()
+        type_box.addWidget(self.type_text)
+        type_box.addWidget(self.publish_button, 0, Qt.AlignmentFlag.AlignLeft)
+        grid.addLayout(type_box, 3, 0, 1, 2)
 
         self.method = QComboBox()
         self.method.currentIndexChanged.connect(self._method_chosen)
@@ -186,6 +203,13 @@ class ReleasePage(WizardPage):
         if rtype == "semi-sensitive":
             text += "<br>" + semi_sensitive_text()
         self.type_text.setText(text)
+        marked = unprotected_marked(rec)
+        self.publish_button.setVisible(bool(marked))
+        if marked:
+            shown = ", ".join(marked[:4]) + (
+                self.tr(" and {0} more").format(len(marked) - 4) if len(marked) > 4 else ""
+            )
+            self.publish_button.setText(self.tr("Publish {0} as they are (mark public)").format(shown))
         self._refresh_method(rec)
         self._refresh_options(rec)
         self._refresh_clamp(rec)
