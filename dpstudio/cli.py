@@ -231,11 +231,6 @@ def cmd_recipe_init(args) -> int:
             f"{recipe.budget.epsilon:g} plus the DP domain estimates ('dpstudio recipe check' lists them)",
             file=sys.stderr,
         )
-    from dpstudio.plan.record import sensitive_passthrough_note
-
-    marked = sensitive_passthrough_note(recipe)
-    if marked:
-        print(f"  note: {marked}", file=sys.stderr)
     from dpstudio.recipe.build import empty_cell_notes
 
     for note in empty_cell_notes(recipe, schema):
@@ -672,8 +667,18 @@ def cmd_ledger_show(args) -> int:
 
 
 def cmd_ledger_set_cap(args) -> int:
+    from dpstudio.engine.data.loader import fingerprint
+
     led = open_ledger(args)
-    led.set_cap(args.dataset, args.epsilon, args.delta)
+    summary = led.set_cap(args.dataset, args.epsilon, args.delta)
+    if os.path.isfile(args.dataset) and summary.get("dataset") != fingerprint(args.dataset):
+        # the file's rows are a known dataset's: the cap is set where its releases are charged
+        name = summary.get("dataset_name") or summary.get("name")
+        print(
+            f"note: the rows of {args.dataset} are those of dataset '{name}' ({summary['dataset'][:12]}...), "
+            "to which its releases are charged: the cap is set on that dataset",
+            file=sys.stderr,
+        )
     _print_json(led.show(args.dataset))
     return EXIT_OK
 

@@ -10,18 +10,21 @@ Location: the explicit path > ``$DPSTUDIO_LEDGER`` > the user's application-data
 Two small files live beside the database: ``<ledger>.key`` (a random key, mode 0600) and
 ``<ledger>.head`` (the head of the hash chain, see below).
 
-Identity of a dataset (so that editing one record cannot reset its budget).  A file is resolved
+Identity of a dataset (so that editing one record cannot reset its budget). A file is resolved
 to a dataset, in this order: (1) its SHA-256 is already known; (2) the recipe names a dataset
 (``input.dataset``) already in the ledger; (3) its rows match a known file's rows: at least
 ``MATCH_THRESHOLD`` (half) of the rows of one of the two files are rows of the other, estimated
 from keyed bottom-k sketches (:func:`row_sketch`, :func:`sketch_overlap`), whatever the file's
-name, format, column order or row order; (4) otherwise it is a new dataset.  A file that matches
+name, format, column order or row order; (4) otherwise it is a new dataset. A file that matches
 a known dataset is charged to that dataset's cap unless the user explicitly declares it a new
-dataset (``dpstudio release --new-dataset``, a GUI checkbox); the declaration is recorded in the
-entry and shown in the report.  A sketch holds ``SKETCH_K`` keyed 64-bit row hashes per file
-version; without the key they reveal nothing about the rows.  Limits: a file sharing less than
-half its rows with every known file, or a small subset (under about 2 %) of a large dataset, is
-not recognised; renaming columns changes every row hash.
+dataset (``dpstudio release --new-dataset``, a GUI checkbox); the declaration is recorded in
+the entry and shown in the report. A cap set on a file (``dpstudio ledger set-cap FILE``) goes
+to the dataset its rows match, where its releases are charged; a cap set on a file before any
+release is never loosened by a later row match (:meth:`Ledger._refuse_looser_cap`). A sketch
+holds ``SKETCH_K`` keyed 64-bit row hashes per file version; without the key they reveal
+nothing about the rows. Limits: a file sharing less than half its rows with every known file,
+or a small subset (under about 2 %) of a large dataset, is not recognised; renaming columns
+changes every row hash.
 
 Integrity (so that losing entries cannot silently reset a budget).  Every fact that counts -
 datasets and their names, caps, which file belongs to which dataset, every complete release, the
@@ -1644,6 +1647,29 @@ class Ledger:
                 best, score = r, s
         return best, score
 
+    @staticmethod
+    def _refuse_looser_cap(con, placeholder, key: str, score: float, matched_file) -> None:
+        """A cap set on a file before its first release (``placeholder``) whose rows turn out to
+        be those of the dataset ``key``: the release is charged to ``key``, whose cap must then be
+        at least as strict, or the cap the user set for this file would never be met."""
+        ds = con.execute("SELECT * FROM datasets WHERE sha256=?", (key,)).fetchone()
+        cap_e, cap_d = placeholder["cap_epsilon"], placeholder["cap_delta"]
+        looser = ds["cap_epsilon"] is None or ds["cap_epsilon"] > cap_e + TOLERANCE
+        if cap_d is not None:
+            looser = looser or ds["cap_delta"] is None or ds["cap_delta"] > cap_d + TOLERANCE
+        if not looser:
+            return
+        spent = Ledger._spent(con, key)
+        cap = f"ε={cap_e:.6g}" + (f", δ={cap_d:.6g}" if cap_d is not None else "")
+        raise BudgetError(
+            f"a cap ({cap}) was set on this file before its first release, but its rows are those of "
+            f"dataset {_desc(ds)} (about {score:.0%} shared with '{matched_file or '?'}', which has "
+            f"spent ε={spent['e']:.6g}), to which its releases are charged, and that dataset's cap is "
+            f"looser; nothing was released. Set the cap on that dataset ('dpstudio ledger set-cap "
+            f"{ds['sha256'][:12]} ...'), or, if this really is a different dataset, release it with "
+            f"--new-dataset"
+        )
+
     def _identify(self, con, sha: str, *, file_name, label, fp, new_dataset: bool, write: bool):
         """Resolve an input file to its dataset (module docstring): returns (dataset key, identity).
         With ``write``, records the file (and a new dataset) in the caller's transaction."""
@@ -1691,6 +1717,8 @@ class Ledger:
         match, score = self._best_match(con, sha, fp)
         if match is not None and (placeholder is None or match["dataset"] != placeholder["sha256"]):
             if not new_dataset:
+                if placeholder is not None and placeholder["cap_epsilon"] is not None:
+                    self._refuse_looser_cap(con, placeholder, match["dataset"], score, match["name"])
                 if write:
                     self._new_file(con, sha, match["dataset"], name=file_name, how="rows", score=score, fp=fp)
                 return match["dataset"], {
@@ -1858,6 +1886,13 @@ class Ledger:
         with self._tx() as tx:
             self._require_intact(tx)
             if not tx.execute("SELECT 1 FROM files WHERE sha256=?", (sha,)).fetchone():
+                match, score = self._best_match(tx, sha, fp)
+                if match is not None:
+                    # the rows of a known dataset: a release of this file is charged to it, so a
+                    # cap set on the file is that dataset's (a new dataset here would hold a cap
+                    # that no release of the file ever meets)
+                    self._new_file(tx, sha, match["dataset"], name=name, how="rows", score=score, fp=fp)
+                    return match["dataset"]
                 self._new_dataset(tx, sha, name=name, label=None)
                 self._new_file(tx, sha, sha, name=name, how=_CAP_FIRST, fp=fp)
         return sha
@@ -2128,6 +2163,26 @@ class Ledger:
         recorded by :meth:`record_file` stays protected by its bytes)."""
         with self._tx() as con:
             con.execute("UPDATE entries SET targets=NULL WHERE id=?", (reservation.id,))
+
+    def lookup(
+        self,
+        sha: str,
+        *,
+        dataset_name: str | None = None,
+        label: str | None = None,
+        fingerprint: Fingerprint | None = None,
+    ) -> dict:
+        """Read only: the summary of the dataset that a release of the file ``sha`` would be
+        charged to, resolved exactly as :meth:`reserve` resolves it (by SHA-256, the recipe's
+        dataset name, then its rows), with ``identity``.  A file known to no dataset: nothing
+        spent, no cap.  What the budget panel shows before a release."""
+        sha = self._check_sha(sha)
+        with self._tx() as con:
+            self._check(con)
+            key, identity = self._identify(
+                con, sha, file_name=dataset_name, label=label, fp=fingerprint, new_dataset=False, write=False
+            )
+            return {**self._summary(con, key), "identity": identity}
 
     def check_unrecorded(
         self,

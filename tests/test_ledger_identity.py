@@ -252,3 +252,38 @@ def test_no_ledger_still_respects_an_exhausted_cap(ab_files, tmp_path):
     assert "not recorded in any ledger" in (tmp_path / "a.html").read_text(encoding="utf-8")
     assert not (tmp_path / "none.sqlite").exists()
     assert "--no-ledger" in _cli("release", "--help").stdout
+
+
+def test_a_cap_set_on_an_edited_copy_lands_on_the_dataset_its_releases_are_charged_to(ab_files, tmp_path):
+    """``ledger set-cap`` on a file whose rows are a known dataset's: the cap is that dataset's
+    (before, it went to a new dataset of the file alone, which no release of it ever met)."""
+    db = tmp_path / "l.sqlite"
+    p = _cli("release", ab_files / "A.recipe.json", "--output", tmp_path / "a.csv", "--ledger", db)
+    assert p.returncode == 0, p.stderr
+    p = _cli("ledger", "set-cap", ab_files / "B_renamed.csv", "1.0", "--ledger", db)
+    assert p.returncode == 0, p.stderr
+    assert "are those of dataset 'A.csv'" in p.stderr and "the cap is set on that dataset" in p.stderr
+    shown = json.loads(p.stdout)
+    assert shown["name"] == "A.csv" and shown["cap"]["epsilon"] == 1.0 and shown["spent"]["epsilon"] == 0.6
+    listed = json.loads(_cli("ledger", "list", "--ledger", db).stdout)
+    assert len(listed) == 1  # one dataset, not a second one holding the cap
+    p = _cli("release", ab_files / "B_renamed.recipe.json", "--output", tmp_path / "b.csv", "--ledger", db)
+    assert p.returncode == 2 and "left of its cap ε=1" in p.stderr, p.stderr
+    assert not (tmp_path / "b.csv").exists()
+
+
+def test_a_cap_set_before_the_first_release_is_never_loosened_by_row_matching(tmp_path):
+    """A cap set on a file before any release (no rows known then) whose rows turn out to be a
+    known dataset's: its releases are charged there, so that dataset's cap must be as strict."""
+    led = Ledger(tmp_path / "l.sqlite")
+    a = _reserve(led, "a" * 64, _frame(), 0.6).dataset
+    led.set_cap("b" * 64, 2.0)
+    with pytest.raises(BudgetError, match=r"a cap \(ε=2\) was set on this file before its first release"):
+        _reserve(led, "b" * 64, _edited(_frame()), 0.6)
+    led.set_cap(a, 3.0)  # still looser than the file's own cap
+    with pytest.raises(BudgetError, match="that dataset's cap is looser"):
+        _reserve(led, "b" * 64, _edited(_frame()), 0.6)
+    led.set_cap(a, 1.5)
+    assert _reserve(led, "b" * 64, _edited(_frame()), 0.6).dataset == a
+    with pytest.raises(BudgetError, match="left of its cap ε=1.5"):
+        _reserve(led, "b" * 64, _edited(_frame()), 0.6)

@@ -168,6 +168,7 @@ class Session(QObject):
         self._last_merge: str | None = None
         self.derived: dict[Any, Any] = {}  # expensive results shared by pages (e.g. the leakage model)
         self._preview: tuple[Any, Any] | None = None  # (key, columns) of preview_recipe
+        self._rows_fp: tuple[Any, Any] | None = None  # (load and ledger, row sketch) of ledger_lookup
 
     # ---- data ------------------------------------------------------------------------
     @property
@@ -192,6 +193,23 @@ class Session(QObject):
         memory, else ``"memory"``."""
         return "stream" if self.sample_of is not None else "memory"
 
+    def ledger_lookup(self, ledger) -> dict:
+        """The ledger summary of the dataset that a release of the loaded file is charged to,
+        resolved as the release resolves it: by SHA-256, the recipe's dataset name, then its rows
+        (their keyed sketch is computed once per load and ledger).  A sample of a file too large
+        for memory has no sketch of every row: the release itself matches its rows."""
+        assert self.loaded is not None and self.recipe is not None
+        sha = self.loaded.sha256
+        fp = None
+        if self.sample_of is None and ledger.needs_fingerprint(sha):
+            key = (self.data_token, str(ledger.path))  # the sketch is keyed by the ledger's key
+            if self._rows_fp is None or self._rows_fp[0] != key:
+                self._rows_fp = (key, ledger.fingerprint_rows(self.frame))
+            fp = self._rows_fp[1]
+        return ledger.lookup(
+            sha, dataset_name=Path(self.loaded.path).name, label=self.recipe.input.dataset, fingerprint=fp
+        )
+
     def stream_problem(self) -> str | None:
         """Why the current release cannot run on a file too large for memory (None: it can, or
         the file fits in memory)."""
@@ -214,6 +232,7 @@ class Session(QObject):
         self._cache.clear()
         self.derived.clear()
         self._preview = None
+        self._rows_fp = None
         self._last_merge = None
         self.data_token += 1
         self.generation += 1

@@ -184,3 +184,29 @@ def test_the_budget_panel_lists_spend_of_different_guarantees_apart(qtbot, loade
     assert "2 release(s)" in text, text
     assert f"of which local DP (each record perturbed): ε {eps:.3g}" in text, text
     assert "of which label DP (label columns only): ε 0.25" in text, text
+
+
+def test_the_budget_panel_and_its_cap_follow_the_dataset_a_release_is_charged_to(qtbot, loaded_demo, tmp_path):
+    """An edited copy of a released file (one cell corrected, another name) is charged to the
+    released dataset by its rows: the panel shows that dataset's spend, and a cap set here is
+    set on it (before, both looked the file up by its SHA-256 alone: "0 release(s)", and a cap
+    on a dataset no release of the file ever met)."""
+    from dpstudio.ledger import Ledger
+
+    win = loaded_demo
+    _release(qtbot, win)
+    first = win.session.loaded.sha256
+    edited = pd.read_csv(win.session.loaded.path)
+    edited.loc[0, "age"] = int(edited.loc[0, "age"]) + 1
+    d = tmp_path / "edited"
+    d.mkdir()
+    edited.to_csv(d / "corrected.csv", index=False)
+    load(qtbot, win, d / "corrected.csv")
+    assert win.session.loaded.sha256 != first
+    win.go_to(3)
+    win.budget_page.refresh_ledger()
+    text = win.budget_page.ledger_text.text()
+    assert "This file is charged to dataset 'census_demo.csv'" in text and "1 release(s)" in text, text
+    win.budget_page.set_cap(0.5)
+    assert Ledger().summary(first)["cap"] == {"epsilon": 0.5, "delta": None}
+    assert "Remaining: ε 0" in win.budget_page.ledger_text.text()

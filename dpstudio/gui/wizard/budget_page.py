@@ -351,7 +351,7 @@ class BudgetPage(WizardPage):
         try:
             from dpstudio.ledger import Ledger
 
-            self.ledger_summary = Ledger().summary(self.session.loaded.sha256)
+            self.ledger_summary = self.session.ledger_lookup(Ledger())
             self.ledger_error = None
         except Exception as exc:  # noqa: BLE001 - shown in the box
             from dpstudio.gui.dialogs import error_summary
@@ -367,9 +367,24 @@ class BudgetPage(WizardPage):
             return
         self.cap_button.setEnabled(True)
         cap = s.get("cap")
-        lines = [
-            self.tr("Spent so far: {0} in {1} release(s)").format(fmt_loss(s.get("spent")), s.get("releases", 0)),
-        ]
+        lines = []
+        ident = s.get("identity") or {}
+        if ident.get("how") in ("rows", "name"):  # charged to a dataset this file is not the first file of
+            why = (
+                self.tr("its rows match {0:.0%} of '{1}'").format(
+                    ident.get("share_of_rows") or 0, ident.get("matched_file")
+                )
+                if ident["how"] == "rows"
+                else self.tr("the recipe names it")
+            )
+            lines.append(
+                self.tr("This file is charged to dataset '{0}' ({1}).").format(
+                    html.escape(str(s.get("dataset_name") or s.get("name"))), html.escape(why)
+                )
+            )
+        lines.append(
+            self.tr("Spent so far: {0} in {1} release(s)").format(fmt_loss(s.get("spent")), s.get("releases", 0))
+        )
         for kind, v in (s.get("spent_by_guarantee") or {}).items():  # totals of different guarantees
             lines.append("&nbsp;&nbsp;" + self.tr("of which {0}: {1}").format(html.escape(kind), fmt_loss(v)))
         lines.append(self.tr("Cap: {0}").format(fmt_loss(cap) if cap else self.tr("none set")))
@@ -377,7 +392,10 @@ class BudgetPage(WizardPage):
         if rem:
             lines.append(self.tr("Remaining: {0}").format(fmt_loss(rem)))
             plan, _ = self.session.plan()
-            if plan is not None and rem.get("epsilon") is not None and plan.total.epsilon > rem["epsilon"] + 1e-12:
+            over_e = plan is not None and rem.get("epsilon") is not None and plan.total.epsilon > rem["epsilon"] + 1e-12
+            # δ too: the ledger refuses a release that would pass either cap
+            over_d = plan is not None and rem.get("delta") is not None and plan.total.delta > rem["delta"] + 1e-12
+            if over_e or over_d:
                 lines.append(
                     "<span style='color:#D55E00'>"
                     + self.tr("This release needs more than what remains: it will be refused.")
@@ -409,7 +427,11 @@ class BudgetPage(WizardPage):
         try:
             from dpstudio.ledger import Ledger
 
-            Ledger().set_cap(self.session.loaded.sha256, epsilon)
+            # the dataset a release of this file is charged to (its rows may be a known
+            # dataset's); a δ cap already set stays
+            known = self.ledger_summary or {}
+            cap = known.get("cap") or {}
+            Ledger().set_cap(known.get("dataset") or self.session.loaded.sha256, epsilon, cap.get("delta"))
         except Exception as exc:  # noqa: BLE001
             show_error(self.window(), self.tr("Could not set the cap"), exc)
         self.refresh_ledger()
