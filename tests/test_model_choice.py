@@ -249,3 +249,32 @@ def test_a_fit_whose_rows_choose_a_mechanism_the_plan_did_not_charge_is_stopped(
     assert not any(t.startswith("the sampler is exact") for t in plan.notes)
     with pytest.raises(UserError, match="nothing was drawn"):
         model.execute(plan, _frame(150), RandomSource(0))  # 150 x 0.01 / 3 < 1: the Gibbs posterior
+
+
+@pytest.mark.parametrize("mechanism", ["objective", "gibbs"])
+def test_the_model_file_states_the_total_the_ledger_charged(tmp_path, mechanism):
+    """With a DP estimate of a feature's bounds (the file's scaling shows them), the model file's
+    guarantee is the release's total, as charged; the model's own part is beside it."""
+    import json
+    from dataclasses import replace
+
+    from dpstudio.ledger import Ledger
+    from dpstudio.pipeline import execute_release
+    from dpstudio.recipe.model import Cost
+
+    frame = _frame(600)
+    data = tmp_path / "x.csv"
+    frame.to_csv(data, index=False)
+    recipe = _recipe({"mechanism": mechanism})
+    dp = Domain("numeric", source="dp", cost=Cost(0.1, 0.0), search_low=-4.0, search_high=4.0)
+    recipe = replace(
+        recipe, input=InputSpec(path=str(data)), columns=(replace(recipe.columns[0], domain=dp), *recipe.columns[1:])
+    )
+    ledger = Ledger(tmp_path / "l.sqlite")
+    res = execute_release(recipe, output_path=tmp_path / "m.json", ledger=ledger)
+    entry = ledger.show(res.input_sha256)["entries"][-1]
+    g = json.loads((tmp_path / "m.json").read_text())["guarantee"]
+    assert g["epsilon"] == pytest.approx(entry["epsilon"]) and g["delta"] == pytest.approx(entry["delta"])
+    assert g["epsilon"] == pytest.approx(1.1) and g["model_epsilon"] == pytest.approx(1.0)
+    if mechanism == "objective":  # the calibration figures are the model part's
+        assert g["proven_epsilon"] <= g["model_epsilon"] * (1 + 1e-12)

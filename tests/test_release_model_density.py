@@ -169,4 +169,4 @@ def test_model_plan_and_cancel_direct():
     with pytest.raises(Cancelled):
         model.execute(pl, _frame(), RandomSource(1), cancel=tok)
     out = model.execute(pl, _frame(), RandomSource(1))
-    assert "mode" not in json.dumps(out.artifact)  # nothing non-private leaks into the artifact
+    assert '"mode"' not in json.dumps(out.artifact)  # nothing non-private leaks into the artifact (the MAP)
