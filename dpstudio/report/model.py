@@ -1556,13 +1556,13 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             ("Guarantee", g_name),
             ("Total privacy loss", _loss_text(total.epsilon, total.delta)),
             ("Accounting method", comp.method),
-            ("Neighbouring datasets", "differ in one person's record (replace-one); the number of rows is public"),
+            ("Neighbouring datasets", T.NEIGHBOURS.get(guarantee, T.NEIGHBOURS["record-level"])),
         ],
     )
     factor = math.exp(total.epsilon)
     s.add(
         "p",
-        T.EPSILON_PLAIN.format(
+        T.EPSILON_PLAIN_OF.get(guarantee, T.EPSILON_PLAIN).format(
             eps=_eps(total.epsilon),
             factor=fmt(factor, 3),
             delta_part=T.DELTA_PLAIN.format(delta=fmt(total.delta)) if total.delta else "",

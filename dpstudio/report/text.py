@@ -107,6 +107,33 @@ EPSILON_PLAIN = (
     "looking at the release can become at most {factor} times more confident about a claim concerning "
     "one person than they would have been without that person's data{delta_part}."
 )
+#: what a neighbouring dataset may change, by guarantee: replace-one everywhere, of what the
+#: guarantee protects (a label release's other columns are the same in both: they are public)
+NEIGHBOURS = {
+    "record-level": "differ in one person's record (replace-one); the number of rows is public",
+    "label": (
+        "differ in one person's label (replace-one: the same rows, one label changed); the other "
+        "columns, released as they are, are the same in both; the number of rows is public"
+    ),
+    "semi-sensitive": (
+        "differ in one person's label and sensitive values (replace-one); the public columns, "
+        "released as they are, are the same in both; the number of rows is public"
+    ),
+}
+EPSILON_PLAIN_OF = {
+    "label": (
+        "\u03b5 (epsilon) measures the privacy loss: smaller is more private. With \u03b5 = {eps}, anyone "
+        "looking at the release can become at most {factor} times more confident about one person's label "
+        "than they would have been had that label been different{delta_part}. The columns released as "
+        "they are get no such bound."
+    ),
+    "semi-sensitive": (
+        "\u03b5 (epsilon) measures the privacy loss: smaller is more private. With \u03b5 = {eps}, anyone "
+        "looking at the release can become at most {factor} times more confident about one person's label "
+        "or sensitive values than they would have been had those been different{delta_part}. The public "
+        "columns, released as they are, get no such bound."
+    ),
+}
 DELTA_PLAIN = ", except with a probability of at most \u03b4 = {delta} (a small chance that the bound does not hold)"
 
 METRIC_PLAIN = (
