@@ -691,7 +691,9 @@ def cmd_ledger_verify(args) -> int:
         seq = led.head_seq(args.head)
         out["report_head"] = {"hash": args.head, "in_chain": seq is not None, "event": seq}
     _print_json(out)
-    ok = out["intact"] and (not args.head or out["report_head"]["in_chain"])
+    # a missing or changed output, report or side file fails the check too: it is what the
+    # ledger says was released, and scripts read the exit code, not the list
+    ok = out["intact"] and not out["outputs"] and (not args.head or out["report_head"]["in_chain"])
     return EXIT_OK if ok else EXIT_USER
 
 

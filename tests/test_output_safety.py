@@ -464,8 +464,12 @@ def test_an_earlier_releases_report_is_not_written_over(setup, capsys):
     )
     assert "Choose another name" in err and (d / "r.html").read_bytes() == report and not (d / "b.csv").exists()
     assert led.verify() == []
+    assert main(["ledger", "verify"]) == 0
     (d / "r.html").write_text("edited")
     assert any("report" in p and "changed since the release" in p for p in led.verify())
+    capsys.readouterr()
+    assert main(["ledger", "verify"]) == 2  # scripts read the exit code
+    assert "changed since the release" in capsys.readouterr().out
 
 
 def test_a_density_side_file_is_recorded_and_never_written_over(setup, capsys):
@@ -603,3 +607,16 @@ def test_an_output_extension_that_overrides_the_recipe_format_is_said(setup, cap
     assert any("written as csv, as its name as_csv.csv says" in w and "(parquet)" in w for w in warnings), warnings
     assert main(["release", "pq.json", "--output", "as_pq.parquet"]) == 0
     assert not any("written as" in w for w in _json.loads(capsys.readouterr().out)["warnings"])
+
+
+def test_an_unrecorded_release_report_does_not_count_releases_down(setup, capsys):
+    """--no-ledger with an existing ledger (consulted for its cap): the report's ledger table has
+    no "after" figures, rather than "Releases recorded 1 -> 0"."""
+    import re
+    from html import unescape
+
+    d, _ = setup
+    assert main(["release", "rec.json", "--output", "nl.csv", "--report", "nl.html", "--no-ledger"]) == 0
+    text = re.sub(r"<[^>]+>", "|", unescape((d / "nl.html").read_text()))
+    row = re.search(r"Releases recorded\|+([^|]*)\|+([^|]*)\|", text)
+    assert row is not None and row.groups() == ("1", "—"), row and row.groups()

@@ -1830,7 +1830,8 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             [
                 Cell("Releases recorded"),
                 Cell(fmt((result.ledger_before or {}).get("releases", 0))),
-                Cell(fmt((result.ledger_after or {}).get("releases", 0))),
+                # not recorded (--no-ledger): no "after", rather than a count that went down
+                Cell("\u2014" if result.ledger_after is None else fmt(result.ledger_after.get("releases", 0))),
             ]
         )
         s.add(
