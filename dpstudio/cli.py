@@ -1113,13 +1113,46 @@ def main(argv=None) -> int:
         return EXIT_INTERNAL
 
 
+def _recipe_epsilon(args) -> float | None:
+    """The epsilon typed in the recipe of a release command (None when there is none to read)."""
+    path = getattr(args, "recipe", None)
+    if not path:
+        return None
+    try:
+        from dpstudio.recipe.model import load_recipe
+
+        return float(load_recipe(path).budget.epsilon)
+    except Exception:  # noqa: BLE001 - only advice: without it, the general wording stands
+        return None
+
+
 def _over_cap_advice(exc: BudgetError, args) -> str:
     """How to go on after a release the dataset's cap refused (the ledger's message says why)."""
     name = exc.dataset[:12] if exc.dataset else "DATASET"
     ledger = f" --ledger {_path_text(args.ledger)}" if getattr(args, "ledger", None) else ""
+    lower = (
+        "lower the recipe's epsilon (budget.epsilon; or make it again with recipe init --epsilon) to at "
+        "most what is left"
+    )
+    needed, left = getattr(exc, "needed_epsilon", None), getattr(exc, "left_epsilon", None)
+    budget = _recipe_epsilon(args)
+    if needed is not None and left is not None and budget is not None:
+        # the release's total can exceed budget.epsilon (DP estimates of domains are added to it):
+        # lowering budget.epsilon to what is left would be refused again
+        extra = max(0.0, needed - budget)
+        if extra <= 1e-12:
+            lower = lower.replace("what is left", f"{left:.6g}, what is left")
+        elif left - extra > 0:
+            lower = lower.replace(
+                "what is left", f"{left - extra:.6g} (what is left, less the {extra:.6g} its DP domain estimates add)"
+            )
+        else:
+            lower = (
+                f"type the domains that are estimated with DP (public knowledge, free): those estimates "
+                f"alone spend {extra:.6g}, more than is left"
+            )
     advice = (
-        "To go on: lower the recipe's epsilon (budget.epsilon; or make it again with recipe init "
-        f"--epsilon) to at most what is left; or, if your policy allows more, raise the cap: dpstudio "
+        f"To go on: {lower}; or, if your policy allows more, raise the cap: dpstudio "
         f"ledger set-cap {name} EPSILON [DELTA]{ledger} (give DELTA again to keep a δ cap; 'dpstudio "
         f"ledger show {name}{ledger}' lists its releases)"
     )

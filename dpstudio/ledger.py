@@ -2027,6 +2027,7 @@ class Ledger:
             msg += f" (dataset {_desc(ds)})"
         err = BudgetError(msg)
         err.dataset, err.matched_by = ds["sha256"], how
+        err.needed_epsilon, err.left_epsilon = eps, left_e  # for the advice on how to go on
         raise err
 
     @staticmethod

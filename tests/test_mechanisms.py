@@ -40,8 +40,8 @@ def test_validation_quotes_bad_values():
         LaplaceMechanism(1, 0, 0, 1)  # keyword-only
     with pytest.raises(ValueError, match="0.0"):
         GaussianMechanism(epsilon=1, delta=0.0, low=0, high=1)
-    with pytest.raises(ValueError, match="1"):
-        RandomizedResponse(epsilon=1, n_categories=1)
+    with pytest.raises(ValueError, match="70000"):
+        RandomizedResponse(epsilon=1, n_categories=70000)
     with pytest.raises(ValueError, match="-2"):
         ExponentialMechanism(epsilon=1, sensitivity=-2)
     with pytest.raises(ValueError, match="zero"):
@@ -311,3 +311,18 @@ def test_metric_selection_self_index_excludes_own_row():
     assert np.all(idx != np.arange(50))
     out = m.release(pool[:3], RandomSource(2), self_index=[0, 1, 2])
     assert out.shape == (3, 4)
+
+
+def test_randomized_response_on_one_category_keeps_it():
+    """One category (a DP list that kept only "other"): nothing to randomize, 0-DP, error 0."""
+    from dpstudio.engine.mechanisms.randomized_response import RandomizedResponse
+    from dpstudio.engine.rng import RandomSource
+
+    rr = RandomizedResponse(epsilon=0.5, n_categories=1)
+    assert rr.keep == 1.0 and rr.p == 0.0 and rr.expected_error() == 0.0
+    assert np.array_equal(rr.release(np.zeros(50, dtype=np.int64), RandomSource(0)), np.zeros(50))
+    assert all(v == 0.0 for v in rr.privacy_loss().rdp)
+    with pytest.raises(ValueError, match="category codes must lie in"):
+        rr.release(np.array([0, 1]), RandomSource(0))
+    with pytest.raises(ValueError, match=r"\[1, 65536\]"):
+        RandomizedResponse(epsilon=0.5, n_categories=0)

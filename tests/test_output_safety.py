@@ -620,3 +620,23 @@ def test_an_unrecorded_release_report_does_not_count_releases_down(setup, capsys
     text = re.sub(r"<[^>]+>", "|", unescape((d / "nl.html").read_text()))
     row = re.search(r"Releases recorded\|+([^|]*)\|+([^|]*)\|", text)
     assert row is not None and row.groups() == ("1", "—"), row and row.groups()
+
+
+def test_over_cap_advice_counts_the_dp_domain_estimates(setup, capsys):
+    """The refusal's advice gives the budget.epsilon that fits: what is left less what the DP
+    domain estimates add (lowering to what is left would be refused again)."""
+    d, _ = setup  # one release of ε = 1 recorded
+    assert main(["ledger", "set-cap", "in.csv", "1.75"]) == 0
+    args = ["--role", "age=sensitive", "--role", "sex=sensitive", "--bounds", "age=0:100"]
+    assert main(["recipe", "init", "in.csv", "-o", "dp.json", *args, "--categories", "sex=dp:0.05"]) in (0, 3)
+    recipe = json.loads((d / "dp.json").read_text())
+    recipe["budget"]["epsilon"] = 0.71
+    (d / "dp.json").write_text(json.dumps(recipe))
+    capsys.readouterr()
+    assert main(["release", "dp.json", "--output", "dp.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "release would spend ε=0.76" in err and "ε=0.75 left" in err, err
+    assert "to at most 0.7 (what is left, less the 0.05 its DP domain estimates add)" in err, err
+    recipe["budget"]["epsilon"] = 0.7
+    (d / "dp.json").write_text(json.dumps(recipe))
+    assert main(["release", "dp.json", "--output", "dp.csv"]) == 0  # the advice was right

@@ -399,7 +399,7 @@ def _eps_text(v):
     return _eps(v)
 
 
-def test_a_synthetic_release_goes_on_when_discovery_keeps_no_category(tmp_path):
+def test_every_release_goes_on_and_is_charged_when_discovery_keeps_no_category(tmp_path):
     """A column whose values are all rare (a zip code held by one record each) loses every value
     to the discovery threshold: the release goes on with the column reduced to its "other" value
     (its estimate is already part of the total), instead of stopping after the data was read."""
@@ -438,12 +438,17 @@ def test_a_synthetic_release_goes_on_when_discovery_keeps_no_category(tmp_path):
     # ... and the user is told, in the warnings the CLI prints and the report lists
     assert [w for w in res.warnings if "'zip'" in w and "kept no value" in w and "'(other)'" in w]
     assert ledger.show(res.input_sha256)["entries"][-1]["epsilon"] == pytest.approx(1.0)
-    # a record release still needs two categories for its randomized response: it stops
-    from dpstudio.errors import UserError
-
+    # a record release goes on too, and is charged: stopping after the estimate ran would tell
+    # its outcome while the reservation is rolled back (an estimate for free, as often as asked)
     rec = replace(recipe, release=ReleaseSpec("record", Params.of({})))
-    with pytest.raises(UserError, match="kept no category"):
-        execute_release(rec, output_path=tmp_path / "r.csv", ledger=ledger)
+    before = ledger.show(res.input_sha256)["spent"]["epsilon"]
+    rr = execute_release(rec, output_path=tmp_path / "r.csv", ledger=ledger)
+    assert set(pd.read_csv(tmp_path / "r.csv", dtype=str)["zip"]) == {"(other)"}
+    assert [w for w in rr.warnings if "'zip'" in w and "kept no value" in w]
+    charged = ledger.show(res.input_sha256)["spent"]["epsilon"] - before
+    assert charged == pytest.approx(rr.recorded_total.epsilon) and charged > 1.0  # the estimate's 0.1 too
+    unit = rr.plan.unit("zip")
+    assert unit.noise.keep_probability == 1.0 and unit.expected_error == 0.0  # nothing left to randomize
 
 
 def test_a_fit_that_spends_the_typed_total_instead_of_its_part_is_stopped(tmp_path, monkeypatch):

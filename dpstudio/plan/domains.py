@@ -25,7 +25,6 @@ import pandas as pd
 
 from dpstudio.engine.accounting import PrivacyLoss
 from dpstudio.engine.rng import RandomSource
-from dpstudio.errors import UserError
 from dpstudio.plan.units import NoiseParameters, PlanUnit, ReleasePlan, UnitMechanism
 from dpstudio.recipe.model import Column, Domain, Recipe
 
@@ -574,14 +573,9 @@ def finish_domain_units(
             cats: tuple[str, ...] = mech.release(summary, rng)
             other = d.other if d.other is not None else "(other)"
             cats = cats + ((other,) if other not in cats else ())
-            # a synthetic release goes on with the column reduced to its "other" value (useless
-            # but honest, and the estimate's cost is already part of the release's total); the
-            # other types need two categories for their randomized response, so they stop
-            if len(cats) < 2 and recipe.release.type != "synthetic":
-                raise UserError(
-                    f"column {col.name!r}: DP category discovery kept no category; "
-                    "give a public category list, or more budget for this estimate"
-                )
+            # every release goes on with the column reduced to its "other" value (useless but
+            # honest; emptied_dp_categories says so): stopping here would tell the user the
+            # estimate's outcome while the reservation is rolled back, an estimate for free
             new_domain[col.name] = replace(d, categories=cats, other=other)
             notes[f"dp_domain:{col.name}"] = list(cats)
         drawn_by[u.name] = mech

@@ -6,6 +6,10 @@ is {d} for neighbours d, d', giving 1 - m p <= e^eps p + delta.  Binary (m = 1, 
 flip probability 1/(1 + e^eps).  Expected error under the discrete metric is m p, which meets
 the lower bound of Jazbec 2018, Thm 5.5, exactly.
 
+One category (m = 0: a DP category estimate that kept only its "other" value) leaves nothing to
+randomize: the output is that category, whatever the input, which is 0-DP; it is allowed so that
+such a release completes (and is charged) instead of failing after the estimate ran.
+
 Exactness: p is irrational, so we realise p' = j / N with N = 2**32 - 1 and j = ceil(p N)
 (p' >= p: never less private than claimed) using ONE exact uniform integer u in [0, N) per
 value: u < m j selects "other category number u // j", else the value is kept.
@@ -33,6 +37,8 @@ def rr_rdp(keep: float, p: float, m: int, orders: Sequence[float] = RDP_ORDERS) 
     of distinct inputs gives the same divergence, so this is the worst pair.
     D_alpha = log(keep^a p^(1-a) + p^a keep^(1-a) + (m-1) p) / (a-1).
     """
+    if m == 0:  # one category: both laws are the point mass on it
+        return tuple(0.0 for _ in orders)
     lk, lp = math.log(keep), math.log(p)
     out = []
     for a in orders:
@@ -53,11 +59,14 @@ class RandomizedResponse(Mechanism):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         if isinstance(n_categories, bool) or not isinstance(n_categories, (int, np.integer)):
-            raise ValueError(f"n_categories must be an integer >= 2, got {n_categories!r}")
-        if not 2 <= int(n_categories) <= 65536:
-            raise ValueError(f"n_categories must lie in [2, 65536], got {n_categories!r}")
+            raise ValueError(f"n_categories must be an integer >= 1, got {n_categories!r}")
+        if not 1 <= int(n_categories) <= 65536:
+            raise ValueError(f"n_categories must lie in [1, 65536], got {n_categories!r}")
         self.n_categories = int(n_categories)
         self.m = self.n_categories - 1
+        if self.m == 0:  # one category: kept with probability 1 (module docstring)
+            self.p_target, self.j, self.p, self.keep = 0.0, 0, 0.0, 1.0
+            return
         self.p_target = (1.0 - self.delta) / (self.m + math.exp(self.epsilon))
         # ceil(p N), computed so that rounding can only raise it
         self.j = min(_N // self.m, math.ceil(self.p_target * _N * (1 + 1e-15)))
@@ -88,6 +97,8 @@ class RandomizedResponse(Mechanism):
         v = v.astype(np.int64)
         if v.size and (v.min() < 0 or v.max() > self.m):
             raise ValueError(f"category codes must lie in [0, {self.m}], got range [{v.min()}, {v.max()}]")
+        if self.m == 0:
+            return v  # every code is 0, the one category
         j = self.j if _override_j is None else _override_j
         u = rng.integers(_N, v.size).reshape(v.shape)
         change = u < self.m * j
