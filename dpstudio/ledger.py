@@ -1711,6 +1711,18 @@ class Ledger:
                         f"the dataset name '{label}' is already in the ledger ({_desc(ds)}); "
                         f"give the new dataset a name of its own"
                     )
+                # a name may join versions of one dataset, never move a file's rows away from the
+                # dataset they belong to (naming any other dataset would escape its cap)
+                match, score = self._best_match(con, sha, fp)
+                if match is not None and match["dataset"] != ds["sha256"]:
+                    other = con.execute("SELECT * FROM datasets WHERE sha256=?", (match["dataset"],)).fetchone()
+                    raise UserError(
+                        f"the recipe names dataset '{label}' ({_desc(ds)}), but this file's rows are those "
+                        f"of dataset {_desc(other)} (about {score:.0%} shared with "
+                        f"'{match['name'] or '?'}'), to which its releases are charged: remove the dataset "
+                        f"name (--dataset, or input.dataset in the recipe), or, if this really is a "
+                        f"different dataset, give it a name of its own with --new-dataset"
+                    )
                 if write:
                     self._new_file(con, sha, ds["sha256"], name=file_name, how="name", fp=fp)
                 return ds["sha256"], {**ident, "dataset": ds["sha256"], "how": "name"}

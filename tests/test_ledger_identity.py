@@ -287,3 +287,19 @@ def test_a_cap_set_before_the_first_release_is_never_loosened_by_row_matching(tm
     assert _reserve(led, "b" * 64, _edited(_frame()), 0.6).dataset == a
     with pytest.raises(BudgetError, match="left of its cap ε=1.5"):
         _reserve(led, "b" * 64, _edited(_frame()), 0.6)
+
+
+def test_naming_another_dataset_does_not_move_a_files_rows_away_from_theirs(tmp_path):
+    """--dataset / input.dataset joins versions of one dataset; naming an unrelated dataset for an
+    edited copy of a capped one would charge it there and escape the cap."""
+    led = Ledger(tmp_path / "l.sqlite")
+    a = _reserve(led, "a" * 64, _frame(), 0.6).dataset
+    led.set_cap(a, 1.0)
+    _reserve(led, "c" * 64, _frame(seed=3), 0.1, label="junk")
+    with pytest.raises(UserError, match="names dataset 'junk'.*but this file's rows are those of dataset"):
+        _reserve(led, "b" * 64, _edited(_frame()), 0.6, label="junk")
+    assert led.summary(a)["in_progress"]["releases"] == 1  # nothing reserved for the refused one
+    # the name of the dataset its rows belong to is fine (and so is no name: the cap refuses)
+    led.set_cap(a, 2.0)
+    _reserve(led, "d" * 64, _frame(), 0.1, label="survey")  # names dataset a ("survey" is new: rows decide)
+    assert _reserve(led, "b" * 64, _edited(_frame()), 0.6, label="survey").dataset == a
