@@ -1474,7 +1474,7 @@ class Ledger:
     def _restore(con, rep: _Replay) -> dict:
         """Put back what the readable chain records and the tables lost (never less spend, never
         a looser cap); returns how many datasets, files and releases came back."""
-        now, n = _now(), {"datasets": 0, "files": 0, "releases": 0}
+        now, n = _now(), {"datasets": 0, "files": 0, "releases": 0, "corrected": 0}
 
         def ensure(key, label=None, cap=(None, None)):
             row = con.execute("SELECT cap_epsilon FROM datasets WHERE sha256=?", (key,)).fetchone()
@@ -1491,15 +1491,21 @@ class Ledger:
         for key, d in rep.datasets.items():
             ensure(key, d["label"], d["cap"])
         for sha, (key, _) in rep.files.items():
-            if not con.execute("SELECT 1 FROM files WHERE sha256=?", (sha,)).fetchone():
+            row = con.execute("SELECT dataset FROM files WHERE sha256=?", (sha,)).fetchone()
+            if row is None:
                 ensure(key)
                 con.execute(
                     "INSERT INTO files(sha256, dataset, how, time) VALUES (?,?,?,?)",
                     (sha, key, "restored from the chain", now),
                 )
                 n["files"] += 1
+            elif row["dataset"] != key:  # a file moved to another dataset (a fresh budget): back
+                ensure(key)
+                con.execute("UPDATE files SET dataset=? WHERE sha256=?", (key, sha))
+                n["corrected"] += 1
         for eid, (key, eps, delta) in rep.releases.items():
-            if not con.execute("SELECT 1 FROM entries WHERE id=?", (eid,)).fetchone():
+            row = con.execute("SELECT dataset, epsilon, delta, status FROM entries WHERE id=?", (eid,)).fetchone()
+            if row is None:
                 ensure(key)
                 con.execute(
                     "INSERT INTO entries(id, dataset, time, epsilon, delta, status, release_type) "
@@ -1507,6 +1513,15 @@ class Ledger:
                     (eid, key, now, eps, delta, "complete", "restored from the chain"),
                 )
                 n["releases"] += 1
+            elif row["dataset"] != key or row["epsilon"] < eps or row["delta"] < delta or row["status"] != "complete":
+                # a surviving entry edited to spend less, moved to another dataset or marked
+                # unfinished: the chain's record of it (never less spend)
+                ensure(key)
+                con.execute(
+                    "UPDATE entries SET dataset=?, epsilon=?, delta=?, status='complete' WHERE id=?",
+                    (key, max(row["epsilon"], eps), max(row["delta"], delta), eid),
+                )
+                n["corrected"] += 1
         return n
 
     @classmethod

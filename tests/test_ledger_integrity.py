@@ -248,3 +248,23 @@ def test_cli_deleted_ledger_refused_then_reinit_shown_in_report(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "This ledger was re-initialised on" in rep.read_text(encoding="utf-8")
     assert json.loads(p.stdout)["ledger"]["ledger"]["reinitialised"][0]["reason"] == "disk replaced"
+
+
+def test_reinit_puts_back_spend_that_was_edited_down_or_moved(tmp_path):
+    """A tampered ledger is refused; re-initialising it must not keep the tampering: an entry
+    edited to spend less, moved to another dataset, or a file moved to a fresh dataset, gets the
+    chain's record back (never less spend)."""
+    led = _released(tmp_path)
+    before = led.summary(SHA)["spent"]["epsilon"]
+    _sql(
+        led,
+        "UPDATE entries SET epsilon=1e-6",
+        "UPDATE datasets SET cap_epsilon=50",
+    )
+    _refused(led.path, "differ from its hash chain")
+    out = Ledger.reinit(led.path, reason="test")
+    assert out["restored"]["corrected"] == 3 and out["intact"]
+    s = Ledger(led.path).summary(SHA)
+    assert s["spent"]["epsilon"] == pytest.approx(before) and s["cap"]["epsilon"] == 1.0
+    with pytest.raises(BudgetError):
+        Ledger(led.path).reserve(SHA, loss=PrivacyLoss(0.3))
