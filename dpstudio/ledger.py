@@ -122,6 +122,35 @@ def _has_ledger_files(path) -> bool:
     return p.with_name(p.name + ".head").exists() or p.with_name(p.name + ".key").exists()
 
 
+def _intact_on_disk(path) -> bool:
+    """Whether the database file itself is a sound ledger (read only, its side files ignored):
+    an open that fails although it is sound is a matter of access (permissions, a read-only
+    folder, a -wal or -shm that is not a file), which re-initialising would turn into a loss."""
+    try:
+        uri = Path(os.path.realpath(path)).as_uri() + "?mode=ro&immutable=1"
+        con = sqlite3.connect(uri, uri=True)
+    except (sqlite3.Error, OSError, ValueError):
+        return False
+    try:
+        ok = con.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        con.execute("SELECT COUNT(*) FROM log").fetchone()
+        con.execute("SELECT COUNT(*) FROM entries").fetchone()
+        return bool(ok)
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()
+
+
+def _access_problem(path, exc) -> str:
+    return (
+        f"the privacy ledger {path} cannot be opened here ({exc}), but the database itself is "
+        f"sound: check the permissions of the file and its folder, and that {Path(path).name}-wal "
+        f"and {Path(path).name}-shm beside it are files you may write; do not re-initialise it "
+        f"(that would discard its spend); nothing was changed"
+    )
+
+
 REINIT_HINT = (
     "restore it from a backup, or accept the loss and re-initialise it explicitly with "
     "'dpstudio ledger reinit --confirm' (recorded and shown in every later report)"
@@ -1077,6 +1106,8 @@ class Ledger:
             con.close()
             if not _has_ledger_files(self.path):
                 raise UserError(_NOT_A_LEDGER.format(path=self.path)) from None
+            if _intact_on_disk(self.path):
+                raise UserError(_access_problem(self.path, exc)) from None
             raise UserError(
                 f"the privacy ledger {self.path} is not a usable SQLite database: {exc}; {REINIT_HINT}"
             ) from None
@@ -1116,6 +1147,8 @@ class Ledger:
                 con.execute("COMMIT")
                 committed = True
         except sqlite3.DatabaseError as exc:
+            if _intact_on_disk(self.path):
+                raise UserError(_access_problem(self.path, exc)) from None
             raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}; {REINIT_HINT}") from None
         finally:
             con.close()
@@ -1536,6 +1569,8 @@ class Ledger:
         except UserError:
             if not p.exists() or not _has_ledger_files(p):
                 raise  # e.g. a data file given as --ledger: never moved aside nor replaced
+            if _intact_on_disk(p):
+                raise  # sound, but not reachable here: an access problem, not a loss to accept
             stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
             for suffix in ("", "-wal", "-shm"):
                 src = Path(str(p) + suffix)

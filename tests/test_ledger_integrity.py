@@ -268,3 +268,22 @@ def test_reinit_puts_back_spend_that_was_edited_down_or_moved(tmp_path):
     assert s["spent"]["epsilon"] == pytest.approx(before) and s["cap"]["epsilon"] == 1.0
     with pytest.raises(BudgetError):
         Ledger(led.path).reserve(SHA, loss=PrivacyLoss(0.3))
+
+
+def test_a_sound_ledger_that_cannot_be_opened_is_an_access_problem_never_reinitialised(tmp_path):
+    """A -shm that is a folder (or a read-only place) makes SQLite fail to open a sound ledger:
+    that is said as an access problem, and reinit refuses to move the database aside."""
+    led = _released(tmp_path)
+    spent = led.summary(SHA)["spent"]["epsilon"]
+    shm = Path(str(led.path) + "-shm")
+    shm.unlink(missing_ok=True)
+    shm.mkdir()
+    before = led.path.read_bytes()
+    with pytest.raises(UserError, match="the database itself is sound") as exc:
+        Ledger(led.path).summary(SHA)
+    assert "do not re-initialise" in str(exc.value)
+    with pytest.raises(UserError, match="the database itself is sound"):
+        Ledger.reinit(led.path, reason="test")
+    assert led.path.read_bytes() == before and not list(tmp_path.glob("*.damaged-*"))
+    shm.rmdir()
+    assert Ledger(led.path).summary(SHA)["spent"]["epsilon"] == pytest.approx(spent)
