@@ -2419,6 +2419,11 @@ class Ledger:
             )
         return digest
 
+    def data_file(self, path) -> dict | None:
+        """The dataset whose raw input ``path`` holds (its SHA-256 is a known file version of it),
+        or None: a release or recipe written there would destroy private data the ledger tracks."""
+        return _data_file_of(self, path)
+
     def paid_output(self, path) -> dict | None:
         """The complete release whose file ``path`` would write over, or None: the file at
         ``path`` is a recorded output, report or density side file (found by its bytes, wherever
@@ -2467,6 +2472,30 @@ class Ledger:
                     continue  # a copy: the release's own file is intact where it was written
                 return _paid(r, _KIND_NAMES[kind], recorded)
         return None
+
+
+def _data_file_of(ledger: Ledger, path) -> dict | None:
+    """The dataset whose input file ``path`` holds (its bytes are a file version the ledger knows),
+    or None.  Read only; the file is hashed once."""
+    real = os.path.realpath(path)
+    if not os.path.isfile(real):
+        return None
+    try:
+        digest = _sha256_file(real)
+    except OSError:
+        return None  # paid_output already said why an unreadable target cannot be checked
+    con = ledger._connect()
+    try:
+        r = con.execute(
+            "SELECT f.name AS file_name, d.label, d.name, d.sha256 FROM files f JOIN datasets d "
+            "ON d.sha256 = f.dataset WHERE f.sha256=?",
+            (digest,),
+        ).fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        con.close()
+    return None if r is None else {"dataset": _desc(r), "file": r["file_name"]}
 
 
 #: files recorded beside a release's output (``Ledger.record_file``): column prefix -> name

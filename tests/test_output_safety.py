@@ -640,3 +640,20 @@ def test_over_cap_advice_counts_the_dp_domain_estimates(setup, capsys):
     recipe["budget"]["epsilon"] = 0.7
     (d / "dp.json").write_text(json.dumps(recipe))
     assert main(["release", "dp.json", "--output", "dp.csv"]) == 0  # the advice was right
+
+
+def test_another_datasets_raw_input_is_never_written_over(setup, capsys):
+    """A file whose bytes are a dataset version the ledger knows is private data: no release
+    (nor recipe init -o --force) writes over it, even when it is not this recipe's input."""
+    d, _ = setup
+    other = pd.DataFrame({"age": [30, 40, 50] * 20, "sex": ["f", "m", "f"] * 20})
+    other.to_csv("other.csv", index=False)
+    args = ["--role", "age=sensitive", "--role", "sex=sensitive", "--bounds", "age=0:100", "--categories", "sex=f,m"]
+    assert main(["recipe", "init", "other.csv", "-o", "other.json", *args, "--confirm-inferred"]) == 0
+    assert main(["release", "other.json", "--output", "o_other.csv"]) == 0
+    capsys.readouterr()
+    raw = (d / "other.csv").read_bytes()
+    _refused(capsys, ["--output", "other.csv"], says="holds the data of dataset", setup=setup)
+    assert main(["recipe", "init", "in.csv", "-o", "other.csv", "--force", *args]) == 2
+    assert "holds the data of dataset" in capsys.readouterr().err
+    assert (d / "other.csv").read_bytes() == raw
