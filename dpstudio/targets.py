@@ -157,6 +157,30 @@ def refuse_input_targets(targets: Targets, input_files, input_folders=()) -> Non
                 raise UserError(f"the {what} {p} is inside the input's folder {folder}: put it elsewhere")
 
 
+#: the most data rows one XLSX sheet holds (1,048,576 rows, one of them the header)
+XLSX_MAX_ROWS = 1_048_575
+
+
+def refuse_too_many_xlsx_rows(recipe, out_fmt: str, table_rows: int) -> None:
+    """An XLSX output of more rows than a sheet holds is refused before the reservation (it was
+    written, charged, and no spreadsheet could open it whole).  The rows released: a synthetic
+    release's requested count, a density's samples, else one per input row (all public)."""
+    if out_fmt != "xlsx":
+        return
+    rtype = recipe.release.type
+    if rtype == "synthetic":
+        rows = int(recipe.outputs.rows or table_rows)
+    elif rtype == "density":
+        rows = int(recipe.release.options.get("sample_rows", 0) or 0)
+    else:
+        rows = int(table_rows)
+    if rows > XLSX_MAX_ROWS:
+        raise UserError(
+            f"the release has {rows:,} rows, more than an XLSX sheet holds ({XLSX_MAX_ROWS:,} and a "
+            "header): write CSV or Parquet instead (nothing was spent)"
+        )
+
+
 def probe_folder(folder: Path) -> None:
     """Create and delete a file in ``folder``: a read-only or forbidden folder fails here, before
     anything is spent, rather than after the data was written."""

@@ -657,3 +657,13 @@ def test_another_datasets_raw_input_is_never_written_over(setup, capsys):
     assert main(["recipe", "init", "in.csv", "-o", "other.csv", "--force", *args]) == 2
     assert "holds the data of dataset" in capsys.readouterr().err
     assert (d / "other.csv").read_bytes() == raw
+
+
+def test_an_xlsx_output_larger_than_a_sheet_is_refused_before_anything_is_spent(setup, capsys, monkeypatch):
+    """(The sheet limit lowered to 100 rows so that the 120-row table exceeds it.)"""
+    from dpstudio import targets
+
+    monkeypatch.setattr(targets, "XLSX_MAX_ROWS", 100)
+    _refused(capsys, ["--output", "big.xlsx"], says="more than an XLSX sheet holds (100 and a header)", setup=setup)
+    monkeypatch.setattr(targets, "XLSX_MAX_ROWS", 120)
+    assert main(["release", "rec.json", "--output", "fits.xlsx"]) == 0

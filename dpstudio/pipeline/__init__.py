@@ -354,7 +354,7 @@ def execute_release(
     from dpstudio.engine.rng import make_random_source
     from dpstudio.export import write_table, write_text
     from dpstudio.recipe.build import fill_domains_from_data
-    from dpstudio.targets import validate_targets
+    from dpstudio.targets import refuse_too_many_xlsx_rows, validate_targets
 
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     release_id = uuid.uuid4().hex[:16]
@@ -389,6 +389,7 @@ def execute_release(
         raise RecipeError(problems)
     # the row count is public: a charge that depends on it is settled before the reservation
     plan = for_rows(plan, len(frame))
+    refuse_too_many_xlsx_rows(recipe, out_fmt, len(frame))
     cancel.check()
 
     reservation = None
