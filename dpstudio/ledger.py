@@ -2428,8 +2428,9 @@ class Ledger:
         """The complete release whose file ``path`` would write over, or None: the file at
         ``path`` is a recorded output, report or density side file (found by its bytes, wherever
         that release wrote it: moved, renamed or linked files too), or ``path`` lies inside a
-        recorded partitioned dataset's folder.  A copy elsewhere of a file whose recorded path
-        still holds it is the user's to replace.  ``what``/``path`` in the answer: which of its
+        recorded partitioned dataset's folder, or it is the very file a release wrote there, edited
+        since (``edited``: an annotated or signed report is still that release's).  A copy
+        elsewhere of a file whose recorded path still holds it is the user's to replace.  ``what``/``path`` in the answer: which of its
         files, recorded where.  Writing there would lose a release already paid for, which only
         :meth:`verify` would notice afterwards.  Read only; an existing file is hashed once."""
         real = os.path.realpath(path)
@@ -2449,9 +2450,9 @@ class Ledger:
             same = " OR ".join(f"e.{k}_sha256=?" for k in ("output", *_SIDE_FILES))
             rows = con.execute(
                 f"SELECT {cols}, d.label, d.name, d.sha256 FROM entries e JOIN datasets d ON d.sha256 = e.dataset "
-                f"WHERE e.status='complete' AND (({same}) OR ? LIKE e.output_path || '%') "
-                "ORDER BY e.id DESC",
-                (*[digest] * (1 + len(_SIDE_FILES)), real),
+                f"WHERE e.status='complete' AND (({same}) OR ? LIKE e.output_path || '%' "
+                "OR e.report_path=? OR e.artifact_path=?) ORDER BY e.id DESC",
+                (*[digest] * (1 + len(_SIDE_FILES)), real, real, real),
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}; {REINIT_HINT}") from None
@@ -2463,6 +2464,11 @@ class Ledger:
                 return _paid(r, "output", folder)
         if digest is None:
             return None
+        for r in rows:  # the very file a release wrote, edited since (annotated, signed): still its
+            for kind in ("output", *_SIDE_FILES):
+                recorded = r[f"{kind}_path"]
+                if recorded and r[f"{kind}_sha256"] and os.path.realpath(recorded) == real:
+                    return {**_paid(r, _KIND_NAMES[kind], recorded), "edited": r[f"{kind}_sha256"] != digest}
         for r in rows:
             for kind in ("output", *_SIDE_FILES):
                 recorded = r[f"{kind}_path"]

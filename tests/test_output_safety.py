@@ -331,13 +331,14 @@ def test_an_earlier_releases_output_is_not_written_over(setup, capsys, engine):
     from dpstudio.ledger import Ledger
 
     assert Ledger(ledger).verify() == []  # the earlier release's output is intact
-    # a file that is no longer the recorded output (edited by the user) is theirs to replace
+    # the very file the release wrote, edited since (annotated, signed): still not replaced
     (d / "first.csv").write_text("age,sex\n1,f\n")
-    assert main(["release", "rec.json", "--output", "first.csv", *engine]) == 0
-    capsys.readouterr()
-    # the new release's output is now the recorded one at that name
+    _refused(capsys, ["--output", "first.csv", *engine], says="is the output (edited since) of release 1", setup=setup)
+    # moved away, the name is free; the new release's output is then the recorded one there
     (d / "first.csv").rename(d / "kept.csv")
     assert main(["release", "rec.json", "--output", "first.csv", *engine]) == 0
+    capsys.readouterr()
+    _refused(capsys, ["--output", "first.csv", *engine], says="holds the output of release 2", setup=setup)
 
 
 def test_an_unrecorded_release_does_not_write_over_a_recorded_output_either(setup, capsys):

@@ -233,11 +233,12 @@ def refuse_paid_targets(ledger, targets) -> None:
             continue
         delta = f", delta = {earlier['delta']:.3g}" if earlier["delta"] else ""
         kind = earlier["what"]
-        where = (
-            f"holds the {kind}"
-            if os.path.realpath(earlier["path"] or "") == os.path.realpath(path)
-            else f"is inside or a copy of the {kind} ({earlier['path']})"
-        )
+        if earlier.get("edited"):
+            where = f"is the {kind} (edited since)"
+        elif os.path.realpath(earlier["path"] or "") == os.path.realpath(path):
+            where = f"holds the {kind}"
+        else:
+            where = f"is inside or a copy of the {kind} ({earlier['path']})"
         raise UserError(
             f"the {what} {path} {where} of release {earlier['id']} of {earlier['dataset']} "
             f"({earlier['release_type']}, {earlier['time']}, epsilon = {earlier['epsilon']:.6g}{delta} spent): "
