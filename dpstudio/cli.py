@@ -39,6 +39,7 @@ class _Parser(argparse.ArgumentParser):
 def _finite(text: str) -> float:
     """argparse type: a finite float ('1e400' and a 400-digit number overflow to inf; 'nan')."""
     import math
+    import re
 
     try:
         value = float(text)
@@ -46,6 +47,9 @@ def _finite(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {_brief(text)}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {_brief(text)}")
+    # a plain decimal number: Python's float() also reads '1_0' as 10, which nobody means as a budget
+    if not re.fullmatch(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", text):
+        raise argparse.ArgumentTypeError(f"expected a number, got {_brief(text)}")
     return value
 
 

@@ -254,6 +254,17 @@ COMMANDS = {
     ],
     "--epsilon=-inf": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT, "--epsilon=-inf"],
     "--epsilon nan": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT, "--epsilon", "nan"],
+    "--epsilon 1_0 (float() reads 10)": lambda t, b: [
+        "recipe",
+        "init",
+        str(b[0]),
+        "-o",
+        str(t / "r.json"),
+        *INIT,
+        "--epsilon",
+        "1_0",
+    ],
+    "set-cap 1_0": lambda t, b: ["ledger", "set-cap", str(b[0]), "1_0", "--ledger", str(t / "l.sqlite")],
     "--delta 1e999": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), *INIT, "--delta", "1e999"],
     "--bounds to inf": lambda t, b: ["recipe", "init", str(b[0]), "-o", str(t / "r.json"), "--bounds", "age=0:inf"],
     "--weight 1e400": lambda t, b: [
