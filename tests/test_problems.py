@@ -133,6 +133,26 @@ CASES = [
     ),
     ("datetime released", _recipe(Column("d", "datetime", "sensitive")), None, "cannot be released by"),
     ("weight zero", _recipe(_num(weight=0.0)), None, "mechanism weight must be > 0"),
+    (
+        "release option nothing reads",
+        replace(_recipe(_num()), release=ReleaseSpec("record", Params.of({"clamp": False}))),
+        None,
+        "release option(s) 'clamp': not read by a record release",
+    ),
+    (
+        "mechanism parameter nothing reads",
+        _recipe(
+            Column(
+                "a",
+                "float",
+                "sensitive",
+                Domain("numeric", low=0, high=1),
+                Mechanism("laplace", params=Params.of({"scale": 1e-4})),
+            )
+        ),
+        None,
+        "mechanism parameter(s) 'scale' are not read by 'laplace' (it takes none)",
+    ),
     ("public column with a mechanism", _recipe(_num(), _cat("p", role="public")), None, "released unchanged by"),
     ("numeric column with rr", _recipe(_num(mech="rr")), None, "numeric columns use 'laplace' or 'gaussian'"),
     ("categorical column with laplace", _recipe(_cat(mech="laplace")), None, "categorical columns and labels use"),

@@ -23,10 +23,70 @@ if TYPE_CHECKING:
     from dpstudio.engine.data.schema import TableSchema
 
 
+#: the release options each release type reads (a synthetic release checks its own, by method):
+#: any other key would be ignored while the user believes it set something
+KNOWN_OPTIONS = {
+    "record": ("clamp_to_bounds",),
+    "label": ("clamp_to_bounds",),
+    "semi-sensitive": ("clamp_to_bounds",),
+    "density": ("bandwidth", "grid_size", "sample_rows"),
+    "model": (
+        "norm_bound",
+        "lambda",
+        "prior_scale",
+        "sampler_delta_fraction",
+        "sampler",
+        "scaling",
+        "max_steps",
+        "mechanism",
+        "noise",
+        "tolerance_fraction",
+        "reference_norm",
+        "class_weights",
+    ),
+}
+#: the mechanism parameters each mechanism reads
+KNOWN_PARAMS = {"metric": ("pool",)}
+
+
+def ignored_settings(recipe: Recipe) -> list[Problem]:
+    """Release options and mechanism parameters that nothing reads (a typo, or a setting of
+    another release type or mechanism): refused, not silently ignored."""
+    out: list[Problem] = []
+    known = KNOWN_OPTIONS.get(recipe.release.type)
+    if known is not None:
+        unknown = sorted(str(k) for k in recipe.release.options.to_dict() if str(k) not in known)
+        if unknown:
+            out.append(
+                Problem(
+                    f"release option(s) {', '.join(repr(k) for k in unknown)}: not read by a "
+                    f"{recipe.release.type} release (its options: {', '.join(known)})",
+                    field="release",
+                    page="release",
+                )
+            )
+    for c in recipe.columns:
+        if c.mechanism is None or c.role in DROPPED_ROLES:
+            continue
+        takes = KNOWN_PARAMS.get(c.mechanism.name, ())
+        unknown = sorted(str(k) for k in c.mechanism.params.to_dict() if str(k) not in takes)
+        if unknown:
+            out.append(
+                Problem(
+                    f"column {c.name!r}: mechanism parameter(s) {', '.join(repr(k) for k in unknown)} are not "
+                    f"read by {c.mechanism.name!r}"
+                    + (f" (it reads: {', '.join(takes)})" if takes else " (it takes none)"),
+                    field=f"column:{c.name}",
+                    page="release",
+                )
+            )
+    return out
+
+
 def recipe_and_unit_problems(recipe: Recipe, schema: TableSchema | None = None) -> list[Problem]:
     """The recipe's problems (given a TableSchema, also its fit to the data) and the units'
     (the compiler's own refusals are added by :func:`dpstudio.plan.compile.plan_problems`)."""
-    p = validate(recipe, schema)
+    p = validate(recipe, schema) + ignored_settings(recipe)
     b = recipe.budget
     weights_ok = all(
         MIN_WEIGHT <= c.mechanism.weight <= MAX_WEIGHT
