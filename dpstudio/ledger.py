@@ -2430,8 +2430,8 @@ class Ledger:
         that release wrote it: moved, renamed or linked files too), or ``path`` lies inside a
         recorded partitioned dataset's folder, or it is the very file a release wrote there, edited
         since (``edited``: an annotated or signed report is still that release's).  A copy
-        elsewhere of a file whose recorded path still holds it is the user's to replace.  ``what``/``path`` in the answer: which of its
-        files, recorded where.  Writing there would lose a release already paid for, which only
+        elsewhere of a file whose recorded path still holds it is the user's to replace.
+        ``what``/``path`` in the answer: which of its files, recorded where.  Writing there would lose a release already paid for, which only
         :meth:`verify` would notice afterwards.  Read only; an existing file is hashed once."""
         real = os.path.realpath(path)
         digest = None
