@@ -17,10 +17,13 @@ class BudgetError(UserError):
     """A release would exceed the privacy budget set for this dataset.
 
     ``dataset``: the ledger key of that dataset; ``matched_by``: how the input was matched to it
-    ("file", "name", "rows"; set by the ledger, read by the CLI's advice on how to go on)."""
+    ("file", "name", "rows"; set by the ledger, read by the CLI's advice on how to go on);
+    ``needed_epsilon``/``left_epsilon``: what the release would spend and what the cap leaves."""
 
     dataset: str | None = None
     matched_by: str | None = None
+    needed_epsilon: float | None = None
+    left_epsilon: float | None = None
 
 
 class RecipeError(UserError):

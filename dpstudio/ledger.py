@@ -2425,14 +2425,15 @@ class Ledger:
         return _data_file_of(self, path)
 
     def paid_output(self, path) -> dict | None:
-        """The complete release whose file ``path`` would write over, or None: the file at
-        ``path`` is a recorded output, report or density side file (found by its bytes, wherever
-        that release wrote it: moved, renamed or linked files too), or ``path`` lies inside a
-        recorded partitioned dataset's folder, or it is the very file a release wrote there, edited
-        since (``edited``: an annotated or signed report is still that release's).  A copy
-        elsewhere of a file whose recorded path still holds it is the user's to replace.
-        ``what``/``path`` in the answer: which of its files, recorded where.  Writing there would lose a release already paid for, which only
-        :meth:`verify` would notice afterwards.  Read only; an existing file is hashed once."""
+        """The complete release whose file ``path`` would write over, or None: the file at ``path`` is
+        a recorded output, report or density side file (found by its bytes, wherever that release
+        wrote it: moved, renamed or linked files too), or ``path`` lies inside a recorded
+        partitioned dataset's folder, or it is the very file a release wrote there, edited since
+        (``edited``: an annotated or signed report is still that release's). A copy elsewhere of a
+        file whose recorded path still holds it is the user's to replace. ``what``/``path`` in the
+        answer: which of its files, recorded where. Writing there would lose a release already paid
+        for, which only :meth:`verify` would notice afterwards. Read only; an existing file is
+        hashed once."""
         real = os.path.realpath(path)
         digest = None
         if os.path.isfile(real):
