@@ -228,11 +228,17 @@ def cmd_recipe_init(args) -> int:
     )
     for p in problems:
         print(f"  - {p}", file=sys.stderr)
-    if plan is not None and plan.total.epsilon > recipe.budget.epsilon * (1 + 1e-9):
-        # the plan's own total (DP domain estimates of a record release add to the typed epsilon)
+    if plan is not None and (
+        plan.total.epsilon > recipe.budget.epsilon * (1 + 1e-9) or plan.total.delta > recipe.budget.delta * (1 + 1e-9)
+    ):
+        # the plan's own total (DP domain estimates of a record release add to the typed epsilon,
+        # and a category list's partition selection adds a delta)
+        delta = f" and delta {plan.total.delta:.3g}" if plan.total.delta > recipe.budget.delta * (1 + 1e-9) else ""
         print(
-            f"  note: this release spends epsilon {plan.total.epsilon:.4g} in all: --epsilon "
-            f"{recipe.budget.epsilon:g} plus the DP domain estimates ('dpstudio recipe check' lists them)",
+            f"  note: this release spends epsilon {plan.total.epsilon:.4g}{delta} in all: --epsilon "
+            f"{recipe.budget.epsilon:g}"
+            + (f", --delta {recipe.budget.delta:g}" if delta else "")
+            + " plus the DP domain estimates ('dpstudio recipe check' lists them)",
             file=sys.stderr,
         )
     from dpstudio.recipe.build import empty_cell_notes
@@ -430,6 +436,9 @@ def cmd_recipe_check(args) -> int:
         # the dataset's cap, checked as the release will (read only; no ledger yet: nothing spent)
         ledger = Ledger.open_existing(getattr(args, "ledger", None))
     result = check_recipe(recipe, schema, frame, ledger=ledger, loaded=loaded)
+    if loaded is None and "ledger" not in result:
+        # "valid" is the recipe's; the cap is the dataset's, known once its file is resolved
+        result["ledger"] = "not checked: add --with-data to check the dataset's cap as the release will"
     if frame is not None:
         from dpstudio.recipe.validate import declared_type_problems
 

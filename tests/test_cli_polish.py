@@ -320,9 +320,19 @@ def test_init_says_when_dp_domain_estimates_add_to_the_typed_epsilon(tmp_path, c
     total = compile_plan(load_recipe(out)).total.epsilon
     assert total == pytest.approx(1.3)
     assert f"note: this release spends epsilon {total:.4g} in all: --epsilon 1 plus the DP domain" in err
+    # a DP category list adds a delta (partition selection): the note says it too
+    args = [a if a != "children=0,1" else "children=dp:0.1" for a in READY]
+    code, err = _init(capsys, tmp_path / "c.json", *args)
+    plan = compile_plan(load_recipe(tmp_path / "c.json"))
+    assert plan.total.delta > 0
+    assert f"spends epsilon {plan.total.epsilon:.4g} and delta {plan.total.delta:.3g} in all" in err, err
     # a typed total (no estimate) prints no such note
     code, err = _init(capsys, tmp_path / "s.json", *READY)
     assert code == EXIT_OK and "spends epsilon" not in err
+    # recipe check without the data says the cap was not checked (not silently "valid")
+    capsys.readouterr()
+    main(["recipe", "check", str(tmp_path / "s.json")])
+    assert "not checked: add --with-data" in capsys.readouterr().out
 
 
 def test_printed_json_keeps_the_rdp_total_and_drops_rdp_curves():
