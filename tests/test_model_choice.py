@@ -278,3 +278,29 @@ def test_the_model_file_states_the_total_the_ledger_charged(tmp_path, mechanism)
     assert g["epsilon"] == pytest.approx(1.1) and g["model_epsilon"] == pytest.approx(1.0)
     if mechanism == "objective":  # the calibration figures are the model part's
         assert g["proven_epsilon"] <= g["model_epsilon"] * (1 + 1e-12)
+
+
+def test_a_gibbs_plan_prints_the_inverse_temperature_it_draws_with(tmp_path):
+    """The Gibbs sampler set in the recipe: the plan settled for the public row count prints
+    beta, a and lambda as numbers, equal to the calibration the release draws with."""
+    import json
+    from dataclasses import replace
+
+    from dpstudio.pipeline import execute_release
+    from dpstudio.plan import compile_plan, for_rows
+
+    frame = _frame(600)
+    data = tmp_path / "x.csv"
+    frame.to_csv(data, index=False)
+    recipe = replace(_recipe({"mechanism": "gibbs"}), input=InputSpec(path=str(data)))
+    unit = next(u for u in for_rows(compile_plan(recipe), len(frame)).units if u.kind == "model")
+    assert isinstance(unit.facts["beta"], float) and unit.facts["table_rows"] == 600
+    res = execute_release(recipe, output_path=tmp_path / "m.json", ledger=None)
+    g = json.loads((tmp_path / "m.json").read_text())["guarantee"]
+    assert (unit.facts["beta"], unit.facts["a"], unit.facts["lambda"]) == (g["beta"], g["a"], g["lambda"])
+    ran = next(u for u in res.plan.units if u.kind == "model")
+    assert ran.facts["beta"] == g["beta"]
+    with pytest.raises(Exception, match="settled for 600 rows, the table has 599"):
+        from dpstudio.engine.rng import RandomSource
+
+        model.execute(for_rows(compile_plan(recipe), 600), frame.iloc[:599], RandomSource(0))

@@ -283,6 +283,21 @@ class GibbsLogisticRelease:
             details={"delta_split": "delta_gibbs + (e^eps + 1) gamma"},
         )
 
+    def calibrate(self, n: int, dim: int) -> gl.GibbsCalibration:
+        """The sampler's calibration for ``n`` rows and ``dim`` coefficients (features and the
+        intercept): what :meth:`release` draws with, and what the plan prints before it runs."""
+        opts = dict(self.options)
+        return gl.calibrate(
+            n,
+            dim,
+            self.epsilon,
+            self.delta,
+            norm_bound=opts["norm_bound"],
+            lam=None if opts["lambda"] is None else float(opts["lambda"]),
+            prior_scale=None if opts["prior_scale"] is None else float(opts["prior_scale"]),
+            sampler_delta_fraction=opts["sampler_delta_fraction"],
+        )
+
     def release(
         self,
         yz: npt.NDArray[np.float64],
@@ -294,16 +309,7 @@ class GibbsLogisticRelease:
         """``(calibration, sample)`` for the signed, scaled design ``yz`` (n rows)."""
         opts = dict(self.options)
         n, d = yz.shape
-        cal = gl.calibrate(
-            n,
-            d,
-            self.epsilon,
-            self.delta,
-            norm_bound=opts["norm_bound"],
-            lam=None if opts["lambda"] is None else float(opts["lambda"]),
-            prior_scale=None if opts["prior_scale"] is None else float(opts["prior_scale"]),
-            sampler_delta_fraction=opts["sampler_delta_fraction"],
-        )
+        cal = self.calibrate(n, d)
         progress(0.05, "sampling the Gibbs posterior")
         if opts["sampler"] == "rejection":
             res = gl.sample_rejection(yz, cal, rng, progress=progress, cancel=cancel)
@@ -572,6 +578,13 @@ def for_rows(plan: ReleasePlan, n_rows: int) -> ReleasePlan:
     mechanism object keeps the budget's (epsilon, delta), from which :func:`choose` makes the
     same choice when the model is fitted (:func:`_execute_chosen` checks it)."""
     unit = next((u for u in plan.units if u.kind == "model"), None)
+    if unit is not None and isinstance(unit.mechanism, GibbsLogisticRelease) and n_rows >= 1:
+        # the Gibbs sampler set in the recipe: its inverse temperature and prior follow from n,
+        # printed as the numbers it will draw with (not a formula)
+        cal = unit.mechanism.calibrate(int(n_rows), len(unit.columns))  # features + intercept
+        facts = {**unit.facts, "table_rows": int(n_rows), "beta": cal.beta, "a": cal.a, "lambda": cal.lam}
+        facts["prior_std"] = 1.0 / math.sqrt(cal.m_pi)
+        return replace(plan, units=tuple(replace(u, facts=facts) if u is unit else u for u in plan.units))
     if unit is None or not isinstance(unit.mechanism, LogisticRegressionRelease) or n_rows < 1:
         return plan
     choice = preview_choice(plan, n_rows)
@@ -679,6 +692,10 @@ def execute(
     zt = np.hstack([Z, np.ones((n, 1))])
     yz = y[:, None] * zt
     b = recipe.budget
+    settled = unit.facts.get("table_rows")
+    if settled is not None and int(settled) != n:
+        # the plan printed (and the ledger reserved) figures for another row count
+        raise UserError(f"release 'model': the plan was settled for {settled} rows, the table has {n}")
     drawn_by[unit.name] = mech
     try:
         cal, res = mech.release(yz, rng, progress=progress, cancel=cancel)
