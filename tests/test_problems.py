@@ -454,6 +454,18 @@ def test_every_problem_is_a_typed_record(name, problems, phrase):
             assert p.startswith(p.field), (name, p, p.field)
 
 
+def test_an_option_another_release_type_reads_is_a_harmless_leftover():
+    """A synthesizer's ``method`` left on a record release (a change of type) misleads no one."""
+    from dpstudio.plan.problems import ignored_settings
+
+    r = replace(_recipe(_num()), release=ReleaseSpec("record", Params.of({"method": "aim", "iters": 3})))
+    assert ignored_settings(r) == []
+    r = replace(_recipe(_num()), release=ReleaseSpec("record", Params.of({"method": "aim", "scale": 3})))
+    assert [str(p) for p in ignored_settings(r)] == [
+        "release option(s) 'scale': not read by a record release (its options: clamp_to_bounds)"
+    ]
+
+
 def test_the_generator_reaches_every_check():
     """Every place in the recipe and plan checks that creates a problem is reached by a case
     above (so the tests above see every kind of problem)."""

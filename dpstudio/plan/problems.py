@@ -49,13 +49,25 @@ KNOWN_OPTIONS = {
 KNOWN_PARAMS = {"metric": ("pool",)}
 
 
+def _read_by_some_release() -> set[str]:
+    """Every release option some release type reads (a synthetic release: by method)."""
+    from dpstudio.plan.synthetic import option_names
+
+    names = {k for opts in KNOWN_OPTIONS.values() for k in opts} | {"method", "domain_share"}
+    for method in ("aim", "mst", "pearl", "merf"):
+        names |= set(option_names(method))
+    return names
+
+
 def ignored_settings(recipe: Recipe) -> list[Problem]:
-    """Release options and mechanism parameters that nothing reads (a typo, or a setting of
-    another release type or mechanism): refused, not silently ignored."""
+    """Release options and mechanism parameters that nothing reads (a typo, a made-up setting):
+    refused, not silently ignored.  An option another release type reads (left by a change of
+    type, e.g. a synthesizer's ``method`` on a record release) misleads no one and passes."""
     out: list[Problem] = []
     known = KNOWN_OPTIONS.get(recipe.release.type)
     if known is not None:
-        unknown = sorted(str(k) for k in recipe.release.options.to_dict() if str(k) not in known)
+        anywhere = _read_by_some_release()
+        unknown = sorted(str(k) for k in recipe.release.options.to_dict() if str(k) not in anywhere)
         if unknown:
             out.append(
                 Problem(

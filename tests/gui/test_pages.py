@@ -242,3 +242,18 @@ def test_a_label_release_asks_before_publishing_columns_marked_sensitive(qtbot, 
     assert not any("marked sensitive" in str(p) for p in win.columns_page.problems())
     win.session.undo()  # one step back: the roles as they were
     assert all(win.session.recipe.column(n).role == "sensitive" for n in marked)
+
+
+def test_switching_from_synthetic_back_to_record_leaves_no_synthesizer_option(qtbot, loaded_demo):
+    from dpstudio.plan.problems import recipe_and_unit_problems
+
+    win = loaded_demo
+    assert win.go_to(2)
+    page = win.release_page
+    page.type_buttons["synthetic"].setChecked(True)
+    assert "method" in win.session.recipe.release.options
+    page.type_buttons["record"].setChecked(True)
+    opts = win.session.recipe.release.options.to_dict()
+    assert "method" not in opts and set(opts) <= {"clamp_to_bounds"}, opts
+    assert not [p for p in recipe_and_unit_problems(win.session.recipe) if "release option" in str(p)]
+    assert page.isComplete()

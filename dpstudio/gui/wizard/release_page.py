@@ -339,6 +339,12 @@ class ReleasePage(WizardPage):
             # does not know (the plan names them), and the user cannot see them on this page
             for key in (MODEL_OPTIONS if rtype != "model" else ()) + (DENSITY_OPTIONS if rtype != "density" else ()):
                 r = set_release_option(r, key, None)
+            if rtype != "synthetic":  # a synthesizer's choice and options mean nothing to the others
+                from dpstudio.plan.problems import KNOWN_OPTIONS
+
+                for key in r.release.options.to_dict():
+                    if key not in KNOWN_OPTIONS.get(rtype, ()):
+                        r = set_release_option(r, key, None)
             if rtype == "synthetic" and "method" not in r.release.options:
                 # start from the recommended synthesizer; the user can still pick another
                 from dataclasses import replace
