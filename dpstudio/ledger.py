@@ -81,6 +81,7 @@ import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from dpstudio.errors import BudgetError, UserError
@@ -1684,24 +1685,33 @@ class Ledger:
         )
         self._append(con, "dataset", {"dataset": key, "label": label, "name": name, "declared_new": bool(declared_new)})
 
-    def _best_match(self, con, sha, fp: Fingerprint | None):
-        """The known file whose rows overlap most with ``fp`` (at least MATCH_THRESHOLD), or None."""
+    def _matches(self, con, sha, fp: Fingerprint | None) -> list[tuple[float, Any]]:
+        """Every known file whose rows overlap with ``fp`` by at least MATCH_THRESHOLD, as
+        ``(share, file row)``, the largest share first."""
         if fp is None or not fp.sketch:
-            return None, 0.0
-        mine, best, score = _unpack(fp.sketch), None, 0.0
+            return []
+        mine = _unpack(fp.sketch)
+        out = []
         for r in con.execute(
             "SELECT sha256, dataset, name, sketch FROM files WHERE sketch IS NOT NULL AND sha256 != ?", (sha,)
         ).fetchall():
-            s = sketch_overlap(mine, _unpack(r["sketch"]))
-            if s >= MATCH_THRESHOLD and s > score:
-                best, score = r, s
-        return best, score
+            share = sketch_overlap(mine, _unpack(r["sketch"]))
+            if share >= MATCH_THRESHOLD:
+                out.append((share, r))
+        out.sort(key=lambda t: -t[0])
+        return out
+
+    def _best_match(self, con, sha, fp: Fingerprint | None):
+        """The known file whose rows overlap most with ``fp`` (at least MATCH_THRESHOLD), or None."""
+        found = self._matches(con, sha, fp)
+        return (found[0][1], found[0][0]) if found else (None, 0.0)
 
     @staticmethod
-    def _refuse_looser_cap(con, placeholder, key: str, score: float, matched_file) -> None:
-        """A cap set on a file before its first release (``placeholder``) whose rows turn out to
-        be those of the dataset ``key``: the release is charged to ``key``, whose cap must then be
-        at least as strict, or the cap the user set for this file would never be met."""
+    def _refuse_looser_cap(con, placeholder, key: str, *, why: str) -> None:
+        """A cap set on a file before its first release (``placeholder``) whose release is charged
+        to the dataset ``key`` (its rows match it, or the recipe names it: ``why``, where ``{ds}``
+        stands for that dataset): ``key``'s cap must then be at least as strict, or the cap the
+        user set for this file would never be met."""
         ds = con.execute("SELECT * FROM datasets WHERE sha256=?", (key,)).fetchone()
         cap_e, cap_d = placeholder["cap_epsilon"], placeholder["cap_delta"]
         looser = ds["cap_epsilon"] is None or ds["cap_epsilon"] > cap_e + TOLERANCE
@@ -1712,10 +1722,9 @@ class Ledger:
         spent = Ledger._spent(con, key)
         cap = f"ε={cap_e:.6g}" + (f", δ={cap_d:.6g}" if cap_d is not None else "")
         raise BudgetError(
-            f"a cap ({cap}) was set on this file before its first release, but its rows are those of "
-            f"dataset {_desc(ds)} (about {score:.0%} shared with '{matched_file or '?'}', which has "
-            f"spent ε={spent['e']:.6g}), to which its releases are charged, and that dataset's cap is "
-            f"looser; nothing was released. Set the cap on that dataset ('dpstudio ledger set-cap "
+            f"a cap ({cap}) was set on this file before its first release, but {why.replace('{ds}', _desc(ds))}, "
+            f"to which its releases are charged (it has spent ε={spent['e']:.6g}), and that dataset's cap "
+            f"is looser; nothing was released. Set the cap on that dataset ('dpstudio ledger set-cap "
             f"{ds['sha256'][:12]} ...'), or, if this really is a different dataset, release it with "
             f"--new-dataset"
         )
@@ -1762,17 +1771,23 @@ class Ledger:
                         f"give the new dataset a name of its own"
                     )
                 # a name may join versions of one dataset, never move a file's rows away from the
-                # dataset they belong to (naming any other dataset would escape its cap)
-                match, score = self._best_match(con, sha, fp)
-                if match is not None and match["dataset"] != ds["sha256"]:
+                # dataset they belong to (naming any other dataset would escape its cap); the
+                # named dataset may be any of those the rows match
+                found = self._matches(con, sha, fp)
+                if found and all(r["dataset"] != ds["sha256"] for _, r in found):
+                    score, match = found[0]
                     other = con.execute("SELECT * FROM datasets WHERE sha256=?", (match["dataset"],)).fetchone()
                     raise UserError(
-                        f"the recipe names dataset '{label}' ({_desc(ds)}), but this file's rows are those "
-                        f"of dataset {_desc(other)} (about {score:.0%} shared with "
-                        f"'{match['name'] or '?'}'), to which its releases are charged: remove the dataset "
-                        f"name (--dataset, or input.dataset in the recipe), or, if this really is a "
-                        f"different dataset, give it a name of its own with --new-dataset"
+                        f"the recipe names dataset {_desc(ds)}, but this file's rows are those of dataset "
+                        f"{_desc(other)} (about {score:.0%} shared with '{match['name'] or '?'}'), to which "
+                        f"its releases are charged: remove the dataset name (--dataset, or input.dataset "
+                        f"in the recipe), or, if this really is a different dataset, give it a name of its "
+                        f"own with --new-dataset"
                     )
+                if placeholder is not None and placeholder["cap_epsilon"] is not None:
+                    # a cap set on this very file before its first release: the named dataset's
+                    # cap must be as strict, or naming it would escape the cap
+                    self._refuse_looser_cap(con, placeholder, ds["sha256"], why=f"the recipe names dataset {_desc(ds)}")
                 if write:
                     self._new_file(con, sha, ds["sha256"], name=file_name, how="name", fp=fp)
                 return ds["sha256"], {**ident, "dataset": ds["sha256"], "how": "name"}
@@ -1780,7 +1795,10 @@ class Ledger:
         if match is not None and (placeholder is None or match["dataset"] != placeholder["sha256"]):
             if not new_dataset:
                 if placeholder is not None and placeholder["cap_epsilon"] is not None:
-                    self._refuse_looser_cap(con, placeholder, match["dataset"], score, match["name"])
+                    why = (
+                        f"its rows are those of dataset {{ds}} (about {score:.0%} shared with '{match['name'] or '?'}')"
+                    )
+                    self._refuse_looser_cap(con, placeholder, match["dataset"], why=why)
                 if write:
                     self._new_file(con, sha, match["dataset"], name=file_name, how="rows", score=score, fp=fp)
                 return match["dataset"], {

@@ -303,3 +303,27 @@ def test_naming_another_dataset_does_not_move_a_files_rows_away_from_theirs(tmp_
     led.set_cap(a, 2.0)
     _reserve(led, "d" * 64, _frame(), 0.1, label="survey")  # names dataset a ("survey" is new: rows decide)
     assert _reserve(led, "b" * 64, _edited(_frame()), 0.6, label="survey").dataset == a
+
+
+def test_a_cap_set_before_the_first_release_is_not_escaped_by_naming_another_dataset(tmp_path):
+    led = Ledger(tmp_path / "l.sqlite")
+    _reserve(led, "a" * 64, _frame(), 0.6, label="pumsA")  # no cap
+    led.set_cap("b" * 64, 0.5)  # a cap set on file b before its first release
+    with pytest.raises(
+        BudgetError,
+        match=r"a cap \(ε=0.5\) was set on this file before its first release, but the recipe names dataset 'pumsA'",
+    ):
+        _reserve(led, "b" * 64, _frame(seed=7), 0.6, label="pumsA")
+
+
+def test_a_name_is_accepted_when_its_dataset_is_any_of_those_the_rows_match(tmp_path):
+    """B (declared new: it shares 60 % of its rows with A) is named cohortB; a version of it that
+    shares more with A than with B may still be released as cohortB (B's rows are in it)."""
+    x, extra = _frame(400), _frame(160, seed=5)
+    led = Ledger(tmp_path / "l.sqlite")
+    a = _reserve(led, "a" * 64, x, 0.1).dataset
+    b = pd.concat([x.iloc[:240], extra], ignore_index=True)
+    cohort = _reserve(led, "b" * 64, b, 0.1, new_dataset=True, label="cohortB").dataset
+    assert cohort != a
+    b4 = pd.concat([x.iloc[:360], extra.iloc[:20]], ignore_index=True)  # ~95 % A, ~68 % B
+    assert _reserve(led, "c" * 64, b4, 0.1, label="cohortB").dataset == cohort
