@@ -81,8 +81,8 @@ import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from dpstudio.errors import BudgetError, UserError
 from dpstudio.prefs import app_data_dir
