@@ -2274,13 +2274,21 @@ class Ledger:
         label: str | None = None,
         fingerprint: Fingerprint | None = None,
         new_dataset: bool = False,
+        output_path=None,
+        side_files: dict[str, str | os.PathLike] | None = None,
     ) -> dict:
         """For a release that will not be recorded (``--no-ledger``): resolve the file and refuse
-        exactly as :meth:`reserve` would, but write nothing.  Returns the dataset's summary."""
+        exactly as :meth:`reserve` would, but write nothing.  Returns the dataset's summary.
+        Its files (``output_path``, ``side_files``) may not be ones a recorded release is writing
+        either: it would replace them after that release was charged."""
         eps, delta, _ = _as_loss(loss)
         sha = self._check_sha(sha)
+        ours = {} if output_path is None else {str(Path(output_path).resolve()): "output"}
+        for what, p in (side_files or {}).items():
+            ours.setdefault(str(Path(p).resolve()), what)
         with self._tx() as con:
             self._require_intact(con)
+            self._refuse_held(con, ours)
             key, identity = self._identify(
                 con, sha, file_name=dataset_name, label=label, fp=fingerprint, new_dataset=new_dataset, write=False
             )

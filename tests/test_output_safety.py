@@ -668,3 +668,23 @@ def test_an_xlsx_output_larger_than_a_sheet_is_refused_before_anything_is_spent(
     _refused(capsys, ["--output", "big.xlsx"], says="more than an XLSX sheet holds (100 and a header)", setup=setup)
     monkeypatch.setattr(targets, "XLSX_MAX_ROWS", 120)
     assert main(["release", "rec.json", "--output", "fits.xlsx"]) == 0
+
+
+def test_an_unrecorded_release_may_not_write_a_name_a_recorded_release_holds(tmp_path):
+    """--no-ledger records nothing, but its report would still replace the report of a recorded
+    release in flight (charged): the held names refuse it too."""
+    from dpstudio.engine.accounting import PrivacyLoss
+    from dpstudio.errors import UserError
+    from dpstudio.ledger import Ledger
+
+    led = Ledger(tmp_path / "l.sqlite")
+    loss = PrivacyLoss(epsilon=1.0, delta=0.0)
+    rep = tmp_path / "r.html"
+    first = led.reserve(
+        "a" * 64, loss=loss, output_path=tmp_path / "o.csv", dataset_name="t.csv", side_files={"report": rep}
+    )
+    with pytest.raises(UserError, match=f"release {first.id} is writing {rep} right now"):
+        led.check_unrecorded("a" * 64, loss=loss, output_path=tmp_path / "p.csv", side_files={"report": rep})
+    led.check_unrecorded(
+        "a" * 64, loss=loss, output_path=tmp_path / "p.csv", side_files={"report": tmp_path / "q.html"}
+    )

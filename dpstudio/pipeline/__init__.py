@@ -406,7 +406,9 @@ def execute_release(
             new_dataset=new_dataset,
         )
         if not record:  # refuses like a recorded release would, records nothing
-            ledger_before = ledger.check_unrecorded(loaded.sha256, loss=plan.total, **who)
+            ledger_before = ledger.check_unrecorded(
+                loaded.sha256, loss=plan.total, output_path=output_path, side_files=targets.side_files(), **who
+            )
             ledger_identity = ledger_before.pop("identity")
             ledger = None
         else:

@@ -258,7 +258,9 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, targets, *, 
         return None, None, None, None
     who = dict(dataset_name=Path(path).name, label=recipe.input.dataset, fingerprint=fp, new_dataset=new_dataset)
     if not record:  # refuses like a recorded release would, records nothing
-        before = ledger.check_unrecorded(sha, loss=plan.total, **who)
+        before = ledger.check_unrecorded(
+            sha, loss=plan.total, output_path=str(targets.output), side_files=targets.side_files(), **who
+        )
         identity = before.pop("identity")
         return None, before, identity, None
     # refuses (BudgetError) before any noise is drawn
