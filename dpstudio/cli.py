@@ -692,7 +692,7 @@ def cmd_ledger_set_cap(args) -> int:
             "to which its releases are charged: the cap is set on that dataset",
             file=sys.stderr,
         )
-    _print_json(led.show(args.dataset))
+    _print_json(led.show(summary["dataset"]))
     return EXIT_OK
 
 

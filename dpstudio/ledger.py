@@ -1970,8 +1970,8 @@ class Ledger:
                 if match is not None:
                     # the rows of a known dataset: a release of this file is charged to it, so a
                     # cap set on the file is that dataset's (a new dataset here would hold a cap
-                    # that no release of the file ever meets)
-                    self._new_file(tx, sha, match["dataset"], name=name, how="rows", score=score, fp=fp)
+                    # that no release of the file ever meets); the file itself is not recorded, so
+                    # it can still be declared a new dataset at its release
                     return match["dataset"]
                 self._new_dataset(tx, sha, name=name, label=None)
                 self._new_file(tx, sha, sha, name=name, how=_CAP_FIRST, fp=fp)
@@ -2060,9 +2060,24 @@ class Ledger:
             raise UserError(f"cap epsilon must be a finite number >= 0, got {epsilon!r}")
         if delta is not None and not (0.0 <= delta < 1.0):
             raise UserError(f"cap delta must lie in [0, 1), got {delta!r}")
+        file_sha = _fingerprint(dataset) if os.path.isfile(str(dataset).strip()) else None
         sha = self.resolve(dataset, create=True)
         with self._tx() as con:
             self._require_intact(con)
+            if file_sha is not None and not con.execute("SELECT 1 FROM files WHERE sha256=?", (file_sha,)).fetchone():
+                # a file resolved by its rows to a known dataset: the cap may tighten that
+                # dataset's, never loosen it (raising a cap is a choice made on the dataset itself)
+                ds = con.execute("SELECT * FROM datasets WHERE sha256=?", (sha,)).fetchone()
+                cap_e, cap_d = ds["cap_epsilon"], ds["cap_delta"]
+                looser = cap_e is not None and epsilon > cap_e + TOLERANCE
+                looser = looser or (cap_d is not None and (delta is None or delta > cap_d + TOLERANCE))
+                if looser:
+                    old = f"ε={cap_e:.6g}" + (f", δ={cap_d:.6g}" if cap_d is not None else "")
+                    raise UserError(
+                        f"the rows of {dataset} are those of dataset {_desc(ds)}, whose cap ({old}) this "
+                        f"would loosen; to change that dataset's cap, name it: dpstudio ledger set-cap "
+                        f"{sha[:12]} EPSILON [DELTA] (nothing was changed)"
+                    )
             con.execute("UPDATE datasets SET cap_epsilon=?, cap_delta=? WHERE sha256=?", (epsilon, delta, sha))
             self._append(con, "cap", {"dataset": sha, "epsilon": epsilon, "delta": delta})
             return self._summary(con, sha)

@@ -267,9 +267,17 @@ def test_a_cap_set_on_an_edited_copy_lands_on_the_dataset_its_releases_are_charg
     assert shown["name"] == "A.csv" and shown["cap"]["epsilon"] == 1.0 and shown["spent"]["epsilon"] == 0.6
     listed = json.loads(_cli("ledger", "list", "--ledger", db).stdout)
     assert len(listed) == 1  # one dataset, not a second one holding the cap
+    # through the file, the cap may tighten that dataset's, not loosen it
+    p = _cli("ledger", "set-cap", ab_files / "B_renamed.csv", "2.0", "--ledger", db)
+    assert p.returncode == 2 and "whose cap (ε=1) this would loosen" in p.stderr, p.stderr
     p = _cli("release", ab_files / "B_renamed.recipe.json", "--output", tmp_path / "b.csv", "--ledger", db)
     assert p.returncode == 2 and "left of its cap ε=1" in p.stderr, p.stderr
     assert not (tmp_path / "b.csv").exists()
+    # the file was not recorded by set-cap: it can still be declared a new dataset at its release
+    p = _cli(
+        "release", ab_files / "B_renamed.recipe.json", "--output", tmp_path / "b.csv", "--ledger", db, "--new-dataset"
+    )
+    assert p.returncode == 0, p.stderr
 
 
 def test_a_cap_set_before_the_first_release_is_never_loosened_by_row_matching(tmp_path):
