@@ -245,6 +245,24 @@ def cmd_recipe_init(args) -> int:
 
     for note in empty_cell_notes(recipe, schema):
         print(f"  note: {note}", file=sys.stderr)
+    if recipe.release.type == "label":
+        # init proposed public where the data suggested sensitive (recipe_from_schema): say so,
+        # the columns go out as they are
+        given = parse_assignments(args.role, "--role")
+        flipped = [
+            c.name
+            for c in schema.columns
+            if c.name not in given
+            and c.suggested_role in ("sensitive", "embedding")
+            and recipe.column(c.name).role == "public"
+        ]
+        if flipped:
+            print(
+                f"  note: {', '.join(flipped)}: proposed public, so published as they are (a label release "
+                "perturbs only the label); leave them out with --role COL=ignore, or protect them with a "
+                "record or semi-sensitive release",
+                file=sys.stderr,
+            )
     from dpstudio.plan.domains import copied_domain_warnings
 
     for warning in copied_domain_warnings(recipe):

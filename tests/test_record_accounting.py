@@ -406,12 +406,16 @@ def test_recipe_init_proposes_public_for_a_label_releases_other_columns(tmp_path
     from dpstudio.cli import main
 
     monkeypatch.chdir(tmp_path)
-    pd.DataFrame({"age": [30, 40, 50, 60] * 10, "y": ["a", "b"] * 20}).to_csv("t.csv", index=False)
+    pd.DataFrame({"age": [30, 40, 50, 60] * 10, "inc": [1, 2, 3, 4] * 10, "y": ["a", "b"] * 20}).to_csv(
+        "t.csv", index=False
+    )
     args = ["--release", "label", "--role", "y=label", "--categories", "y=a,b", "--confirm-inferred"]
+    capsys.readouterr()
     assert main(["recipe", "init", "t.csv", "-o", "r.json", *args]) == 0
     roles = {c["name"]: c["role"] for c in json.loads((tmp_path / "r.json").read_text())["columns"]}
-    assert roles == {"age": "public", "y": "label"}
-    capsys.readouterr()
+    assert roles == {"age": "public", "inc": "public", "y": "label"}  # inc: the data suggested sensitive
+    err = capsys.readouterr().err
+    assert "note: inc: proposed public, so published as they are" in err and "age:" not in err
     # a role the user gives is kept, and the problem says what to do
-    assert main(["recipe", "init", "t.csv", "-o", "s.json", *args, "--role", "age=sensitive"]) != 0
-    assert "column 'age': marked sensitive, but a label release" in capsys.readouterr().err
+    assert main(["recipe", "init", "t.csv", "-o", "s.json", *args, "--role", "inc=sensitive"]) != 0
+    assert "column 'inc': marked sensitive, but a label release" in capsys.readouterr().err
