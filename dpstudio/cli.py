@@ -235,7 +235,7 @@ def cmd_recipe_init(args) -> int:
         # and a category list's partition selection adds a delta)
         delta = f" and delta {plan.total.delta:.3g}" if plan.total.delta > recipe.budget.delta * (1 + 1e-9) else ""
         print(
-            f"  note: this release spends epsilon {plan.total.epsilon:.4g}{delta} in all: --epsilon "
+            f"  note: this release spends epsilon {plan.total.epsilon:.6g}{delta} in all: --epsilon "
             f"{recipe.budget.epsilon:g}"
             + (f", --delta {recipe.budget.delta:g}" if delta else "")
             + " plus the DP domain estimates ('dpstudio recipe check' lists them)",
@@ -1167,7 +1167,13 @@ def _over_cap_advice(exc: BudgetError, args) -> str:
     )
     needed, left = getattr(exc, "needed_epsilon", None), getattr(exc, "left_epsilon", None)
     budget = _recipe_epsilon(args)
-    if needed is not None and left is not None and budget is not None:
+    if getattr(exc, "delta_only", False):
+        # ε fits: lowering it changes nothing
+        lower = (
+            "make the release spend less δ (a public category list instead of a DP estimate, "
+            "Laplace instead of Gaussian noise, a smaller --delta)"
+        )
+    elif needed is not None and left is not None and budget is not None:
         # the release's total can exceed budget.epsilon (DP estimates of domains are added to it):
         # lowering budget.epsilon to what is left would be refused again
         extra = max(0.0, needed - budget)

@@ -18,12 +18,14 @@ class BudgetError(UserError):
 
     ``dataset``: the ledger key of that dataset; ``matched_by``: how the input was matched to it
     ("file", "name", "rows"; set by the ledger, read by the CLI's advice on how to go on);
-    ``needed_epsilon``/``left_epsilon``: what the release would spend and what the cap leaves."""
+    ``needed_epsilon``/``left_epsilon``: what the release would spend and what the cap leaves;
+    ``delta_only``: only the δ cap refused it."""
 
     dataset: str | None = None
     matched_by: str | None = None
     needed_epsilon: float | None = None
     left_epsilon: float | None = None
+    delta_only: bool = False  # the δ cap refused it, ε would fit
 
 
 class RecipeError(UserError):

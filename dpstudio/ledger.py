@@ -97,7 +97,7 @@ GUARANTEES = {
     "synthetic": "central DP (whole records)",
     "model": "central DP (whole records)",
     "density": "central DP (whole records)",
-    "record": "local DP (each record perturbed)",
+    "record": "record releases (the perturbed columns)",
     "semi-sensitive": "sensitive columns only",
     "label": "label DP (label columns only)",
 }
@@ -2123,6 +2123,7 @@ class Ledger:
         err = BudgetError(msg)
         err.dataset, err.matched_by = ds["sha256"], how
         err.needed_epsilon, err.left_epsilon = eps, left_e  # for the advice on how to go on
+        err.delta_only = over_d and not over_e
         raise err
 
     @staticmethod

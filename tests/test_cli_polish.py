@@ -319,13 +319,13 @@ def test_init_says_when_dp_domain_estimates_add_to_the_typed_epsilon(tmp_path, c
     assert code == EXIT_OK, err
     total = compile_plan(load_recipe(out)).total.epsilon
     assert total == pytest.approx(1.3)
-    assert f"note: this release spends epsilon {total:.4g} in all: --epsilon 1 plus the DP domain" in err
+    assert f"note: this release spends epsilon {total:.6g} in all: --epsilon 1 plus the DP domain" in err
     # a DP category list adds a delta (partition selection): the note says it too
     args = [a if a != "children=0,1" else "children=dp:0.1" for a in READY]
     code, err = _init(capsys, tmp_path / "c.json", *args)
     plan = compile_plan(load_recipe(tmp_path / "c.json"))
     assert plan.total.delta > 0
-    assert f"spends epsilon {plan.total.epsilon:.4g} and delta {plan.total.delta:.3g} in all" in err, err
+    assert f"spends epsilon {plan.total.epsilon:.6g} and delta {plan.total.delta:.3g} in all" in err, err
     # a typed total (no estimate) prints no such note
     code, err = _init(capsys, tmp_path / "s.json", *READY)
     assert code == EXIT_OK and "spends epsilon" not in err

@@ -44,10 +44,14 @@ def test_mixed_kinds_are_shown_apart_and_add_up(two_kinds, capsys):
     assert main(["release", "lab.json", "--output", "b.csv", "--report", "b.html"]) == 0
     shown = _show(capsys)
     kinds = shown["spent_by_guarantee"]
-    assert kinds["local DP (each record perturbed)"] == {"epsilon": pytest.approx(0.7), "delta": 0.0, "releases": 1}
+    assert kinds["record releases (the perturbed columns)"] == {
+        "epsilon": pytest.approx(0.7),
+        "delta": 0.0,
+        "releases": 1,
+    }
     assert kinds["label DP (label columns only)"] == {"epsilon": pytest.approx(1.5), "delta": 0.0, "releases": 1}
     assert sum(v["epsilon"] for v in kinds.values()) == pytest.approx(shown["spent"]["epsilon"])
     assert sum(v["releases"] for v in kinds.values()) == shown["releases"]
     text = (two_kinds / "b.html").read_text()
-    assert "protect different things: local DP (each record perturbed): ε = 0.7" in text
+    assert "protect different things: record releases (the perturbed columns): ε = 0.7" in text
     assert "label DP (label columns only): ε = 1.5" in text

@@ -688,3 +688,14 @@ def test_an_unrecorded_release_may_not_write_a_name_a_recorded_release_holds(tmp
     led.check_unrecorded(
         "a" * 64, loss=loss, output_path=tmp_path / "p.csv", side_files={"report": tmp_path / "q.html"}
     )
+
+
+def test_over_cap_advice_when_only_the_delta_cap_refuses(setup, capsys):
+    d, _ = setup  # one release of ε = 1, δ = 0 recorded
+    assert main(["ledger", "set-cap", "in.csv", "10", "0"]) == 0
+    args = ["--role", "age=sensitive", "--role", "sex=sensitive", "--bounds", "age=0:100"]
+    assert main(["recipe", "init", "in.csv", "-o", "dp.json", *args, "--categories", "sex=dp:0.05"]) in (0, 3)
+    capsys.readouterr()
+    assert main(["release", "dp.json", "--output", "dp.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "To go on: make the release spend less δ" in err and "lower the recipe's epsilon" not in err, err

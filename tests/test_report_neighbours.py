@@ -38,8 +38,8 @@ def table(tmp_path, monkeypatch):
         (
             "semi-sensitive",
             ["inc=sensitive", "age=public", "y=label"],
-            "differ in one person's label and sensitive values",
-            "one person's label or sensitive values",
+            "differ in one person's values of the perturbed columns",
+            "one person's values in the perturbed columns",
         ),
     ],
 )

@@ -1848,8 +1848,8 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
                 "note",
                 f"The spend after this release adds releases that protect different things: {parts}. "
                 "The total bounds what they reveal together about the columns every one of them "
-                "protects; a column that a label or semi-sensitive release published unchanged has no "
-                "protection left, whatever the total.",
+                "protects; a column that any of them published unchanged has no protection left, "
+                "whatever the total.",
             )
         s.add(
             "note",

@@ -116,8 +116,8 @@ NEIGHBOURS = {
         "columns, released as they are, are the same in both; the number of rows is public"
     ),
     "semi-sensitive": (
-        "differ in one person's label and sensitive values (replace-one); the public columns, "
-        "released as they are, are the same in both; the number of rows is public"
+        "differ in one person's values of the perturbed columns (replace-one); the columns "
+        "released as they are are the same in both; the number of rows is public"
     ),
 }
 EPSILON_PLAIN_OF = {
@@ -129,9 +129,9 @@ EPSILON_PLAIN_OF = {
     ),
     "semi-sensitive": (
         "\u03b5 (epsilon) measures the privacy loss: smaller is more private. With \u03b5 = {eps}, anyone "
-        "looking at the release can become at most {factor} times more confident about one person's label "
-        "or sensitive values than they would have been had those been different{delta_part}. The public "
-        "columns, released as they are, get no such bound."
+        "looking at the release can become at most {factor} times more confident about one person's values "
+        "in the perturbed columns than they would have been had those been different{delta_part}. The "
+        "columns released as they are get no such bound."
     ),
 }
 DELTA_PLAIN = ", except with a probability of at most \u03b4 = {delta} (a small chance that the bound does not hold)"

@@ -182,7 +182,7 @@ def test_the_budget_panel_lists_spend_of_different_guarantees_apart(qtbot, loade
     text = win.budget_page.ledger_text.text()
     eps = win.session.plan()[0].total.epsilon
     assert "2 release(s)" in text, text
-    assert f"of which local DP (each record perturbed): ε {eps:.3g}" in text, text
+    assert f"of which record releases (the perturbed columns): ε {eps:.3g}" in text, text
     assert "of which label DP (label columns only): ε 0.25" in text, text
 
 
