@@ -143,6 +143,25 @@ def _intact_on_disk(path) -> bool:
         con.close()
 
 
+def _salvage_log(path) -> list:
+    """The chain rows of a damaged ledger that can still be read, in order (read only; none when
+    the table cannot be read): re-initialising replays them, so no recorded spend is lost."""
+    try:
+        con = sqlite3.connect(Path(os.path.realpath(path)).as_uri() + "?mode=ro", uri=True)
+    except (sqlite3.Error, OSError, ValueError):
+        return []
+    con.row_factory = sqlite3.Row
+    rows: list = []
+    try:
+        for r in con.execute("SELECT * FROM log ORDER BY seq"):
+            rows.append(r)
+    except sqlite3.DatabaseError:
+        pass  # the rows read before the damaged page are kept
+    finally:
+        con.close()
+    return rows
+
+
 def _access_problem(path, exc) -> str:
     return (
         f"the privacy ledger {path} cannot be opened here ({exc}), but the database itself is "
@@ -1565,28 +1584,53 @@ class Ledger:
         event records the lost head and the problems found, and a new key if it was lost.
         A database SQLite cannot open is moved aside (``.damaged-<time>``) first."""
         p = Path(path).expanduser() if path else default_ledger_path()
-        try:
-            led = cls(p)
-        except UserError:
-            if not p.exists() or not _has_ledger_files(p):
-                raise  # e.g. a data file given as --ledger: never moved aside nor replaced
-            if _intact_on_disk(p):
-                raise  # sound, but not reachable here: an access problem, not a loss to accept
+
+        def move_aside() -> None:
             stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
             for suffix in ("", "-wal", "-shm"):
                 src = Path(str(p) + suffix)
                 if src.exists():
                     os.replace(src, Path(f"{p}.damaged-{stamp}{suffix}"))
+
+        try:
             led = cls(p)
+        except UserError as exc:
+            if not p.exists() or not _has_ledger_files(p):
+                raise  # e.g. a data file given as --ledger: never moved aside nor replaced
+            if _intact_on_disk(p):
+                raise  # sound, but not reachable here: an access problem, not a loss to accept
+            # the chain rows that still read are kept, the file is moved aside, the chain replayed
+            salvaged = _salvage_log(p)
+            move_aside()
+            return cls(p)._reinit(reason, salvaged=salvaged, damage=str(exc))
+        damage = led._damage()
+        if damage is not None:
+            # it opens, but pages are malformed (some queries fail, its checks may not): the same
+            salvaged = _salvage_log(p)
+            move_aside()
+            return cls(p)._reinit(reason, salvaged=salvaged, damage=damage)
         return led._reinit(reason)
 
-    def _reinit(self, reason: str) -> dict:
+    def _damage(self) -> str | None:
+        """SQLite's own finding when the database file is malformed (``PRAGMA quick_check``)."""
+        con = self._connect()
+        try:
+            found = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        finally:
+            con.close()
+        return None if found == ["ok"] else "; ".join(found[:3])
+
+    def _reinit(self, reason: str, *, salvaged: list | None = None, damage: str | None = None) -> dict:
         with self._tx() as con:
             problems = self._check(con, heal=False)
+            if damage is not None:
+                problems = [f"the database file was damaged ({damage}); it was moved aside", *problems]
             if not problems:
                 raise UserError(f"the privacy ledger {self.path} is intact: there is nothing to re-initialise")
             head, _ = self._read_head()
-            rows = con.execute("SELECT * FROM log ORDER BY seq").fetchall()
+            rows = salvaged if salvaged is not None else con.execute("SELECT * FROM log ORDER BY seq").fetchall()
             rep, _ = self._replay(rows, strict=False)
             restored = self._restore(con, rep)
             key = self._load_key()

@@ -287,3 +287,25 @@ def test_a_sound_ledger_that_cannot_be_opened_is_an_access_problem_never_reiniti
     assert led.path.read_bytes() == before and not list(tmp_path.glob("*.damaged-*"))
     shm.rmdir()
     assert Ledger(led.path).summary(SHA)["spent"]["epsilon"] == pytest.approx(spent)
+
+
+@pytest.mark.parametrize("table", ["entries", "files", "datasets"])
+def test_a_malformed_database_page_can_be_reinitialised_from_its_chain(tmp_path, table):
+    """A page of one table overwritten: SQLite opens the file, some queries fail ("malformed"),
+    and the ledger's own checks may pass.  reinit used to answer "intact: nothing to
+    re-initialise" (a dead end); it now moves the file aside and replays the readable chain."""
+    led = _released(tmp_path)
+    spent = led.summary(SHA)["spent"]["epsilon"]
+    con = sqlite3.connect(led.path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name=?", (table,)).fetchone()[0]
+    con.close()
+    with open(led.path, "r+b") as fh:
+        fh.seek((root - 1) * page_size)
+        fh.write(b"\xff" * 64)
+    out = Ledger.reinit(led.path, reason="test")
+    assert out["intact"] and any("damaged" in p and "moved aside" in p for p in out["reinitialised"][-1]["problems"])
+    assert list(tmp_path.glob("l.sqlite.damaged-*"))
+    s = Ledger(led.path).summary(SHA)
+    assert s["spent"]["epsilon"] == pytest.approx(spent) and s["cap"]["epsilon"] == 1.0
