@@ -1900,7 +1900,8 @@ class Ledger:
             "WHERE dataset=? AND status='complete' GROUP BY release_type",
             (sha,),
         ):
-            kind = GUARANTEES.get(r["release_type"], "unknown release type")
+            # entries restored from the chain by a reinit (or older ones) have no release type
+            kind = GUARANTEES.get(r["release_type"], "kind not recorded")
             have = got.setdefault(kind, {"epsilon": 0.0, "delta": 0.0, "releases": 0})
             have["epsilon"] += r["e"]
             have["delta"] += r["d"]
