@@ -340,3 +340,18 @@ def test_printed_json_keeps_the_rdp_total_and_drops_rdp_curves():
 
     got = _compact({"alternatives": {"rdp": {"epsilon": 1.2, "delta": 1e-6}}, "loss": {"rdp": [[2.0, 0.5]]}})
     assert got == {"alternatives": {"rdp": {"epsilon": 1.2, "delta": 1e-6}}, "loss": {}}
+
+
+def test_text_in_a_column_declared_a_number_is_a_problem_at_init_not_at_the_release(tmp_path, capsys):
+    """init said 'ready' for a float column holding text; the release then stopped. Now init (and
+    check, and the release before anything is reserved) name the column and count the rows."""
+    import pandas as pd
+
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"age": [30, 40, 50] * 10, "income": ["100", "abc", "300"] * 10}).to_csv(data, index=False)
+    args = ["--type", "income=float", "--bounds", "income=0:1000", "--bounds", "age=0:100"]
+    args += ["--role", "age=sensitive", "--role", "income=sensitive", "--confirm-inferred"]
+    code = main(["recipe", "init", str(data), "-o", str(tmp_path / "r.json"), *args])
+    err = capsys.readouterr().err
+    assert code == EXIT_NOT_READY and "column 'income': declared a number, but 10 row(s) hold text" in err, err
+    assert "abc" not in err  # counted, never quoted

@@ -125,7 +125,33 @@ def declared_type_problems(recipe: Recipe, frame) -> list[Problem]:
     integer grid.  Data that breaks the declaration is refused rather than rounded silently,
     so the file never decides the grid."""
     outside, empty = category_counts(recipe, frame)
-    return integer_problems(integer_violations(recipe, frame)) + category_problems(outside, empty)
+    return (
+        _counted_problems("text", text_in_numbers(recipe, frame))
+        + integer_problems(integer_violations(recipe, frame))
+        + category_problems(outside, empty)
+    )
+
+
+def text_in_numbers(recipe: Recipe, frame) -> dict[str, int]:
+    """Per number-declared column that the release reads as numbers (perturbed, or fitted), the
+    rows holding text (the release would stop there after its reservation; counted, never
+    quoted).  A column the file already stores as numbers has none."""
+    import numpy as np
+    import pandas as pd
+
+    read = perturbed_roles(recipe.release.type)
+    out: dict[str, int] = {}
+    for c in recipe.columns:
+        if c.type not in NUMERIC_TYPES or c.role not in read or c.role == "embedding" or c.name not in frame.columns:
+            continue
+        s = frame[c.name]
+        if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            continue
+        x = pd.to_numeric(s, errors="coerce")
+        n = int(np.count_nonzero(x.isna().to_numpy() & s.notna().to_numpy()))
+        if n:
+            out[c.name] = n
+    return out
 
 
 def integer_violations(recipe: Recipe, frame) -> dict[str, int]:
@@ -205,6 +231,10 @@ COUNTED_PROBLEMS = {
     "integer": (
         "column {name!r}: declared integer, but {n} row(s) hold non-integer numbers; "
         "declare it float (--type {name}=float) or fix the data"
+    ),
+    "text": (
+        "column {name!r}: declared a number, but {n} row(s) hold text; declare it categorical "
+        "(--type {name}=categorical), leave it out (--role {name}=ignore) or fix the data"
     ),
     "category": (
         "column {name!r}: {n} row(s) hold a value that is not in the category list, which a "
