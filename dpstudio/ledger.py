@@ -2506,18 +2506,14 @@ class Ledger:
             )
         return digest
 
-    def data_file(self, path) -> dict | None:
-        """The dataset whose raw input ``path`` holds (its SHA-256 is a known file version of it),
-        or None: a release or recipe written there would destroy private data the ledger tracks."""
-        return _data_file_of(self, path)
-
     def paid_output(self, path) -> dict | None:
         """The complete release whose file ``path`` would write over, or None: the file at ``path`` is
         a recorded output, report or density side file (found by its bytes, wherever that release
         wrote it: moved, renamed or linked files too), or ``path`` lies inside a recorded
         partitioned dataset's folder, or it is the very file a release wrote there, edited since
         (``edited``: an annotated or signed report is still that release's). A copy elsewhere of a
-        file whose recorded path still holds it is the user's to replace. ``what``/``path`` in the
+        file whose recorded path still holds it is the user's to replace. A file holding a dataset
+        version the ledger knows is answered with ``data`` (its raw input). ``what``/``path`` in the
         answer: which of its files, recorded where. Writing there would lose a release already paid
         for, which only :meth:`verify` would notice afterwards. Read only; an existing file is
         hashed once."""
@@ -2542,6 +2538,13 @@ class Ledger:
                 "OR e.report_path=? OR e.artifact_path=?) ORDER BY e.id DESC",
                 (*[digest] * (1 + len(_SIDE_FILES)), real, real, real),
             ).fetchall()
+            data = None
+            if digest is not None:
+                data = con.execute(
+                    "SELECT d.label, d.name, d.sha256 FROM files f JOIN datasets d ON d.sha256 = f.dataset "
+                    "WHERE f.sha256=?",
+                    (digest,),
+                ).fetchone()
         except sqlite3.DatabaseError as exc:
             raise UserError(f"the privacy ledger {self.path} cannot be used: {exc}; {REINIT_HINT}") from None
         finally:
@@ -2552,6 +2555,8 @@ class Ledger:
                 return _paid(r, "output", folder)
         if digest is None:
             return None
+        if data is not None:  # a dataset's raw input (a version the ledger knows): private data
+            return {"what": "input data", "data": True, "dataset": _desc(data), "path": str(path)}
         for r in rows:  # the very file a release wrote, edited since (annotated, signed): still its
             for kind in ("output", *_SIDE_FILES):
                 recorded = r[f"{kind}_path"]
@@ -2566,30 +2571,6 @@ class Ledger:
                     continue  # a copy: the release's own file is intact where it was written
                 return _paid(r, _KIND_NAMES[kind], recorded)
         return None
-
-
-def _data_file_of(ledger: Ledger, path) -> dict | None:
-    """The dataset whose input file ``path`` holds (its bytes are a file version the ledger knows),
-    or None.  Read only; the file is hashed once."""
-    real = os.path.realpath(path)
-    if not os.path.isfile(real):
-        return None
-    try:
-        digest = _sha256_file(real)
-    except OSError:
-        return None  # paid_output already said why an unreadable target cannot be checked
-    con = ledger._connect()
-    try:
-        r = con.execute(
-            "SELECT f.name AS file_name, d.label, d.name, d.sha256 FROM files f JOIN datasets d "
-            "ON d.sha256 = f.dataset WHERE f.sha256=?",
-            (digest,),
-        ).fetchone()
-    except sqlite3.DatabaseError:
-        return None
-    finally:
-        con.close()
-    return None if r is None else {"dataset": _desc(r), "file": r["file_name"]}
 
 
 #: files recorded beside a release's output (``Ledger.record_file``): column prefix -> name

@@ -75,6 +75,25 @@ def load_for_session(path, options=None, *, progress, cancel):
     return loaded, schema, recipe, source
 
 
+def ledger_row_sketch(loaded: LoadedTable):
+    """Worker side (no Qt), after a load: ``(ledger path, keyed row sketch)`` of the loaded table
+    for the default ledger when resolving the file will need its rows (:meth:`Session.ledger_lookup`),
+    so that the budget panel never hashes every row on the GUI thread; None for a sample of a file
+    too large for memory, a file the ledger already resolves, or a ledger that cannot be used
+    (the panel says why when it opens it)."""
+    if loaded.sample_of is not None:
+        return None
+    try:
+        from dpstudio.ledger import Ledger
+
+        led = Ledger()
+        if not led.needs_fingerprint(loaded.sha256):
+            return None
+        return str(led.path), led.fingerprint_rows(loaded.frame)
+    except Exception:  # noqa: BLE001 - only a head start; the lookup computes or reports it
+        return None
+
+
 def load_recipe_and_data(recipe_path, *, progress, cancel):
     """Worker job: open a saved recipe and the table it names (a sample when it is too large)."""
     from dpstudio.errors import UserError
@@ -197,7 +216,9 @@ class Session(QObject):
         """The ledger summary of the dataset that a release of the loaded file is charged to,
         resolved as the release resolves it: by SHA-256, the recipe's dataset name, then its rows
         (their keyed sketch is computed once per load and ledger).  A sample of a file too large
-        for memory has no sketch of every row: the release itself matches its rows."""
+        for memory has no sketch of every row: the release itself matches its rows.  The sketch
+        is normally made by the load's worker (:func:`ledger_row_sketch`); computed here only when
+        the ledger changed since."""
         assert self.loaded is not None and self.recipe is not None
         sha = self.loaded.sha256
         fp = None
@@ -223,8 +244,14 @@ class Session(QObject):
         return stream_problem(plan)
 
     def set_data(
-        self, loaded: LoadedTable, schema: TableSchema, recipe: Recipe, recipe_source: str | None = None
+        self,
+        loaded: LoadedTable,
+        schema: TableSchema,
+        recipe: Recipe,
+        recipe_source: str | None = None,
+        row_sketch: tuple[str, Any] | None = None,
     ) -> None:
+        """``row_sketch``: :func:`ledger_row_sketch` of ``loaded``, made by the load's worker."""
         self.loaded, self.schema, self.recipe = loaded, schema, recipe
         self.recipe_source = recipe_source
         self._undo.clear()
@@ -232,9 +259,9 @@ class Session(QObject):
         self._cache.clear()
         self.derived.clear()
         self._preview = None
-        self._rows_fp = None
         self._last_merge = None
         self.data_token += 1
+        self._rows_fp = None if row_sketch is None else ((self.data_token, row_sketch[0]), row_sketch[1])
         self.generation += 1
         self.output_path, self.report_path = default_targets(loaded, recipe.outputs.format)
         self.report_explicit = False

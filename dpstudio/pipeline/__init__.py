@@ -222,15 +222,14 @@ def refuse_paid_targets(ledger, targets) -> None:
             if p is not None
         ]
     for what, path in targets:
-        data = ledger.data_file(path)
-        if data is not None:  # another dataset's raw input (its own is refused by the targets check)
-            raise UserError(
-                f"the {what} {path} holds the data of dataset {data['dataset']} (a version of it the "
-                "ledger knows): writing over it would destroy private data. Choose another name"
-            )
         earlier = ledger.paid_output(path)
         if earlier is None:
             continue
+        if earlier.get("data"):  # another dataset's raw input (its own is refused by the targets check)
+            raise UserError(
+                f"the {what} {path} holds the data of dataset {earlier['dataset']} (a version of it the "
+                "ledger knows): writing over it would destroy private data. Choose another name"
+            )
         delta = f", delta = {earlier['delta']:.3g}" if earlier["delta"] else ""
         kind = earlier["what"]
         if earlier.get("edited"):

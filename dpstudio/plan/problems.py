@@ -4,6 +4,7 @@ everything in one pass; :func:`dpstudio.plan.compile.plan_problems` adds the com
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING
 
@@ -49,14 +50,16 @@ KNOWN_OPTIONS = {
 KNOWN_PARAMS = {"metric": ("pool",)}
 
 
-def _read_by_some_release() -> set[str]:
-    """Every release option some release type reads (a synthetic release: by method)."""
+@functools.cache
+def _read_by_some_release() -> frozenset[str]:
+    """Every release option some release type reads (a synthetic release: by method; fixed by the
+    code, so computed once rather than at every compile)."""
     from dpstudio.plan.synthetic import option_names
 
     names = {k for opts in KNOWN_OPTIONS.values() for k in opts} | {"method", "domain_share"}
     for method in ("aim", "mst", "pearl", "merf"):
         names |= set(option_names(method))
-    return names
+    return frozenset(names)
 
 
 def ignored_settings(recipe: Recipe) -> list[Problem]:

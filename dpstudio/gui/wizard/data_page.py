@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpstudio.gui.dialogs import show_error
-from dpstudio.gui.session import load_for_session, load_recipe_and_data
+from dpstudio.gui.session import ledger_row_sketch, load_for_session, load_recipe_and_data
 from dpstudio.gui.table_model import DataFrameModel
 from dpstudio.gui.texts import large_file_text, role_text
 from dpstudio.gui.wizard.base import WizardPage, note_label
@@ -47,6 +47,18 @@ def recent_files() -> list[str]:
 def remember_file(path: str) -> None:
     files = [path] + [f for f in recent_files() if f != path]
     QSettings().setValue(RECENT_KEY, files[:RECENT_MAX])
+
+
+def _with_row_sketch(job):
+    """The load ``job`` followed, on the same worker thread, by the ledger's row sketch of what it
+    loaded (the budget panel reads it instead of hashing every row on the GUI thread)."""
+
+    def run(path, *, progress, cancel):
+        result = job(path, progress=progress, cancel=cancel)
+        cancel.check()
+        return (*result, ledger_row_sketch(result[0]))
+
+    return run
 
 
 class DataPage(WizardPage):
@@ -195,7 +207,7 @@ class DataPage(WizardPage):
         if not path or self.worker is not None:
             return None
         is_recipe = str(path).lower().endswith(".json")
-        job = load_recipe_and_data if is_recipe else load_for_session
+        job = _with_row_sketch(load_recipe_and_data if is_recipe else load_for_session)
         self.progress.setValue(0)
         self.progress_text.setText(self.tr("Reading {0}…").format(Path(path).name))
         self.progress_row.setVisible(True)
@@ -228,11 +240,11 @@ class DataPage(WizardPage):
         self.completeChanged.emit()
 
     def _loaded(self, path, result):
-        loaded, schema, recipe, source = result
+        loaded, schema, recipe, source, row_sketch = result
         self._done()
         remember_file(str(Path(path).resolve()))
         self.update_recent()
-        self.session.set_data(loaded, schema, recipe, source)
+        self.session.set_data(loaded, schema, recipe, source, row_sketch)
 
     def _failed(self, path, exc):
         self._done()
