@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from dpstudio import ledger as ledger_mod
 from dpstudio.errors import UserError
-from dpstudio.ledger import Ledger, RowSketcher, row_sketch
+from dpstudio.ledger import Ledger, RowSketcher, row_sketch, table_sketches
 
 KEY = bytes(range(32))
 
@@ -22,7 +22,7 @@ def _sketch_batches(batches, k=ledger_mod.SKETCH_K, **kw):
     with RowSketcher(KEY, k, **kw) as s:
         for b in batches:
             s.add(b)
-        return s.finish()
+        return (*s.finish(), s.column_sets)
 
 
 def _pieces(frame: pd.DataFrame, cuts) -> list[pd.DataFrame]:
@@ -34,6 +34,11 @@ def _assert_same(got, want):
     assert got[1] == want[1]
     assert got[0].dtype == np.uint64 and got[0].dtype == want[0].dtype
     assert np.array_equal(got[0], want[0])
+    if len(got) == 3 and len(want) == 3:  # the column-set sketches too
+        assert got[2].keys() == want[2].keys()
+        for s, (ncols, values, counts) in want[2].items():
+            assert got[2][s][0] == ncols and values.dtype == got[2][s][1].dtype == np.uint64
+            assert np.array_equal(got[2][s][1], values) and np.array_equal(got[2][s][2], counts)
 
 
 def _mixed(n: int, seed: int) -> pd.DataFrame:
@@ -95,7 +100,7 @@ def test_an_all_missing_text_column_is_sketched():
 )
 def test_batches_give_the_in_memory_sketch(rows, cuts, k, bucket_bytes):
     frame = pd.DataFrame(rows, columns=["n", "t", "b"])
-    want = row_sketch(frame, KEY, k)
+    want = table_sketches(frame, KEY, k)
     got = _sketch_batches(_pieces(frame, [min(c, len(frame)) for c in cuts]), k, bucket_bytes=bucket_bytes)
     _assert_same(got, want)
 
@@ -105,7 +110,7 @@ def test_batches_give_the_in_memory_sketch(rows, cuts, k, bucket_bytes):
 def test_mixed_dtypes_duplicates_across_batches(bucket_bytes, k):
     frame = _mixed(3000, seed=1)
     frame = pd.concat([frame, frame.iloc[::7]], ignore_index=True)  # more copies, far apart
-    want = row_sketch(frame, KEY, k)
+    want = table_sketches(frame, KEY, k)
     assert len(want[0]) == (k if k < 100_000 else len(np.unique(want[0])))
     cuts = np.random.default_rng(2).integers(0, len(frame), 9)
     pieces = _pieces(frame, cuts)
@@ -121,7 +126,7 @@ def test_batches_whose_dtypes_differ_for_the_same_column():
             "ok": [True, False, True, True, True, False, False, True],
         }
     )
-    want = row_sketch(frame, KEY)
+    want = table_sketches(frame, KEY)
     pieces = [
         frame.iloc[:3].astype({"town": "str"}),
         frame.iloc[3:4].astype({"count": "float64", "town": "int64", "ok": "boolean"}),  # "1" read as a number
@@ -136,13 +141,13 @@ def test_batches_whose_dtypes_differ_for_the_same_column():
     f2.loc[5:6, "town"] = None
     pieces = [f2.iloc[:5], f2.iloc[5:7].assign(town=np.nan), f2.iloc[7:]]
     assert pieces[1]["town"].dtype == np.float64
-    _assert_same(_sketch_batches(pieces), row_sketch(f2, KEY))
+    _assert_same(_sketch_batches(pieces), table_sketches(f2, KEY))
 
 
 def test_empty_batches_no_rows_and_no_columns():
     frame = _mixed(50, seed=3)
-    _assert_same(_sketch_batches([frame.iloc[:0], frame, frame.iloc[:0]]), row_sketch(frame, KEY))
-    _assert_same(_sketch_batches([]), row_sketch(frame.iloc[:0], KEY))
+    _assert_same(_sketch_batches([frame.iloc[:0], frame, frame.iloc[:0]]), table_sketches(frame, KEY))
+    _assert_same(_sketch_batches([]), table_sketches(frame.iloc[:0], KEY))
     no_cols = pd.DataFrame(index=range(4))
     _assert_same(_sketch_batches([no_cols, no_cols]), (np.empty(0, dtype=np.uint64), 8))
 
@@ -150,7 +155,7 @@ def test_empty_batches_no_rows_and_no_columns():
 def test_one_row_with_many_copies_and_a_small_bucket():
     # one row hash with more copies than a bucket holds, beside many distinct rows
     frame = pd.concat([pd.DataFrame({"a": [5] * 3000}), pd.DataFrame({"a": range(2000)})], ignore_index=True)
-    want = row_sketch(frame, KEY, 300)
+    want = table_sketches(frame, KEY, 300)
     with RowSketcher(KEY, 300, bucket_bytes=8 * 100) as s:
         for p in _pieces(frame, [700, 1400, 2999, 4100]):
             s.add(p)
@@ -183,9 +188,9 @@ def test_temporary_files_are_private_and_removed_after_finish(tmp_path):
         s.add(p)
     folder = s.spill_folder
     assert folder is not None and os.path.dirname(folder) == str(tmp_path) and os.listdir(folder)
-    _assert_same(s.finish(), row_sketch(frame, KEY))
+    _assert_same(s.finish(), table_sketches(frame, KEY))
     assert not os.path.exists(folder) and os.listdir(tmp_path) == []
-    _assert_same(s.finish(), row_sketch(frame, KEY))  # the result is kept
+    _assert_same(s.finish(), table_sketches(frame, KEY))  # the result is kept
     with pytest.raises(ValueError, match="finished or closed"):
         s.add(frame)
 
@@ -261,6 +266,7 @@ def test_dask_gives_the_in_memory_sketch():
         distributed.Client(cluster),
     ):
         for k in (7, 256, 100_000):
+            _assert_same(ledger_mod.table_sketches_dask(ddf, KEY, k), table_sketches(frame, KEY, k))
             _assert_same(ledger_mod.row_sketch_dask(ddf, KEY, k), row_sketch(frame, KEY, k))
         led = Ledger(os.environ["DPSTUDIO_LEDGER"])
         assert led.fingerprint_dask(ddf) == led.fingerprint_rows(frame)

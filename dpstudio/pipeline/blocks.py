@@ -82,12 +82,11 @@ def first_pass(stream, recipe: Recipe, ledger, *, block_rows: int, progress=no_p
                     sketcher = ledger.row_sketcher()
             cols = list(stream.columns) if sketcher is not None else facts.columns(stream.integer_columns())
             if cols:
-                from dpstudio.ledger import batch_row_hashes
                 from dpstudio.plan.stream import map_in_order
 
                 def summarise(block: pd.DataFrame):
                     # the row hashes, the costly part, on two threads; added in table order below
-                    return block, (batch_row_hashes(block) if sketcher is not None else None)
+                    return block, (sketcher.hash_batch(block) if sketcher is not None else None)
 
                 blocks = stream.blocks(cols, rows=block_rows, cancel=cancel)
                 for k, (block, hashed) in enumerate(map_in_order(summarise, blocks, workers=2)):

@@ -552,7 +552,8 @@ def _ledger_identity(result, external: bool) -> list:
         how = "the user's declaration that it is a new dataset (its rows match a known one)"
     if ident.get("how") == "rows" and not external and ident.get("share_of_rows") is not None:
         # a raw-data estimate: internal version only
-        how += f" (about {ident['share_of_rows']:.0%} of rows shared with {ident.get('matched_file') or '?'})"
+        how += f" (about {ident['share_of_rows']:.0%} of rows shared with {ident.get('matched_file') or '?'}"
+        how += ", over all but one column)" if ident.get("over_columns") else ")"
     declared = "no"
     if ident.get("declared_new"):
         declared = "yes: the user declared this a new dataset"

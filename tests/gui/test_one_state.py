@@ -214,3 +214,21 @@ def test_the_budget_panel_and_its_cap_follow_the_dataset_a_release_is_charged_to
     win.budget_page.set_cap(0.5)
     assert Ledger().summary(first)["cap"] == {"epsilon": 0.5, "delta": None}
     assert "Remaining: ε 0" in win.budget_page.ledger_text.text()
+
+
+def test_the_budget_panel_recognises_a_copy_with_a_row_number_column(qtbot, loaded_demo, tmp_path):
+    """A copy with one column added (here a row number) is charged to the released dataset by its
+    rows over the other columns, and the panel says so (before: a fresh budget)."""
+    win = loaded_demo
+    _release(qtbot, win)
+    copy = pd.read_csv(win.session.loaded.path)
+    copy.insert(0, "row_no", range(1, len(copy) + 1))
+    d = tmp_path / "numbered"
+    d.mkdir()
+    copy.to_csv(d / "numbered.csv", index=False)
+    load(qtbot, win, d / "numbered.csv")
+    win.go_to(3)
+    win.budget_page.refresh_ledger()
+    text = win.budget_page.ledger_text.text()
+    assert "This file is charged to dataset 'census_demo.csv'" in text and "over all but one column" in text, text
+    assert "1 release(s)" in text, text

@@ -371,9 +371,11 @@ class BudgetPage(WizardPage):
         ident = s.get("identity") or {}
         if ident.get("how") in ("rows", "name"):  # charged to a dataset this file is not the first file of
             why = (
-                self.tr("its rows match {0:.0%} of '{1}'").format(
-                    ident.get("share_of_rows") or 0, ident.get("matched_file")
-                )
+                (
+                    self.tr("its rows match {0:.0%} of '{1}' over all but one column")
+                    if ident.get("over_columns")
+                    else self.tr("its rows match {0:.0%} of '{1}'")
+                ).format(ident.get("share_of_rows") or 0, ident.get("matched_file"))
                 if ident["how"] == "rows"
                 else self.tr("the recipe names it")
             )
