@@ -2346,12 +2346,18 @@ class Ledger:
     @staticmethod
     def _by_file_name(con, name: str) -> str | None:
         """The dataset whose file is called ``name`` (the ``name`` that ``ledger list`` prints, or
-        a later version's name that ``ledger show`` lists); None when no file has that name;
+        a later version's name that ``ledger show`` lists; without its extension when no file has
+        the exact name); None when no file has that name;
         UserError listing the candidates when files of several datasets do."""
         keys = sorted(
             {r[0] for r in con.execute("SELECT sha256 FROM datasets WHERE name=?", (name,))}
             | {r[0] for r in con.execute("SELECT dataset FROM files WHERE name=?", (name,))}
         )
+        if not keys and name and not Path(name).suffix:  # "pums_1000" for pums_1000.csv
+            keys = sorted(
+                {r[0] for r in con.execute("SELECT sha256, name FROM datasets") if r[1] and Path(r[1]).stem == name}
+                | {r[0] for r in con.execute("SELECT dataset, name FROM files") if r[1] and Path(r[1]).stem == name}
+            )
         if len(keys) <= 1:
             return keys[0] if keys else None
         rows = [con.execute("SELECT * FROM datasets WHERE sha256=?", (k,)).fetchone() for k in keys]

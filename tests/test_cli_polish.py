@@ -282,7 +282,7 @@ def test_ledger_show_takes_the_names_ledger_list_prints(tmp_path, capsys):
     assert ds["name"] == "census.csv" and ds["dataset_name"] == "census-2024"
     other = tmp_path / "elsewhere"
     other.mkdir()  # no file of that name in the working folder: the ledger's own names are used
-    for name in (ds["name"], ds["dataset_name"], ds["dataset"][:8]):
+    for name in (ds["name"], ds["dataset_name"], ds["dataset"][:8], "census"):  # "census": without its extension
         assert main(["ledger", "show", name, *args]) == EXIT_OK, name
         shown = json.loads(capsys.readouterr().out)
         assert shown["dataset"] == ds["dataset"] and len(shown["entries"]) == 1
@@ -302,6 +302,8 @@ def test_ledger_show_by_an_ambiguous_file_name_lists_the_candidates(tmp_path, ca
     (line,) = _lines(capsys.readouterr().err)
     assert "'survey.csv' is the file name of 2 datasets" in line
     assert all(k[:12] in line for k in keys) and "at least 6 hex digits" in line
+    assert main(["ledger", "show", "survey", "--ledger", str(ledger)]) == EXIT_USER  # without the extension too
+    assert "'survey' is the file name of 2 datasets" in capsys.readouterr().err
     # an unknown name says where the names are
     assert main(["ledger", "show", "nosuch.csv", "--ledger", str(ledger)]) == EXIT_USER
     assert "'dpstudio ledger list' shows the names" in capsys.readouterr().err
