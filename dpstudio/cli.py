@@ -718,6 +718,9 @@ def cmd_ledger_verify(args) -> int:
     led = open_ledger(args)
     out = led.integrity()
     out["outputs"] = led.verify()
+    edited = led.acknowledged_edits()
+    if edited:
+        out["acknowledged_edits"] = edited
     if args.head:
         seq = led.head_seq(args.head)
         out["report_head"] = {"hash": args.head, "in_chain": seq is not None, "event": seq}
@@ -726,6 +729,11 @@ def cmd_ledger_verify(args) -> int:
     # ledger says was released, and scripts read the exit code, not the list
     ok = out["intact"] and not out["outputs"] and (not args.head or out["report_head"]["in_chain"])
     return EXIT_OK if ok else EXIT_USER
+
+
+def cmd_ledger_acknowledge(args) -> int:
+    _print_json(open_ledger(args).acknowledge(args.file, note=args.note or ""))
+    return EXIT_OK
 
 
 def cmd_ledger_reinit(args) -> int:
@@ -1084,6 +1092,14 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--head", help="a ledger head printed in an earlier report: is it in the chain?")
     _add_ledger_option(pv)
     pv.set_defaults(func=cmd_ledger_verify)
+    pa = lsub.add_parser(
+        "acknowledge",
+        help="accept the present bytes of a release's file edited since (a signed report): ledger verify passes it",
+    )
+    pa.add_argument("file", help="the output, report or density side file a recorded release wrote")
+    pa.add_argument("--note", help="why it changed (e.g. 'signed by the data protection officer')")
+    _add_ledger_option(pa)
+    pa.set_defaults(func=cmd_ledger_acknowledge)
     pr = lsub.add_parser(
         "reinit",
         help="accept the loss of a damaged ledger and start a new hash chain (recorded, shown in every later report)",

@@ -232,6 +232,17 @@ CREATE TABLE IF NOT EXISTS log (
     prev TEXT NOT NULL,
     hash TEXT NOT NULL
 );
+-- edits of a release's files that the user acknowledged (a signed report), whose bytes
+-- ``ledger verify`` accepts: outside the hash chain, like the files' own paths and hashes
+-- (no semicolons in these comments: the schema is split on them)
+CREATE TABLE IF NOT EXISTS edits (
+    entry  INTEGER NOT NULL,
+    kind   TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    time   TEXT NOT NULL,
+    note   TEXT,
+    PRIMARY KEY (entry, kind, sha256)
+);
 CREATE INDEX IF NOT EXISTS entries_dataset ON entries(dataset);
 CREATE INDEX IF NOT EXISTS entries_status ON entries(status);
 CREATE INDEX IF NOT EXISTS files_dataset ON files(dataset);
@@ -2795,28 +2806,84 @@ class Ledger:
     # -- checks ----------------------------------------------------------------------------------
     def verify(self, dataset: str | None = None) -> list[str]:
         """Problems with complete entries: outputs missing or changed since the release (e.g.
-        overwritten by a later release to the same path).  Empty list = all outputs intact."""
+        overwritten by a later release to the same path), except edits the user acknowledged
+        (:meth:`acknowledge`).  Empty list = all outputs intact."""
+        return self._verify(dataset)[0]
+
+    def acknowledged_edits(self, dataset: str | None = None) -> list[str]:
+        """The release files whose present bytes differ from the release's but were acknowledged
+        (:meth:`acknowledge`), one line each: what ``ledger verify`` accepts."""
+        return self._verify(dataset)[1]
+
+    def _verify(self, dataset: str | None) -> tuple[list[str], list[str]]:
         con = self._connect()
         try:
             q = "SELECT * FROM entries WHERE status='complete'"
             rows = con.execute(q + (" AND dataset=?" if dataset else ""), (dataset,) if dataset else ()).fetchall()
+            edits = {(r[0], r[1], r[2]): (r[3], r[4]) for r in con.execute("SELECT * FROM edits")}
         finally:
             con.close()
-        problems = []
+        problems, accepted = [], []
         for r in rows:
-            p = r["output_path"]
-            if not p or not _is_output(p):
-                problems.append(f"entry {r['id']}: output {p} is missing")
-            elif _sha256_file(p) != r["output_sha256"]:
-                problems.append(f"entry {r['id']}: output {p} changed since the release")
-            for kind, what in _SIDE_FILES.items():
+            for kind, what in _KIND_NAMES.items():
                 fp, digest = r[f"{kind}_path"], r[f"{kind}_sha256"]
-                if fp and digest:
-                    if not os.path.isfile(fp):
-                        problems.append(f"entry {r['id']}: {what} {fp} is missing")
-                    elif _sha256_file(fp) != digest:
-                        problems.append(f"entry {r['id']}: {what} {fp} changed since the release")
-        return problems
+                if kind != "output" and not (fp and digest):
+                    continue  # no such file was written
+                if not fp or not _is_output(fp):
+                    problems.append(f"entry {r['id']}: {what} {fp} is missing")
+                    continue
+                now = _sha256_file(fp)
+                if now == digest:
+                    continue
+                ack = edits.get((int(r["id"]), kind, now))
+                if ack is None:
+                    problems.append(f"entry {r['id']}: {what} {fp} changed since the release")
+                else:
+                    note = f": {ack[1]}" if ack[1] else ""
+                    accepted.append(
+                        f"entry {r['id']}: {what} {fp} edited since the release, acknowledged {ack[0]}{note}"
+                    )
+        return problems, accepted
+
+    def acknowledge(self, path, note: str = "") -> dict:
+        """Accept the present bytes of a file a complete release wrote (its output, report or
+        density side file) that were edited since (a signed report, an annotated output), so that
+        :meth:`verify` no longer reports it; any later change is reported again.  Refused for a
+        file no release wrote and for one that is unchanged."""
+        real = os.path.realpath(path)
+        if not _is_output(real):
+            raise UserError(f"{path} does not exist: there is nothing to acknowledge")
+        con = self._connect()
+        try:
+            found = [
+                (r, kind)
+                for r in con.execute("SELECT * FROM entries WHERE status='complete' ORDER BY id").fetchall()
+                for kind in _KIND_NAMES
+                if r[f"{kind}_path"] and os.path.realpath(r[f"{kind}_path"]) == real
+            ]
+        finally:
+            con.close()
+        if not found:
+            raise UserError(f"{path} is not a file a release recorded in the ledger {self.path} wrote")
+        r, kind = found[-1]  # the latest release that wrote there (an earlier one's file was replaced)
+        now = _sha256_file(real)
+        if now == r[f"{kind}_sha256"]:
+            raise UserError(f"{path} is unchanged since release {r['id']} wrote it: there is nothing to acknowledge")
+        at = _now()
+        with self._tx() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO edits(entry, kind, sha256, time, note) VALUES (?,?,?,?,?)",
+                (int(r["id"]), kind, now, at, (note or "").strip() or None),
+            )
+        return {
+            "entry": int(r["id"]),
+            "file": _KIND_NAMES[kind],
+            "path": real,
+            "released_sha256": r[f"{kind}_sha256"],
+            "acknowledged_sha256": now,
+            "acknowledged": at,
+            "note": (note or "").strip() or None,
+        }
 
     def record_file(self, entry_id: int, kind: str, path) -> str:
         """Record a file written beside the complete release ``entry_id``'s output (``kind``:

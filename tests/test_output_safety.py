@@ -473,6 +473,45 @@ def test_an_earlier_releases_report_is_not_written_over(setup, capsys):
     assert "changed since the release" in capsys.readouterr().out
 
 
+def test_a_signed_report_is_acknowledged_and_verify_passes_until_it_changes_again(setup, capsys):
+    """A report the officer signed changes its bytes; 'ledger acknowledge' accepts those bytes
+    (before, 'ledger verify' failed for good); a later change is reported again."""
+    d, ledger = setup
+    assert main(["release", "rec.json", "--output", "a.csv", "--report", "r.html"]) == 0
+    capsys.readouterr()
+    # nothing to acknowledge: unchanged, not a release's file, missing
+    assert main(["ledger", "acknowledge", "r.html"]) == 2
+    assert "unchanged since release" in capsys.readouterr().err
+    (d / "mine.txt").write_text("x")
+    assert main(["ledger", "acknowledge", "mine.txt"]) == 2
+    assert "is not a file a release recorded" in capsys.readouterr().err
+    assert main(["ledger", "acknowledge", "nosuch.html"]) == 2
+    capsys.readouterr()
+    (d / "r.html").write_text("signed: J. Officer")
+    assert main(["ledger", "verify"]) == 2
+    capsys.readouterr()
+    assert main(["ledger", "acknowledge", "r.html", "--note", "signed by the DPO"]) == 0
+    ack = json.loads(capsys.readouterr().out)
+    assert ack["file"] == "report" and ack["note"] == "signed by the DPO"
+    assert ack["released_sha256"] != ack["acknowledged_sha256"]
+    assert main(["ledger", "verify"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["outputs"] == [] and "signed by the DPO" in out["acknowledged_edits"][0]
+    # the output itself too; and an acknowledged file stays that release's (not written over)
+    (d / "a.csv").write_text("annotated")
+    assert main(["ledger", "verify"]) == 2
+    assert main(["ledger", "acknowledge", "a.csv"]) == 0
+    assert main(["ledger", "verify"]) == 0
+    _refused(
+        capsys, ["--output", "b.csv", "--report", "r.html"], says="is the report (edited since) of release", setup=setup
+    )
+    # changed again after the acknowledgement: reported again
+    (d / "r.html").write_text("signed twice")
+    capsys.readouterr()
+    assert main(["ledger", "verify"]) == 2
+    assert "changed since the release" in capsys.readouterr().out
+
+
 def test_a_density_side_file_is_recorded_and_never_written_over(setup, capsys):
     d, ledger = setup
     args = ["--release", "density", "--role", "age=sensitive", "--role", "sex=ignore", "--bounds", "age=0:100"]
