@@ -340,6 +340,24 @@ def option_names(method: str) -> list[str]:
     return [n for n, p in inspect.signature(cls.__init__).parameters.items() if n != "self" and p.kind not in kinds]
 
 
+def option_defaults(method: str) -> dict[str, Any]:
+    """The value each option of the ``method`` synthesizer takes when the recipe does not set it
+    (what the GUI shows in an empty field: the value that runs)."""
+    import dataclasses
+    import inspect
+
+    if method in ("pearl", "merf"):
+        from dpstudio.engine.synth.training import PearlConfig
+
+        return {f.name: f.default for f in dataclasses.fields(PearlConfig) if f.default is not dataclasses.MISSING}
+    if method == "aim":
+        from dpstudio.engine.synth.aim import AIMSynthesizer as cls
+    else:
+        from dpstudio.engine.synth.mst import MSTSynthesizer as cls  # type: ignore[assignment]
+    params = inspect.signature(cls.__init__).parameters
+    return {n: p.default for n, p in params.items() if n in option_names(method) and p.default is not p.empty}
+
+
 def check_options(method: str, recipe: Recipe) -> None:
     """Refuse the synthesizer's options that it would refuse when fitting (an unknown name, a
     value of the wrong kind), here, before any data is read or budget reserved: a release that

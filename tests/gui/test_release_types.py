@@ -232,3 +232,47 @@ def test_choosing_another_synthesizer_drops_the_options_it_does_not_take(qtbot, 
     opts = s.recipe.release.options.to_dict()
     assert opts == {"method": "mst", "bins": 8}  # bins is MST's too; max_cells is AIM's only
     assert not [p for p in s.problems() if "not an option" in p]
+
+
+def test_synthesizer_options_have_fields_that_show_the_values_that_run(qtbot, window, tmp_path):
+    """AIM and MST options were settable only in the recipe; the page now has fields for the main
+    ones, each showing the synthesizer's own default when the recipe does not set it."""
+    from dpstudio.plan.synthetic import option_defaults
+
+    data = tmp_path / "num.csv"
+    _numeric_table(data)
+    load(qtbot, window, data)
+    s = window.session
+    s.update_column("y", role="sensitive", type="categorical")
+    _public_domains(s, {"x1": (0, 1), "x2": (0, 10)}, {"y": ("no", "yes")})
+    window.go_to(2)
+    page = window.release_page
+    page.type_buttons["synthetic"].click()
+    page.method.setCurrentIndex(page.method.findData("aim"))
+    assert page.options_box.isVisible() and page.options_box.title() == "AIM options"
+    aim = option_defaults("aim")
+    for k in ("bins", "max_values", "rounds_per_column", "max_cells"):
+        w = page.opt[k]
+        assert w.isVisibleTo(page) and w.value() == aim[k] and len(w.toolTip()) > 40, k
+    assert not any(page.opt[k].isVisibleTo(page) for k in ("norm_bound", "lambda", "bandwidth"))
+    page.opt["bins"].setValue(24)
+    page.opt["rounds_per_column"].setValue(4)
+    assert s.recipe.release.options.to_dict() == {"method": "aim", "bins": 24, "rounds_per_column": 4}
+    page.opt["rounds_per_column"].setValue(aim["rounds_per_column"])  # the default: not written
+    assert "rounds_per_column" not in s.recipe.release.options
+    assert page.isComplete(), s.problems()
+    # MST: its own fields; AIM's go with the switch
+    page.method.setCurrentIndex(page.method.findData("mst"))
+    assert page.options_box.title() == "MST options" and s.recipe.release.options.to_dict() == {
+        "method": "mst",
+        "bins": 24,
+    }
+    assert page.opt["bins"].value() == 24 and not page.opt["rounds_per_column"].isVisibleTo(page)
+    # PEARL: no fields here
+    page.method.setCurrentIndex(page.method.findData("pearl"))
+    assert not page.options_box.isVisible()
+    # another release type: the synthesizer's options go
+    page.method.setCurrentIndex(page.method.findData("aim"))
+    page.opt["max_cells"].setValue(50_000)
+    page.type_buttons["record"].click()
+    assert not {"bins", "max_cells", "method"} & set(s.recipe.release.options.to_dict())

@@ -49,6 +49,9 @@ from dpstudio.recipe.model import RELEASE_TYPES, Params
 # release options edited on this page: (key, kind, minimum, maximum, step, special text at the minimum)
 MODEL_OPTIONS = ("norm_bound", "lambda")
 DENSITY_OPTIONS = ("bandwidth", "grid_size", "sample_rows")
+#: the synthesizer options this page has fields for, by method (the others are set in the recipe)
+SYNTH_OPTIONS = {"aim": ("bins", "max_values", "rounds_per_column", "max_cells"), "mst": ("bins", "max_values")}
+_SYNTH_KEYS = ("bins", "max_values", "rounds_per_column", "max_cells")
 
 
 def set_release_option(recipe, key: str, value):
@@ -435,12 +438,52 @@ class ReleasePage(WizardPage):
                 "published density, not from the data."
             )
         )
+        bins = QSpinBox()
+        bins.setRange(2, 1024)
+        bins.setToolTip(
+            self.tr(
+                "Numbers are grouped into this many ranges (of their public bounds) before the "
+                "synthesizer counts them. More ranges keep finer detail but spread the same noise "
+                "over more counts. Whole-number columns with few values keep one range per value."
+            )
+        )
+        mv = QSpinBox()
+        mv.setRange(2, 100_000)
+        mv.setToolTip(
+            self.tr(
+                "A whole-number column with at most this many possible values is counted value by "
+                "value instead of in ranges."
+            )
+        )
+        rounds = QSpinBox()
+        rounds.setRange(1, 1000)
+        rounds.setToolTip(
+            self.tr(
+                "How many rounds of choosing and measuring a combination of columns AIM runs, per "
+                "column. More rounds measure more combinations, each with a smaller share of the "
+                "budget (more noise each)."
+            )
+        )
+        cells = QSpinBox()
+        cells.setRange(1000, 2_000_000_000)
+        cells.setSingleStep(100_000)
+        cells.setGroupSeparatorShown(True)
+        cells.setToolTip(
+            self.tr(
+                "The largest model AIM may build, in cells. Larger models can capture more "
+                "combinations of columns but take more memory and time to fit."
+            )
+        )
         for key, w, label in (
             ("norm_bound", nb, self.tr("Feature radius")),
             ("lambda", lam, self.tr("Regularisation (λ)")),
             ("bandwidth", bw, self.tr("Smoothing (bandwidth)")),
             ("grid_size", gs, self.tr("Grid points")),
             ("sample_rows", sr, self.tr("Artificial rows to draw")),
+            ("bins", bins, self.tr("Ranges per number column")),
+            ("max_values", mv, self.tr("Values counted one by one (up to)")),
+            ("rounds_per_column", rounds, self.tr("Rounds per column")),
+            ("max_cells", cells, self.tr("Largest model (cells)")),
         ):
             w.valueChanged.connect(lambda _v, k=key: self._option_edited(k))
             form.addRow(label, w)
@@ -471,17 +514,36 @@ class ReleasePage(WizardPage):
             return str(unit.facts.get("mechanism_choice", unit.description))
         return f"<b>{choice.title}</b>: {choice.reason}."
 
+    def _synth_method(self, rec) -> str | None:
+        """The synthesizer the plan runs (the recipe's, else the recommended one)."""
+        if rec.release.type != "synthetic":
+            return None
+        from dpstudio.plan.synthetic import recommend_method
+
+        return str(rec.release.options.get("method") or recommend_method(rec)[0])
+
     def _refresh_options(self, rec):
+        from dpstudio.plan.synthetic import METHOD_NAME, option_defaults
+
         rtype = rec.release.type
+        method = self._synth_method(rec)
         shown = MODEL_OPTIONS if rtype == "model" else DENSITY_OPTIONS if rtype == "density" else ()
+        synth_defaults = {}
+        if method is not None:
+            shown = SYNTH_OPTIONS.get(method, ())
+            synth_defaults = option_defaults(method) if shown else {}
         self.options_box.setVisible(bool(shown))
-        self.options_box.setTitle(self.tr("Model options") if rtype == "model" else self.tr("Density options"))
+        if method is not None:
+            self.options_box.setTitle(self.tr("{0} options").format(METHOD_NAME.get(method, method)))
+        else:
+            self.options_box.setTitle(self.tr("Model options") if rtype == "model" else self.tr("Density options"))
         o = rec.release.options
         with blocked(*self.opt.values()):
             for key, w in self.opt.items():
                 self._opt_form.setRowVisible(w, key in shown)
                 v = o.get(key)
-                default = {"norm_bound": 1.0, "sample_rows": 0}.get(key, w.minimum())
+                # an empty field shows the value that runs: the synthesizer's own default
+                default = {"norm_bound": 1.0, "sample_rows": 0, **synth_defaults}.get(key, w.minimum())
                 if isinstance(w, QDoubleSpinBox):
                     w.setValue(default if v is None else float(v))
                 else:
@@ -497,9 +559,18 @@ class ReleasePage(WizardPage):
             value = None  # automatic
         elif key == "sample_rows" and v == 0:
             value = None
+        elif key in _SYNTH_KEYS and v == self._synth_default(key):
+            value = None  # the synthesizer's default: the recipe need not say it
         else:
             value = int(v) if isinstance(w, QSpinBox) else float(v)
         self.session.update(lambda r: set_release_option(r, key, value), merge=f"option:{key}")
+
+    def _synth_default(self, key: str):
+        from dpstudio.plan.synthetic import option_defaults
+
+        rec = self.session.recipe
+        method = self._synth_method(rec) if rec is not None else None
+        return option_defaults(method).get(key) if method else None
 
     # ---- clamping to the public bounds (record, label, semi-sensitive) --------------------
     def _refresh_clamp(self, rec):
