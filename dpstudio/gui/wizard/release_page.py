@@ -527,7 +527,7 @@ class ReleasePage(WizardPage):
 
         rtype = rec.release.type
         method = self._synth_method(rec)
-        shown = MODEL_OPTIONS if rtype == "model" else DENSITY_OPTIONS if rtype == "density" else ()
+        shown: tuple[str, ...] = MODEL_OPTIONS if rtype == "model" else DENSITY_OPTIONS if rtype == "density" else ()
         synth_defaults = {}
         if method is not None:
             shown = SYNTH_OPTIONS.get(method, ())
