@@ -655,6 +655,10 @@ def _sketch_of_rows(rows, key: bytes, k: int):
     return np.unique(_smallest(keyed, k))
 
 
+#: rows hashed at a time by :func:`table_sketches` (its temporaries: about 3 x 8 bytes x columns a row)
+_TABLE_CHUNK = 1 << 16
+
+
 def table_sketches(frame, key: bytes, k: int = SKETCH_K):
     """``(row sketch, rows, column-set sketches)`` of a table: :func:`row_sketch` and
     :func:`column_set_sketches`, its cells hashed once."""
@@ -663,9 +667,12 @@ def table_sketches(frame, key: bytes, k: int = SKETCH_K):
     n = len(frame)
     if n == 0 or frame.shape[1] == 0:
         return np.empty(0, dtype=np.uint64), n, {}
-    names, cells = _cells(frame)
-    sketch = _sketch_of_rows(_hash_rows(cells), key, k)
-    return sketch, n, column_set_sketches(names, cells, key, k, overwrite=True)
+    rows, sets = [], {}
+    for lo in range(0, n, _TABLE_CHUNK):  # in pieces: the cells' arrays stay small (and in cache)
+        names, hashes, _, part = batch_row_hashes(frame.iloc[lo : lo + _TABLE_CHUNK], key, k)
+        rows.append(hashes)
+        sets = merge_column_set_sketches(sets, part, k)
+    return _sketch_of_rows(np.concatenate(rows), key, k), n, sets
 
 
 def _cells(frame):
@@ -718,11 +725,11 @@ def _smallest(values, k: int):
 # version keeps bottom-k sketches of its *distinct* rows over its whole column set and over each
 # set with one column left out, each labelled by a keyed id of its column names: a copy that
 # changed one column shares one of these column sets with the original, and its rows there.
-# A cell is hashed with a key and its column's name (SipHash), a row over a column set is the sum
-# of its cells' hashes (mod 2**64), so leaving a column out is one subtraction per row; the sums
-# go through a keyed mixing (two rounds of the MurmurHash3 finaliser, each after an XOR with a
-# secret word) so that stored values keep no sums' additive relations. Each kept value comes with
-# the number of rows that have it. Distinct rows (sets, not multisets) make the sketch of a table
+# A cell's hash is mixed with its column's name (the MurmurHash3 finaliser, a bijection, of the
+# two XORed), a row over a column set is the sum of its cells' (mod 2**64), so leaving a column out
+# is one subtraction per row, and each such sum is keyed with SipHash under the ledger's key, as
+# the whole-row hashes are: the stored values are pseudorandom without the key. Each kept value
+# comes with the number of rows that have it. Distinct rows (sets, not multisets) make the sketch of a table
 # read in batches the merge of the batches' sketches, with no spill to disk.
 
 #: tables with more columns are sketched over all their columns only (each left-out column costs a
@@ -740,10 +747,9 @@ IDENTIFYING_SHARE = 0.8
 _COLUMN_SET_MIN = 2
 
 
-def _column_keys(key: bytes) -> tuple[bytes, int, int]:
-    """The SipHash key of the cells and the two XOR words of the mixing, from the ledger key."""
-    d = hmac.new(key, b"dpstudio column-set sketch", hashlib.sha256).digest()
-    return d[:16], int.from_bytes(d[16:24], "little"), int.from_bytes(d[24:32], "little")
+def _column_sip_key(key: bytes) -> bytes:
+    """The SipHash key of the column-set sketches, derived from the ledger key."""
+    return hmac.new(key, b"dpstudio column-set sketch", hashlib.sha256).digest()[:16]
 
 
 def _name_word(key: bytes, name: str) -> int:
@@ -760,7 +766,7 @@ def _column_set_id(key: bytes, names) -> int:
 
 
 def _fmix(x):
-    """The MurmurHash3 64-bit finaliser (a bijection), on a uint64 array."""
+    """The MurmurHash3 64-bit finaliser (Appleby 2011; a bijection), on a uint64 array."""
     import numpy as np
 
     x = x ^ (x >> np.uint64(33))
@@ -797,29 +803,29 @@ def column_set_sketches(names, cells, key: bytes, k: int = SKETCH_K, *, overwrit
     each, over all the columns, and over each set with one column left out when there are at most
     ``COLUMN_SKETCH_MAX`` columns (and at least two). Of one batch of a table, it merges with the
     other batches' by :func:`merge_column_set_sketches`. With ``overwrite``, ``cells`` is used for
-    the keyed cells (saving a copy of its size)."""
+    the cells mixed with their column names (saving a copy of its size)."""
     import numpy as np
 
     c = len(names)
     if c == 0 or len(cells) == 0:
         return {}
-    sip, x1, x2 = _column_keys(key)
-    w1, w2 = np.uint64(x1), np.uint64(x2)
-    keyed = cells if overwrite else np.empty(cells.shape, dtype=np.uint64, order="F")
+    sip = _column_sip_key(key)
+    named = cells if overwrite else np.empty(cells.shape, dtype=np.uint64, order="F")
     total = np.zeros(len(cells), dtype=np.uint64)
     for j, name in enumerate(names):
-        # every cell, not each distinct value once: factorising a column cost as much as hashing it
-        keyed[:, j] = _siphash24(sip, cells[:, j] ^ np.uint64(_name_word(key, name)))
-        total += keyed[:, j]  # wraps mod 2**64
+        # mixed after the XOR, so that equal values in two columns, or two values that XOR alike,
+        # add up to unrelated sums
+        named[:, j] = _fmix(cells[:, j] ^ np.uint64(_name_word(key, name)))
+        total += named[:, j]  # wraps mod 2**64
 
     def sketch(sums):
-        return _smallest_distinct(_fmix(_fmix(sums ^ w1) ^ w2), k)
+        return _smallest_distinct(_siphash24(sip, sums), k)
 
     out = {_column_set_id(key, names): (c, *sketch(total))}
     if 2 <= c <= COLUMN_SKETCH_MAX:
         for j in range(c):
             rest = names[:j] + names[j + 1 :]
-            out[_column_set_id(key, rest)] = (c - 1, *sketch(total - keyed[:, j]))
+            out[_column_set_id(key, rest)] = (c - 1, *sketch(total - named[:, j]))
     return out
 
 

@@ -123,6 +123,18 @@ def test_a_single_shared_column_decides_nothing():
     assert max(_overlaps(a, b)) < ledger_mod.MATCH_THRESHOLD
 
 
+def test_values_swapped_between_columns_are_other_rows():
+    """Each cell is mixed with its column's name: the rows (x=1, y=2) and (x=2, y=1) differ."""
+    rng = np.random.default_rng(2)
+    a = pd.DataFrame({"x": rng.integers(0, 10**6, 500), "y": rng.integers(0, 10**6, 500), "z": 1})
+    b = a.rename(columns={"x": "y", "y": "x"})
+    _, _, ca = table_sketches(a, KEY)
+    _, _, cb = table_sketches(b, KEY)
+    whole = [s for s in ca if ca[s][0] == 3]
+    assert whole and sketch_overlap(ca[whole[0]][1], cb[whole[0]][1]) == 0.0
+    assert column_set_overlap(ca, cb) == 0.0  # (only z, a single column, is the same in both)
+
+
 def test_column_sketches_need_the_key():
     a = _people()
     _, _, ca = table_sketches(a, KEY)
