@@ -667,7 +667,8 @@ def table_sketches(frame, key: bytes, k: int = SKETCH_K):
     n = len(frame)
     if n == 0 or frame.shape[1] == 0:
         return np.empty(0, dtype=np.uint64), n, {}
-    rows, sets = [], {}
+    rows: list = []
+    sets: dict = {}
     for lo in range(0, n, _TABLE_CHUNK):  # in pieces: the cells' arrays stay small (and in cache)
         names, hashes, _, part = batch_row_hashes(frame.iloc[lo : lo + _TABLE_CHUNK], key, k)
         rows.append(hashes)
