@@ -520,13 +520,16 @@ def _cell_hashes(s):
 
 
 _NUMBER_TEXT = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+#: an ISO 8601 date or date and time, as the loader (Arrow's CSV reader) reads into a time column
+_TIME_TEXT = r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$"
 _INF_TEXT = r"^[+-]?inf(inity)?$"  # lower case: how an infinite number reads as text
 
 
 def _text_hashes(values):
-    """Hashes of distinct non-missing cells of a text column: numbers and true/false written as
-    text hash as those values (a re-save may turn a column's type either way), the rest as
-    whitespace-stripped text."""
+    """Hashes of distinct non-missing cells of a text column: numbers, true/false and ISO 8601
+    dates and times written as text hash as those values (a re-save may turn a column's type
+    either way, and the streamed and Dask readers keep as text a date column the in-memory loader
+    reads as dates), the rest as whitespace-stripped text."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -547,6 +550,15 @@ def _text_hashes(values):
     number = is_num | truth | false
     if number.any():
         h[number] = _number_hashes(num[number])
+    when = pc.match_substring_regex(text, _TIME_TEXT).to_numpy(zero_copy_only=False) & ~number
+    if when.any():
+        import pandas as pd
+
+        at = pd.to_datetime(pd.Series(strs[when], dtype=object), format="ISO8601", utc=True, errors="coerce")
+        ok = at.notna().to_numpy()
+        # as _cell_hashes hashes a time column: UTC, naive, in nanoseconds
+        ns = at[ok].dt.tz_localize(None).to_numpy(dtype="datetime64[ns]").view(np.int64)
+        h[np.flatnonzero(when)[ok]] = hash_array(ns) ^ np.uint64(_TAG_TIME)
     return h
 
 

@@ -71,6 +71,16 @@ def _mixed(n: int, seed: int) -> pd.DataFrame:
         (pd.Series([True, False]), pd.Series([True, False], dtype="boolean")),
         (pd.Series([True, False]), pd.Series(["True", "false"], dtype=object)),
         (pd.Series(["a", "", " b", np.nan], dtype="str"), pd.Series(["a", "", "b", None], dtype=object)),
+        # ISO dates and times written as text: the streamed and Dask readers keep them as text
+        (
+            pd.Series(pd.to_datetime(["2024-01-05", "2023-12-31"])),
+            pd.Series(["2024-01-05", " 2023-12-31"], dtype="str"),
+        ),
+        (
+            pd.Series(pd.to_datetime(["2024-01-05 10:00", "2024-01-05 10:00:00.5"], format="ISO8601")),
+            pd.Series(["2024-01-05T10:00:00", "2024-01-05 10:00:00.500"], dtype=object),
+        ),
+        (pd.Series(pd.to_datetime(["2024-01-05T08:00:00Z"])), pd.Series(["2024-01-05T10:00:00+02:00"], dtype="str")),
         # a batch in which a text column is all missing (read as float, or as text)
         (pd.Series([np.nan, np.nan]), pd.Series([np.nan, np.nan], dtype="str")),
         (pd.Series([np.nan, np.nan]), pd.Series([None, None], dtype=object)),

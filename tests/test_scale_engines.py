@@ -692,3 +692,34 @@ def test_dask_partitions_and_the_direct_reader_see_one_view_of_na_markers(tmp_pa
         assert via_dask["s"].isna().tolist() == direct["s"].isna().tolist()
         assert via_dask["s"].dropna().tolist() == direct["s"].dropna().tolist()
     assert _row_group(str(path), 0, ["x", "s"])["s"].isna().tolist() == [False, True]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_one_file_has_one_ledger_fingerprint_whichever_engine_reads_it(tmp_path, scheduler, fmt, monkeypatch):
+    """The ledger recognises a file by its rows: a date column the loader reads as dates (the
+    streamed and Dask readers as text) and text NA markers (missing in the loader, text in Dask's
+    Parquet partitions) gave each engine other row hashes, so a copy released by another engine
+    escaped the dataset's budget (audit of the column-set sketches, HIGH)."""
+    df = _table(600)
+    df["visit"] = pd.date_range("2020-01-01", periods=len(df), freq="37h").strftime("%Y-%m-%d %H:%M")
+    df.loc[::50, "visit"] = ""
+    df.loc[::7, "edu"] = "NA"
+    data = tmp_path / f"d.{fmt}"
+    df.to_csv(data, index=False) if fmt == "csv" else df.to_parquet(data, row_group_size=250)
+    recipe = _init(tmp_path, data, "r", *RECORD, "--role", "visit=ignore")
+    led = Ledger(tmp_path / "l.sqlite")
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def capture(self, sha, **kw):
+        seen[engine] = kw["fingerprint"]
+        raise Stop
+
+    monkeypatch.setattr(Ledger, "reserve", capture)
+    for engine in ("memory", "stream", "dask"):
+        with pytest.raises(Stop):
+            _release(recipe, tmp_path / f"o-{engine}.csv", engine, scheduler, ledger=led, block_rows=170)
+    assert seen["memory"].rows == len(df) and seen["memory"].columns
+    assert seen["stream"] == seen["memory"] and seen["dask"] == seen["memory"]

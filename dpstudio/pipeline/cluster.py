@@ -475,7 +475,10 @@ def execute_on_dask(
             first = _normalise(first_rows(client, ddf, lengths), declared, csv)
         fp = None
         if ledger is not None and ledger.needs_fingerprint(sha):
-            fp = ledger.fingerprint_dask(ddf)
+            # the partitions as the in-memory and streamed readers see them (NA markers, types):
+            # one file has one fingerprint whichever engine reads it
+            seen = ddf.map_partitions(_normalise, declared, csv, meta=_normalise(ddf._meta, declared, csv))
+            fp = ledger.fingerprint_dask(seen)
         parts = direct[0] if direct is not None else ddf[read_cols].to_delayed()
         progress(0.25, "read the input once (no noise yet)")
         recipe = facts.fill(recipe)
