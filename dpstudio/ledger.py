@@ -748,15 +748,22 @@ def _smallest(values, k: int):
 #: tables with more columns are sketched over all their columns only (each left-out column costs a
 #: pass over the rows and ``SKETCH_K`` values of storage)
 COLUMN_SKETCH_MAX = 128
-#: a column set decides a match only when it spans at least two columns and, in both files, at
-#: least this share of its sampled distinct rows occur once: rows that tell people apart, not
-#: patterns that any two tables with those columns share. Two independent samples of n rows from
-#: n/r equally likely patterns: a pattern found occurs once with probability r e^-r / (1 - e^-r),
-#: and about 1 - e^-r of one sample's patterns are in the other; a share of 0.8 occurring once
-#: means r < 0.45 and under 36 % in common by chance, below MATCH_THRESHOLD with room for the
-#: share's sampling error (about 2.5 % at k = 256). A test table of unrelated people had 0.53 of
-#: its patterns in common over a column set where 0.7 of the rows were distinct.
+#: when a column set decides a match (``column_set_overlap``). The share of X's sampled distinct
+#: rows (over the set) found in Y is evidence that X's rows are Y's only when Y's rows over the set
+#: tell people apart: at least this share of Y's sampled distinct rows occur once in Y. Two
+#: independent samples of n rows from n/r equally likely patterns: a pattern found occurs once
+#: with probability r e^-r / (1 - e^-r), and about 1 - e^-r of one sample's patterns are in the
+#: other; a share of 0.8 occurring once means r < 0.45 and under 36 % in common by chance, below
+#: MATCH_THRESHOLD (a test table of unrelated people had 0.53 in common over a set where 0.7 of
+#: the rows were distinct). X itself must not be a few common patterns: a set is kept only when at
+#: least this share of its sampled distinct rows occur at most twice (a file appended to itself,
+#: or resampled, still qualifies). The decision takes the lower bound of a score interval
+#: (``_MATCH_Z``) of the share, so that a handful of samples cannot decide by chance.
 IDENTIFYING_SHARE = 0.8
+#: stored counts are capped: the rule reads only 1, 2 and "more"
+_COUNT_CAP = 3
+#: standard errors below the estimated share that still reach MATCH_THRESHOLD (column sets)
+_MATCH_Z = 2.0
 _COLUMN_SET_MIN = 2
 
 
@@ -765,15 +772,25 @@ def _column_sip_key(key: bytes) -> bytes:
     return hmac.new(key, b"dpstudio column-set sketch", hashlib.sha256).digest()[:16]
 
 
-def _name_word(key: bytes, name: str) -> int:
-    """A keyed 64-bit word of a column name (case and surrounding spaces ignored)."""
-    text = b"dpstudio column " + str(name).strip().casefold().encode("utf-8", "surrogatepass")
+def _fold(names) -> bool:
+    """Whether a table's column names may be compared without their case: unless two of them then
+    become one (``Age`` and ``age``), which would give two column sets one id."""
+    return len({str(n).strip().casefold() for n in names}) == len(names)
+
+
+def _norm(name, fold: bool) -> str:
+    return str(name).strip().casefold() if fold else str(name).strip()
+
+
+def _name_word(key: bytes, name: str, fold: bool = True) -> int:
+    """A keyed 64-bit word of a column name (case and surrounding spaces ignored: ``fold``)."""
+    text = b"dpstudio column " + _norm(name, fold).encode("utf-8", "surrogatepass")
     return int.from_bytes(hmac.new(key, text, hashlib.sha256).digest()[:8], "little")
 
 
-def _column_set_id(key: bytes, names) -> int:
-    """A keyed 64-bit id of a set of column names (case and surrounding spaces ignored)."""
-    norm = sorted({str(n).strip().casefold() for n in names})
+def _column_set_id(key: bytes, names, fold: bool = True) -> int:
+    """A keyed 64-bit id of a set of column names (case and surrounding spaces ignored: ``fold``)."""
+    norm = sorted({_norm(n, fold) for n in names})
     text = b"dpstudio column set\0" + "\0".join(norm).encode("utf-8", "surrogatepass")
     return int.from_bytes(hmac.new(key, text, hashlib.sha256).digest()[:8], "little")
 
@@ -823,22 +840,23 @@ def column_set_sketches(names, cells, key: bytes, k: int = SKETCH_K, *, overwrit
     if c == 0 or len(cells) == 0:
         return {}
     sip = _column_sip_key(key)
+    fold = _fold(names)
     named = cells if overwrite else np.empty(cells.shape, dtype=np.uint64, order="F")
     total = np.zeros(len(cells), dtype=np.uint64)
     for j, name in enumerate(names):
         # mixed after the XOR, so that equal values in two columns, or two values that XOR alike,
         # add up to unrelated sums
-        named[:, j] = _fmix(cells[:, j] ^ np.uint64(_name_word(key, name)))
+        named[:, j] = _fmix(cells[:, j] ^ np.uint64(_name_word(key, name, fold)))
         total += named[:, j]  # wraps mod 2**64
 
     def sketch(sums):
         return _smallest_distinct(_siphash24(sip, sums), k)
 
-    out = {_column_set_id(key, names): (c, *sketch(total))}
+    out = {_column_set_id(key, names, fold): (c, *sketch(total))}
     if 2 <= c <= COLUMN_SKETCH_MAX:
         for j in range(c):
             rest = names[:j] + names[j + 1 :]
-            out[_column_set_id(key, rest)] = (c - 1, *sketch(total - named[:, j]))
+            out[_column_set_id(key, rest, fold)] = (c - 1, *sketch(total - named[:, j]))
     return out
 
 
@@ -860,14 +878,25 @@ def merge_column_set_sketches(a: dict, b: dict, k: int = SKETCH_K) -> dict:
     return out
 
 
+def _diverse(counts) -> bool:
+    """Whether a file's rows over a column set are not a few common patterns: at least
+    ``IDENTIFYING_SHARE`` of its sampled distinct rows occur at most twice."""
+    return len(counts) > 0 and float((counts <= 2).mean()) >= IDENTIFYING_SHARE
+
+
 def pack_column_set_sketches(sketches: dict) -> bytes:
-    """The stored form: per column set (by id), its id, number of columns, number of values, the
-    values and their counts (little-endian uint64)."""
+    """The stored form of the column sets that can take part in a match (at least two columns,
+    rows not a few common patterns: :func:`_diverse`): per set (by id), its id, number of columns,
+    number of values, the values and their counts capped at ``_COUNT_CAP`` (little-endian uint64).
+    A set over which the rows are a few common patterns would be their histogram; it is not kept."""
     import numpy as np
 
     parts = []
     for sid in sorted(sketches):
         ncols, values, counts = sketches[sid]
+        if ncols < _COLUMN_SET_MIN or not _diverse(counts):
+            continue
+        counts = np.minimum(counts, _COUNT_CAP)
         parts.append(np.asarray([sid, ncols, len(values)], dtype="<u8"))
         parts.append(np.asarray(values, dtype="<u8"))
         parts.append(np.asarray(counts, dtype="<u8"))
@@ -878,12 +907,13 @@ def unpack_column_set_sketches(blob) -> dict:
     """The inverse of :func:`pack_column_set_sketches`."""
     import numpy as np
 
-    words = np.frombuffer(bytes(blob or b""), dtype="<u8")
+    words = np.frombuffer(bytes(blob or b""), dtype="<u8").astype(np.uint64)  # one copy, native order
+    signed = words.view(np.int64)  # (counts are at most _COUNT_CAP)
     out, i = {}, 0
     while i + 3 <= len(words):
-        sid, ncols, m = (int(v) for v in words[i : i + 3])
-        values = words[i + 3 : i + 3 + m].astype(np.uint64)
-        counts = words[i + 3 + m : i + 3 + 2 * m].astype(np.int64)
+        sid, ncols, m = int(words[i]), int(words[i + 1]), int(words[i + 2])
+        values = words[i + 3 : i + 3 + m]
+        counts = signed[i + 3 + m : i + 3 + 2 * m]
         out[sid] = (ncols, values, counts)
         i += 3 + 2 * m
     return out
@@ -891,19 +921,54 @@ def unpack_column_set_sketches(blob) -> dict:
 
 def _once_share(counts) -> float:
     """The share of a sketch's sampled distinct rows that occur once in their file."""
-    return float((counts == 1).mean()) if len(counts) else 0.0
+    import numpy as np
+
+    return np.count_nonzero(counts == 1) / len(counts) if len(counts) else 0.0
+
+
+def _found(x, y, k: int) -> tuple[int, int]:
+    """``(found, sampled)``: of X's kept values that Y would have kept too (at most Y's largest
+    when Y is full), how many Y holds (bottom-k containment of X in Y; Broder 1997)."""
+    import numpy as np
+
+    limit = y[-1] if len(y) >= k else np.uint64(2**64 - 1)
+    xs = x[x <= limit]
+    if len(xs) == 0:
+        return 0, 0
+    at = np.minimum(np.searchsorted(y, xs), len(y) - 1)  # both sorted: a binary search, not a sort
+    return int((y[at] == xs).sum()), len(xs)
+
+
+def _lower_bound(found: int, n: int, z: float = _MATCH_Z) -> float:
+    """The lower end of the Wilson score interval of a share ``found / n`` (Wilson 1927)."""
+    if n == 0:
+        return 0.0
+    p = found / n
+    centre = p + z * z / (2 * n)
+    spread = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5)
+    return (centre - spread) / (1 + z * z / n)
 
 
 def column_set_overlap(a: dict, b: dict, k: int = SKETCH_K) -> float:
-    """The largest :func:`sketch_overlap` of two files' distinct rows over a column set both have,
-    among the sets of at least two columns over which, in both files, at least
-    ``IDENTIFYING_SHARE`` of the sampled distinct rows occur once; 0 when there is none."""
+    """The share of one file's distinct rows that are the other's over a column set both have,
+    where it decides (``IDENTIFYING_SHARE``): X's rows found in Y count when Y's rows tell people
+    apart (most occur once in Y), when at least ``_MIN_SAMPLES`` of X's rows were compared, and
+    when the share's lower bound reaches ``MATCH_THRESHOLD``; the largest such share, else 0.
+    Only stored sets take part (at least two columns, not a few common patterns: both files')."""
     best = 0.0
     for sid in a.keys() & b.keys():
         (ca, va, na), (cb, vb, nb) = a[sid], b[sid]
-        if min(ca, cb) < _COLUMN_SET_MIN or min(_once_share(na), _once_share(nb)) < IDENTIFYING_SHARE:
-            continue
-        best = max(best, sketch_overlap(va, vb, k))
+        if min(ca, cb) < _COLUMN_SET_MIN or not (_diverse(na) and _diverse(nb)):
+            continue  # (such sets are not stored: unpacked sketches never have them)
+        for x, y, y_counts in ((va, vb, nb), (vb, va, na)):
+            if _once_share(y_counts) < IDENTIFYING_SHARE:
+                continue
+            found, n = _found(x, y, k)
+            if n < min(_MIN_SAMPLES, len(x)) or _lower_bound(found, n) < MATCH_THRESHOLD:
+                continue
+            best = max(best, found / n)
+        if best >= 0.99:  # found: no set can say more
+            break
     return best
 
 
@@ -1877,7 +1942,7 @@ class Ledger:
     def _restore(con, rep: _Replay) -> dict:
         """Put back what the readable chain records and the tables lost (never less spend, never
         a looser cap); returns how many datasets, files and releases came back."""
-        now, n = _now(), {"datasets": 0, "files": 0, "releases": 0, "corrected": 0}
+        now, n = _now(), {"datasets": 0, "files": 0, "releases": 0, "corrected": 0, "sketches_dropped": 0}
 
         def ensure(key, label=None, cap=(None, None)):
             row = con.execute("SELECT cap_epsilon FROM datasets WHERE sha256=?", (key,)).fetchone()
@@ -1893,8 +1958,13 @@ class Ledger:
 
         for key, d in rep.datasets.items():
             ensure(key, d["label"], d["cap"])
-        for sha, (key, *_) in rep.files.items():
-            row = con.execute("SELECT dataset FROM files WHERE sha256=?", (sha,)).fetchone()
+        for sha, (key, sketch_digest, cols_digest) in rep.files.items():
+            row = con.execute("SELECT dataset, sketch, cols FROM files WHERE sha256=?", (sha,)).fetchone()
+            if row is not None and (_digest(row["sketch"]), _digest(row["cols"])) != (sketch_digest, cols_digest):
+                # sketches edited since the chain recorded them (another file's, made not to match):
+                # dropped, so that the file's next release computes them again from its rows
+                con.execute("UPDATE files SET sketch=NULL, rows=NULL, cols=NULL WHERE sha256=?", (sha,))
+                n["sketches_dropped"] += 1
             if row is None:
                 ensure(key)
                 con.execute(

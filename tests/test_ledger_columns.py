@@ -285,3 +285,57 @@ def test_cli_a_streamed_copy_with_a_row_number_column_is_charged_to_the_dataset(
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert "recognised as dataset 'A.csv' (" in p.stderr and ") by its rows over all but one column" in p.stderr
     assert not (tmp_path / "b.csv").exists()
+
+
+def test_reinit_drops_sketches_edited_since_the_chain_recorded_them(tmp_path):
+    """Another file's column sets copied onto A (so that A's copies match nothing), then a reinit:
+    the chain's digests no longer fit, so the sketches are dropped and computed again at A's next
+    release (before, the reinit made the edited ones official)."""
+    led = Ledger(tmp_path / "l.sqlite")
+    a, other = _people(), _people(seed=9)
+    _release(led, tmp_path, "a" * 64, a, 0.3)
+    _release(led, tmp_path, "e" * 64, other, 0.3, new_dataset=True)
+    con = sqlite3.connect(led.path)
+    with con:
+        blob = con.execute("SELECT cols FROM files WHERE sha256=?", ("e" * 64,)).fetchone()[0]
+        con.execute("UPDATE files SET cols=? WHERE sha256=?", (blob, "a" * 64))
+    con.close()
+    out = Ledger.reinit(led.path, reason="test")
+    assert out["restored"]["sketches_dropped"] == 1
+    led = Ledger(led.path)
+    assert led.check() == [] and led.needs_fingerprint("a" * 64)
+    _release(led, tmp_path, "a" * 64, a, 0.1)  # computed again from A's rows
+    assert _reserve(led, "b" * 64, a.assign(row=np.arange(len(a))), 0.1).dataset == "a" * 64
+
+
+def test_a_file_appended_to_itself_with_a_row_number_is_recognised():
+    """Every distinct row of the copy occurs twice in it: the rule reads the original's rows
+    (before, both files had to have rows that occur once, and the copy escaped)."""
+    a = _people()
+    doubled = pd.concat([a, a], ignore_index=True)
+    for b in (doubled.assign(row=np.arange(len(doubled))), doubled.assign(sex=doubled["sex"].str.upper())):
+        assert _overlaps(a, b)[1] >= 0.95
+    boot = a.sample(frac=1.0, replace=True, random_state=3).reset_index(drop=True)
+    assert _overlaps(a, boot.assign(row=np.arange(len(boot))))[1] >= 0.95
+
+
+def test_no_column_set_over_a_few_common_patterns_is_stored():
+    """Such a set would be the exact histogram of those columns, readable without the key: only
+    sets that can decide are stored, and their counts are capped."""
+    rng = np.random.default_rng(5)
+    t = pd.DataFrame(
+        {"patient": np.arange(4000), "hiv": rng.random(4000) < 0.04, "ward": rng.choice(list("ABCDEFG"), 4000)}
+    )
+    _, _, sets = table_sketches(t, KEY)
+    assert any(len(v) < ledger_mod.SKETCH_K for _, v, _ in sets.values())  # {hiv, ward}: 14 patterns
+    stored = ledger_mod.unpack_column_set_sketches(ledger_mod.pack_column_set_sketches(sets))
+    assert stored and all(len(v) == ledger_mod.SKETCH_K and c.max() <= 3 for _, v, c in stored.values())
+    assert all(n >= 2 for n, _, _ in stored.values())
+
+
+def test_a_few_samples_cannot_decide_by_chance():
+    """The share's lower bound must reach the threshold: 10 of 16 sampled rows found (a share of
+    0.62) is not enough, 16 of 16 is."""
+    assert ledger_mod._lower_bound(10, 16) < ledger_mod.MATCH_THRESHOLD <= ledger_mod._lower_bound(16, 16)
+    assert ledger_mod._lower_bound(150, 256) >= ledger_mod.MATCH_THRESHOLD  # 0.59 of a full sketch
+    assert ledger_mod._lower_bound(0, 0) == 0.0
