@@ -339,3 +339,12 @@ def test_a_few_samples_cannot_decide_by_chance():
     assert ledger_mod._lower_bound(10, 16) < ledger_mod.MATCH_THRESHOLD <= ledger_mod._lower_bound(16, 16)
     assert ledger_mod._lower_bound(150, 256) >= ledger_mod.MATCH_THRESHOLD  # 0.59 of a full sketch
     assert ledger_mod._lower_bound(0, 0) == 0.0
+
+
+def test_names_equal_but_for_case_keep_their_own_column_sets():
+    """With columns Age and age, folding case gave the whole set and a one-left-out set one id
+    (one overwrote the other): names are then compared exactly."""
+    a = _people().assign(Age=lambda d: d["age"] * 12)
+    _, _, sets = table_sketches(a, KEY)
+    assert len(sets) == a.shape[1] + 1
+    assert _overlaps(a, a.assign(visits=a["visits"] + 1))[1] >= 0.95
