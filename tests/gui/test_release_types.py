@@ -208,11 +208,8 @@ def test_switching_to_synthetic_data_drops_the_model_options(qtbot, window, tmp_
     assert not [p for p in s.problems() if "not an option" in p]
 
 
-def test_choosing_another_synthesizer_drops_the_options_it_does_not_take(qtbot, window, tmp_path):
-    from dataclasses import replace
-
-    from dpstudio.recipe.model import Params
-
+def _synthetic_release_page(qtbot, window, tmp_path):
+    """The numeric test table loaded, its domains typed, the release page on synthetic data."""
     data = tmp_path / "num.csv"
     _numeric_table(data)
     load(qtbot, window, data)
@@ -222,6 +219,15 @@ def test_choosing_another_synthesizer_drops_the_options_it_does_not_take(qtbot, 
     window.go_to(2)
     page = window.release_page
     page.type_buttons["synthetic"].click()
+    return s, page
+
+
+def test_choosing_another_synthesizer_drops_the_options_it_does_not_take(qtbot, window, tmp_path):
+    from dataclasses import replace
+
+    from dpstudio.recipe.model import Params
+
+    s, page = _synthetic_release_page(qtbot, window, tmp_path)
     # an AIM-only option, as a recipe made with the CLI may carry
     s.update(
         lambda r: replace(
@@ -239,15 +245,7 @@ def test_synthesizer_options_have_fields_that_show_the_values_that_run(qtbot, wi
     ones, each showing the synthesizer's own default when the recipe does not set it."""
     from dpstudio.plan.synthetic import option_defaults
 
-    data = tmp_path / "num.csv"
-    _numeric_table(data)
-    load(qtbot, window, data)
-    s = window.session
-    s.update_column("y", role="sensitive", type="categorical")
-    _public_domains(s, {"x1": (0, 1), "x2": (0, 10)}, {"y": ("no", "yes")})
-    window.go_to(2)
-    page = window.release_page
-    page.type_buttons["synthetic"].click()
+    s, page = _synthetic_release_page(qtbot, window, tmp_path)
     page.method.setCurrentIndex(page.method.findData("aim"))
     assert page.options_box.isVisible() and page.options_box.title() == "AIM options"
     aim = option_defaults("aim")
