@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 import pandas as pd
 
-from dpstudio.ledger import RowSketcher, row_sketch, table_sketches
+from dpstudio.ledger import HEAD_ROWS, RowSketcher, row_sketch, table_sketches
 
 KEY = bytes(range(32))
 REPEATS = 5
@@ -29,7 +29,7 @@ def frame(n: int, cols: int = 20) -> pd.DataFrame:
 
 
 def batched(f: pd.DataFrame):
-    with RowSketcher(KEY) as s:
+    with RowSketcher(KEY, head=f.iloc[:HEAD_ROWS]) as s:
         for lo in range(0, len(f), BATCH):
             s.add_hashed(s.hash_batch(f.iloc[lo : lo + BATCH]))
         return s.finish(), s.column_sets

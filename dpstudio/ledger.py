@@ -681,8 +681,9 @@ def table_sketches(frame, key: bytes, k: int = SKETCH_K):
         return np.empty(0, dtype=np.uint64), n, {}
     rows: list = []
     sets: dict = {}
+    exclude = row_number_columns(frame.iloc[:HEAD_ROWS])
     for lo in range(0, n, _TABLE_CHUNK):  # in pieces: the cells' arrays stay small (and in cache)
-        names, hashes, _, part = batch_row_hashes(frame.iloc[lo : lo + _TABLE_CHUNK], key, k)
+        names, hashes, _, part = batch_row_hashes(frame.iloc[lo : lo + _TABLE_CHUNK], key, k, exclude)
         rows.append(hashes)
         sets = merge_column_set_sketches(sets, part, k)
     return _sketch_of_rows(np.concatenate(rows), key, k), n, sets
@@ -827,15 +828,51 @@ def _smallest_distinct(values, k: int):
     return some[:k], counts[:k].astype(np.int64)
 
 
-def column_set_sketches(names, cells, key: bytes, k: int = SKETCH_K, *, overwrite: bool = False) -> dict:
+#: the first rows of a table that say which of its columns are row numbers (every engine reads them alike)
+HEAD_ROWS = 1000
+
+
+def row_number_columns(head) -> tuple[str, ...]:
+    """The columns of a table's first rows (``HEAD_ROWS`` of them, or all when fewer; at least
+    three) that count up by one from row to row: row numbers (an exported index, ``id`` 1..n).
+    They say nothing about the people in the rows, yet tell every row apart: two unrelated tables
+    numbered alike would share their rows over {row number, a column that follows the row order
+    or hardly varies}. Column-set sketches leave them out (the whole-row sketch keeps them).
+    Numbers written as text count too (the streamed reader may read them as text or floats)."""
+    import numpy as np
+    import pandas as pd
+
+    head = head.iloc[:HEAD_ROWS]
+    if len(head) < 3:
+        return ()
+    out = []
+    for i in range(head.shape[1]):
+        col = head.iloc[:, i]
+        if pd.api.types.is_bool_dtype(col.dtype):
+            continue
+        if not pd.api.types.is_numeric_dtype(col.dtype):
+            col = pd.to_numeric(col.astype(object), errors="coerce")
+        v = np.asarray(col, dtype=np.float64)
+        if np.isfinite(v).all() and (v == np.round(v)).all() and (np.diff(v) == 1.0).all():
+            out.append(str(head.columns[i]).strip())
+    return tuple(out)
+
+
+def column_set_sketches(names, cells, key: bytes, k: int = SKETCH_K, *, overwrite: bool = False, exclude=()) -> dict:
     """``{column-set id: (number of columns, values, counts)}`` of a :func:`_cells` array with the
     column ``names``: the k smallest distinct keyed row values (sorted) and how many rows have
     each, over all the columns, and over each set with one column left out when there are at most
     ``COLUMN_SKETCH_MAX`` columns (and at least two). Of one batch of a table, it merges with the
     other batches' by :func:`merge_column_set_sketches`. With ``overwrite``, ``cells`` is used for
-    the cells mixed with their column names (saving a copy of its size)."""
+    the cells mixed with their column names (saving a copy of its size). The columns named in
+    ``exclude`` (the table's :func:`row_number_columns`) take no part."""
     import numpy as np
 
+    if exclude:
+        drop = {str(n).strip() for n in exclude}
+        keep = [j for j, n in enumerate(names) if n not in drop]
+        if len(keep) < len(names):
+            names, cells, overwrite = [names[j] for j in keep], cells[:, keep], True  # (a copy)
     c = len(names)
     if c == 0 or len(cells) == 0:
         return {}
@@ -1059,15 +1096,16 @@ def _remove_orphan_spills(root) -> None:
             shutil.rmtree(d, ignore_errors=True)
 
 
-def batch_row_hashes(frame, key: bytes, k: int = SKETCH_K):
+def batch_row_hashes(frame, key: bytes, k: int = SKETCH_K, exclude=()):
     """``(sorted column names, unkeyed row hashes or None, rows, column-set sketches)`` of one
-    batch, as :meth:`RowSketcher.add_hashed` takes it (thread-safe: reads the frame only)."""
+    batch, as :meth:`RowSketcher.add_hashed` takes it (thread-safe: reads the frame only);
+    ``exclude``: the table's :func:`row_number_columns`."""
     n = len(frame)
     if frame.shape[1] == 0 or n == 0:
         return sorted(str(c).strip() for c in frame.columns), None, n, {}
     names, cells = _cells(frame)
     rows = _hash_rows(cells)
-    return names, rows, n, column_set_sketches(names, cells, key, k, overwrite=True)
+    return names, rows, n, column_set_sketches(names, cells, key, k, overwrite=True, exclude=exclude)
 
 
 class RowSketcher:
@@ -1090,13 +1128,19 @@ class RowSketcher:
     (the sketcher is then closed) and at garbage collection.  Not picklable (open temporary files).
     """
 
-    def __init__(self, key: bytes, k: int = SKETCH_K, spill_dir=None, *, bucket_bytes: int = _SKETCH_BUCKET_BYTES):
+    def __init__(
+        self, key: bytes, k: int = SKETCH_K, spill_dir=None, *, bucket_bytes: int = _SKETCH_BUCKET_BYTES, head=None
+    ):
         if int(k) < 0 or int(bucket_bytes) < 8:
             raise ValueError(f"invalid row sketch size k={k!r}, bucket_bytes={bucket_bytes!r}")
         self.k = int(k)
         self.n = 0  # rows added so far
         self._sip = _sip_key(key)
         self._key = key
+        #: the table's row-number columns, from its first rows (``head``: a frame; else the first
+        #: batches given to :meth:`add` are held until they hold HEAD_ROWS rows or finish comes)
+        self._exclude: tuple[str, ...] | None = None if head is None else row_number_columns(head)
+        self._held: list = []
         self.column_sets: dict = {}
         self._spill_dir = None if spill_dir is None else os.fspath(spill_dir)
         self._limit = int(bucket_bytes) // 8  # row hashes per bucket
@@ -1125,12 +1169,30 @@ class RowSketcher:
             if self._closed:
                 raise ValueError("this row sketcher is already finished or closed")
             return
+        if self._exclude is None:  # the row-number columns are not known yet: from the first rows
+            if self._closed:
+                raise ValueError("this row sketcher is already finished or closed")
+            self._held.append(frame)
+            if sum(len(f) for f in self._held) >= HEAD_ROWS:
+                self._release_held()
+            return
         self.add_hashed(self.hash_batch(frame))
+
+    def _release_held(self) -> None:
+        import pandas as pd
+
+        held, self._held = self._held, []
+        if held:
+            self._exclude = row_number_columns(pd.concat(held, ignore_index=True).iloc[:HEAD_ROWS])
+            for f in held:
+                self.add_hashed(self.hash_batch(f))
 
     def hash_batch(self, frame):
         """:func:`batch_row_hashes` of one batch with this sketcher's key: what :meth:`add_hashed`
         takes (thread-safe, so batches may be hashed on other threads)."""
-        return batch_row_hashes(frame, self._key, self.k)
+        if self._exclude is None:  # (add holds the first batches until it knows)
+            raise ValueError(f"give the table's first {HEAD_ROWS} rows (head=) to hash batches on other threads")
+        return batch_row_hashes(frame, self._key, self.k, self._exclude)
 
     def add_hashed(self, hashed) -> None:
         """Add one batch given as :meth:`hash_batch` of it (which may run on another thread:
@@ -1181,6 +1243,7 @@ class RowSketcher:
             return done[0].copy(), done[1]
         if self._closed:
             raise ValueError("this row sketcher was closed before it finished")
+        self._release_held()  # a table of fewer than HEAD_ROWS rows
         try:
             if self._dir is None:  # everything fitted in memory
                 rows = np.concatenate(self._buffer) if self._buffer else np.empty(0, dtype=np.uint64)
@@ -1238,7 +1301,7 @@ class RowSketcher:
     def close(self) -> None:
         """Delete the temporary files (also after an error); the sketcher cannot be used again."""
         self._closed = True
-        self._buffer, self._buffered = [], 0
+        self._buffer, self._buffered, self._held = [], 0, []
         for cleanup in self._cleanup:
             cleanup()
 
@@ -1262,7 +1325,7 @@ def _partition_smallest(counts, sip: bytes, k: int):
     return pd.Series(best, dtype=np.uint64, name="keyed")
 
 
-def _partition_hashes(frame, key: bytes, k: int):
+def _partition_hashes(frame, key: bytes, k: int, exclude=()):
     """Dask: the unkeyed row hashes and the column-set sketches of one partition (on the workers)."""
     import numpy as np
     import pandas as pd
@@ -1271,7 +1334,7 @@ def _partition_hashes(frame, key: bytes, k: int):
         return pd.Series(np.empty(0, dtype=np.uint64), dtype=np.uint64, name="row"), {}
     names, cells = _cells(frame)
     rows = pd.Series(_hash_rows(cells), dtype=np.uint64, name="row")
-    return rows, column_set_sketches(names, cells, key, k, overwrite=True)
+    return rows, column_set_sketches(names, cells, key, k, overwrite=True, exclude=exclude)
 
 
 def _merge_tree(parts: list, merge):
@@ -1283,10 +1346,11 @@ def _merge_tree(parts: list, merge):
     return parts[0]
 
 
-def table_sketches_dask(ddf, key: bytes, k: int = SKETCH_K):
+def table_sketches_dask(ddf, key: bytes, k: int = SKETCH_K, head=None):
     """:func:`table_sketches` of the rows of a Dask DataFrame, bit for bit: ``(row sketch, n,
     column-set sketches)``; each partition is hashed once (:func:`row_sketch_dask` for the rest).
-    The ledger key is sent to the workers."""
+    ``head``: the table's first ``HEAD_ROWS`` rows (else read here with ``ddf.head``, which reads
+    every partition). The ledger key is sent to the workers."""
     import operator
 
     import dask.dataframe as dd
@@ -1296,7 +1360,10 @@ def table_sketches_dask(ddf, key: bytes, k: int = SKETCH_K):
 
     if len(ddf.columns) == 0:
         return np.empty(0, dtype=np.uint64), int(len(ddf)), {}
-    hashed = [delayed(_partition_hashes)(p, key, k) for p in ddf.to_delayed()]
+    if head is None:
+        head = ddf.head(HEAD_ROWS, npartitions=-1, compute=True)
+    exclude = row_number_columns(head)
+    hashed = [delayed(_partition_hashes)(p, key, k, exclude) for p in ddf.to_delayed()]
     rows = dd.from_delayed(
         [delayed(operator.getitem)(h, 0) for h in hashed],
         meta=pd.Series(dtype=np.uint64, name="row"),
@@ -1729,20 +1796,22 @@ class Ledger:
             raise UserError(f"the privacy ledger's key file {self.key_path} is missing or damaged; {REINIT_HINT}")
         return key
 
-    def row_sketcher(self, spill_dir=None) -> RowSketcher:
+    def row_sketcher(self, spill_dir=None, *, head=None) -> RowSketcher:
         """A :class:`RowSketcher` with this ledger's key: the row sketch of a table read in
         batches (streamed releases); turn it into a fingerprint with :meth:`fingerprint_from`.
 
         Its spilled row hashes (unkeyed: a guessed row can be tested against them) go by default
         into a private folder beside the ledger, not the shared temporary folder, and the
         folders of earlier runs that were killed before they could delete theirs are removed
-        here."""
+        here. ``head``: the table's first ``HEAD_ROWS`` rows (or all of them), which say which
+        columns are row numbers (:func:`row_number_columns`); needed to hash batches on other
+        threads (:meth:`RowSketcher.hash_batch`)."""
         key = self._sketch_key()
         if spill_dir is None:
             spill_dir = Path(f"{self.path}.sketch-spill")
             spill_dir.mkdir(mode=0o700, exist_ok=True)
             _remove_orphan_spills(spill_dir)
-        return RowSketcher(key, spill_dir=spill_dir)
+        return RowSketcher(key, spill_dir=spill_dir, head=head)
 
     def fingerprint_from(self, sketcher: RowSketcher) -> Fingerprint:
         """The fingerprint of the rows added to ``sketcher`` (finishing it): what
@@ -1752,9 +1821,10 @@ class Ledger:
         sketch, n = sketcher.finish()
         return Fingerprint(sketch=_pack(sketch), rows=int(n), columns=pack_column_set_sketches(sketcher.column_sets))
 
-    def fingerprint_dask(self, ddf) -> Fingerprint:
-        """The fingerprint of the rows of a Dask DataFrame (:func:`row_sketch_dask`)."""
-        sketch, n, sets = table_sketches_dask(ddf, self._sketch_key())
+    def fingerprint_dask(self, ddf, head=None) -> Fingerprint:
+        """The fingerprint of the rows of a Dask DataFrame (:func:`table_sketches_dask`; ``head``:
+        its first ``HEAD_ROWS`` rows)."""
+        sketch, n, sets = table_sketches_dask(ddf, self._sketch_key(), head=head)
         return Fingerprint(sketch=_pack(sketch), rows=int(n), columns=pack_column_set_sketches(sets))
 
     # -- integrity ------------------------------------------------------------------------------

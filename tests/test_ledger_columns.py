@@ -324,7 +324,7 @@ def test_no_column_set_over_a_few_common_patterns_is_stored():
     sets that can decide are stored, and their counts are capped."""
     rng = np.random.default_rng(5)
     t = pd.DataFrame(
-        {"patient": np.arange(4000), "hiv": rng.random(4000) < 0.04, "ward": rng.choice(list("ABCDEFG"), 4000)}
+        {"patient": rng.permutation(4000), "hiv": rng.random(4000) < 0.04, "ward": rng.choice(list("ABCDEFG"), 4000)}
     )
     _, _, sets = table_sketches(t, KEY)
     assert any(len(v) < ledger_mod.SKETCH_K for _, v, _ in sets.values())  # {hiv, ward}: 14 patterns
@@ -348,3 +348,74 @@ def test_names_equal_but_for_case_keep_their_own_column_sets():
     _, _, sets = table_sketches(a, KEY)
     assert len(sets) == a.shape[1] + 1
     assert _overlaps(a, a.assign(visits=a["visits"] + 1))[1] >= 0.95
+
+
+# ---- row numbers -----------------------------------------------------------------------------------
+
+
+def test_row_number_columns_count_up_by_one_in_the_first_rows():
+    n = 1500
+    t = pd.DataFrame(
+        {
+            "Unnamed: 0": np.arange(n),
+            "id": np.arange(1, n + 1).astype(float),
+            "as_text": [str(i + 7) for i in range(n)],
+            "sorted_ages": np.sort(np.random.default_rng(0).integers(0, 99, n)),
+            "gaps": np.arange(n) * 2,
+            "late_gap": np.r_[np.arange(HEAD), np.arange(HEAD, n) + 5],
+            "flag": [True, False] * (n // 2),
+        }
+    )
+    assert ledger_mod.row_number_columns(t) == ("Unnamed: 0", "id", "as_text", "late_gap")
+    assert ledger_mod.row_number_columns(t.iloc[:2]) == ()  # too few rows to tell
+
+
+HEAD = ledger_mod.HEAD_ROWS
+
+
+def _trial(seed: int, n: int) -> pd.DataFrame:
+    r = np.random.default_rng(seed)
+    arm = np.where(np.arange(n) % 2 == 0, "treatment", "control")  # alternating allocation
+    return pd.DataFrame({"id": np.arange(1, n + 1), "arm": arm, "outcome": r.normal(120, 15, n).round(1)})
+
+
+@pytest.mark.parametrize("n", [60, 400, 3000])
+def test_two_trials_numbered_alike_are_two_datasets(n):
+    """{id, arm} was the same in two unrelated trials with ids 1..n and alternating arms (the
+    audit matched 30 of 30): row numbers take no part in the column sets."""
+    assert max(_overlaps(_trial(1, n), _trial(2, n))) < ledger_mod.MATCH_THRESHOLD
+
+
+def test_shared_row_numbers_beside_a_constant_column_are_two_datasets():
+    a = pd.DataFrame({"id": np.arange(1, 501), "country": "US", "bmi": np.random.default_rng(0).normal(25, 4, 500)})
+    b = pd.DataFrame(
+        {"id": np.arange(1, 5001), "country": "US", "income": np.random.default_rng(1).normal(5e4, 1e4, 5000)}
+    )
+    assert max(_overlaps(a, b)) < ledger_mod.MATCH_THRESHOLD
+
+
+def test_a_numbered_table_with_one_column_changed_is_still_recognised():
+    a = _people().assign(row=np.arange(3000))
+    assert _overlaps(a, a.assign(sex=a["sex"].str.upper()))[1] >= 0.95
+    # the row numbers dropped too: not a change to the column sets (they take no part)
+    assert _overlaps(a, a.drop(columns=["row"]).assign(visits=a["visits"] + 1))[1] >= 0.95
+    kept = a.iloc[: HEAD + 500]  # rows dropped after the first ones: still numbered 0, 1, ...
+    assert _overlaps(a, kept.assign(region=kept["region"].str.upper()))[1] >= 0.95
+    assert _overlaps(_people(), _people().assign(n=np.arange(1, 3001)))[1] >= 0.95  # numbers added
+
+
+def test_batches_smaller_than_the_head_give_the_in_memory_column_sets():
+    a = _people(1400).assign(row=np.arange(1400))
+    want = table_sketches(a, KEY)
+    with ledger_mod.RowSketcher(KEY) as s:
+        for lo in range(0, len(a), 97):
+            s.add(a.iloc[lo : lo + 97])
+        got = (*s.finish(), s.column_sets)
+    assert got[2].keys() == want[2].keys() and all(np.array_equal(got[2][k][1], want[2][k][1]) for k in want[2])
+    with ledger_mod.RowSketcher(KEY) as s, pytest.raises(ValueError, match="first 1000 rows"):
+        s.hash_batch(a.iloc[:10])  # on another thread it cannot hold batches back: head= is needed
+    with ledger_mod.RowSketcher(KEY, head=a.iloc[:HEAD]) as s:
+        for lo in range(0, len(a), 97):
+            s.add_hashed(s.hash_batch(a.iloc[lo : lo + 97]))
+        s.finish()
+        assert s.column_sets.keys() == want[2].keys()

@@ -79,7 +79,13 @@ def first_pass(stream, recipe: Recipe, ledger, *, block_rows: int, progress=no_p
                 # the ledger decides from the file's hash whether it needs the rows' sketch
                 _check_sha(stream.path, recipe, sha_future.result())
                 if ledger.needs_fingerprint(sha_future.result()):
-                    sketcher = ledger.row_sketcher()
+                    from dpstudio.ledger import HEAD_ROWS
+
+                    # its first rows say which columns are row numbers (the same rows in every engine)
+                    head = first
+                    if first is not None and min(block_rows, 10_000) <= len(first) < HEAD_ROWS:
+                        head = next(stream.blocks(rows=HEAD_ROWS))  # (a first block shorter than that)
+                    sketcher = ledger.row_sketcher(head=head)
             cols = list(stream.columns) if sketcher is not None else facts.columns(stream.integer_columns())
             if cols:
                 from dpstudio.plan.stream import map_in_order

@@ -478,7 +478,7 @@ def execute_on_dask(
             # the partitions as the in-memory and streamed readers see them (NA markers, types):
             # one file has one fingerprint whichever engine reads it
             seen = ddf.map_partitions(_normalise, declared, csv, meta=_normalise(ddf._meta, declared, csv))
-            fp = ledger.fingerprint_dask(seen)
+            fp = ledger.fingerprint_dask(seen, head=first)
         parts = direct[0] if direct is not None else ddf[read_cols].to_delayed()
         progress(0.25, "read the input once (no noise yet)")
         recipe = facts.fill(recipe)
