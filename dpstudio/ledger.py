@@ -963,9 +963,11 @@ def _once_share(counts) -> float:
     return np.count_nonzero(counts == 1) / len(counts) if len(counts) else 0.0
 
 
-def _found(x, y, k: int) -> tuple[int, int]:
+def _found(x, y, k: int, y_counts=None) -> tuple[int, int]:
     """``(found, sampled)``: of X's kept values that Y would have kept too (at most Y's largest
-    when Y is full), how many Y holds (bottom-k containment of X in Y; Broder 1997)."""
+    when Y is full), how many Y holds (bottom-k containment of X in Y; Broder 1997); with
+    ``y_counts``, only those Y holds at most twice (a row common in Y is no evidence that X's
+    copy of it is Y's: a common pattern is in any large sample)."""
     import numpy as np
 
     limit = y[-1] if len(y) >= k else np.uint64(2**64 - 1)
@@ -973,7 +975,10 @@ def _found(x, y, k: int) -> tuple[int, int]:
     if len(xs) == 0:
         return 0, 0
     at = np.minimum(np.searchsorted(y, xs), len(y) - 1)  # both sorted: a binary search, not a sort
-    return int((y[at] == xs).sum()), len(xs)
+    hit = y[at] == xs
+    if y_counts is not None:
+        hit &= y_counts[at] <= 2
+    return int(hit.sum()), len(xs)
 
 
 def _lower_bound(found: int, n: int, z: float = _MATCH_Z) -> float:
@@ -1000,7 +1005,7 @@ def column_set_overlap(a: dict, b: dict, k: int = SKETCH_K) -> float:
         for x, y, y_counts in ((va, vb, nb), (vb, va, na)):
             if _once_share(y_counts) < IDENTIFYING_SHARE:
                 continue
-            found, n = _found(x, y, k)
+            found, n = _found(x, y, k, y_counts)
             if n < min(_MIN_SAMPLES, len(x)) or _lower_bound(found, n) < MATCH_THRESHOLD:
                 continue
             best = max(best, found / n)
