@@ -680,13 +680,13 @@ def table_sketches(frame, key: bytes, k: int = SKETCH_K):
     if n == 0 or frame.shape[1] == 0:
         return np.empty(0, dtype=np.uint64), n, {}
     rows: list = []
-    sets: dict = {}
-    exclude = row_number_columns(frame.iloc[:HEAD_ROWS])
+    sets: ColumnSetParts | None = None
+    candidate = row_number_candidate(frame.iloc[:HEAD_ROWS])
     for lo in range(0, n, _TABLE_CHUNK):  # in pieces: the cells' arrays stay small (and in cache)
-        names, hashes, _, part = batch_row_hashes(frame.iloc[lo : lo + _TABLE_CHUNK], key, k, exclude)
+        _, hashes, _, part = batch_row_hashes(frame.iloc[lo : lo + _TABLE_CHUNK], key, k, candidate)
         rows.append(hashes)
-        sets = merge_column_set_sketches(sets, part, k)
-    return _sketch_of_rows(np.concatenate(rows), key, k), n, sets
+        sets = part if sets is None else sets.merge(part, k)
+    return _sketch_of_rows(np.concatenate(rows), key, k), n, (sets.final() if sets is not None else {})
 
 
 def _cells(frame):
@@ -832,30 +832,112 @@ def _smallest_distinct(values, k: int):
 HEAD_ROWS = 1000
 
 
-def row_number_columns(head) -> tuple[str, ...]:
-    """The columns of a table's first rows (``HEAD_ROWS`` of them, or all when fewer; at least
-    three) that count up by one from row to row: row numbers (an exported index, ``id`` 1..n).
-    They say nothing about the people in the rows, yet tell every row apart: two unrelated tables
-    numbered alike would share their rows over {row number, a column that follows the row order
-    or hardly varies}. Column-set sketches leave them out (the whole-row sketch keeps them).
-    Numbers written as text count too (the streamed reader may read them as text or floats)."""
+def row_number_candidate(head) -> str | None:
+    """The column of a table's first rows (``HEAD_ROWS`` of them, or all; at least three) that may
+    be a row number: whole numbers (written as text too: the streamed reader may read them so),
+    none missing, at least half of them distinct; of several, the one whose values there span the
+    least (row numbers span about the rows; IDs with gaps more), then the first by name. Whether
+    it is one is settled on the whole table (:class:`ColumnSetParts`), whatever the rows' order."""
     import numpy as np
     import pandas as pd
 
     head = head.iloc[:HEAD_ROWS]
     if len(head) < 3:
-        return ()
-    out = []
+        return None
+    best: tuple[float, str] | None = None  # (span, name)
     for i in range(head.shape[1]):
         col = head.iloc[:, i]
         if pd.api.types.is_bool_dtype(col.dtype):
             continue
-        if not pd.api.types.is_numeric_dtype(col.dtype):
-            col = pd.to_numeric(col.astype(object), errors="coerce")
-        v = np.asarray(col, dtype=np.float64)
-        if np.isfinite(v).all() and (v == np.round(v)).all() and (np.diff(v) == 1.0).all():
-            out.append(str(head.columns[i]).strip())
-    return tuple(out)
+        v = _whole_numbers(col)
+        if not np.isfinite(v).all():
+            continue
+        if len(np.unique(v)) < 0.5 * len(v):
+            continue
+        key = (float(v.max() - v.min()), str(head.columns[i]).strip())
+        if best is None or key < best:
+            best = key
+    return None if best is None else best[1]
+
+
+def _whole_numbers(col):
+    """A column's cells as float64, NaN where a cell is missing or not a whole number."""
+    import numpy as np
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(col.dtype):
+        return np.full(len(col), np.nan)
+    if not pd.api.types.is_numeric_dtype(col.dtype):
+        col = pd.to_numeric(col.astype(object), errors="coerce")
+    v = np.asarray(col, dtype=np.float64)
+    return np.where(np.isfinite(v) & (v == np.round(v)), v, np.nan)
+
+
+@dataclass
+class ColumnSetParts:
+    """The column-set sketches of some of a table's rows, both ways while it is not yet known
+    whether the table's :func:`row_number_candidate` is a row number: ``plain`` over all columns,
+    ``without`` with the candidate left out of every set; and the candidate's facts so far
+    (rows, cells missing or not whole numbers, least and greatest). Batches merge
+    (:meth:`merge`); :meth:`final` picks one way for the whole table.
+
+    A row number (an exported index, ``id`` 1..n) says nothing about people yet tells every row
+    apart: two unrelated tables numbered alike share their rows over {row number, a column that
+    follows the row order or hardly varies}. So a candidate with every cell a whole number and
+    a range at most 1.5 x the rows takes no part in the column sets. Settled on the whole table,
+    not on the rows' order: a shuffled, sorted, resampled or (to two thirds) cut copy of a
+    numbered table decides as the original does."""
+
+    plain: dict
+    without: dict | None = None
+    rows: int = 0
+    bad: int = 0
+    low: float | None = None
+    high: float | None = None
+
+    def merge(self, other: ColumnSetParts, k: int) -> ColumnSetParts:
+        if (self.without is None) != (other.without is None):
+            raise ValueError("these batches disagree on the row-number candidate")
+        lows = [x for x in (self.low, other.low) if x is not None]
+        highs = [x for x in (self.high, other.high) if x is not None]
+        return ColumnSetParts(
+            merge_column_set_sketches(self.plain, other.plain, k),
+            None if self.without is None else merge_column_set_sketches(self.without, other.without or {}, k),
+            self.rows + other.rows,
+            self.bad + other.bad,
+            min(lows) if lows else None,
+            max(highs) if highs else None,
+        )
+
+    def is_row_number(self) -> bool:
+        if self.without is None or self.bad or self.low is None or self.high is None or self.rows < 3:
+            return False
+        return self.high - self.low + 1 <= 1.5 * self.rows
+
+    def final(self) -> dict:
+        return dict(self.without if self.is_row_number() and self.without is not None else self.plain)
+
+
+def column_set_parts(frame, names, cells, key: bytes, k: int, candidate: str | None) -> ColumnSetParts:
+    """:class:`ColumnSetParts` of one batch (``names``/``cells`` from :func:`_cells`; ``cells`` is
+    used up)."""
+    import numpy as np
+
+    if candidate is None or candidate not in names:
+        return ColumnSetParts(column_set_sketches(names, cells, key, k, overwrite=True))
+    plain = column_set_sketches(names, cells, key, k)
+    without = column_set_sketches(names, cells, key, k, overwrite=True, exclude=(candidate,))
+    i = next(i for i, c in enumerate(frame.columns) if str(c).strip() == candidate)
+    v = _whole_numbers(frame.iloc[:, i])
+    good = v[np.isfinite(v)]
+    return ColumnSetParts(
+        plain,
+        without,
+        rows=len(v),
+        bad=int(len(v) - len(good)),
+        low=float(good.min()) if len(good) else None,
+        high=float(good.max()) if len(good) else None,
+    )
 
 
 def column_set_sketches(names, cells, key: bytes, k: int = SKETCH_K, *, overwrite: bool = False, exclude=()) -> dict:
@@ -865,7 +947,7 @@ def column_set_sketches(names, cells, key: bytes, k: int = SKETCH_K, *, overwrit
     ``COLUMN_SKETCH_MAX`` columns (and at least two). Of one batch of a table, it merges with the
     other batches' by :func:`merge_column_set_sketches`. With ``overwrite``, ``cells`` is used for
     the cells mixed with their column names (saving a copy of its size). The columns named in
-    ``exclude`` (the table's :func:`row_number_columns`) take no part."""
+    ``exclude`` take no part (a row number: :class:`ColumnSetParts`)."""
     import numpy as np
 
     if exclude:
@@ -1101,16 +1183,16 @@ def _remove_orphan_spills(root) -> None:
             shutil.rmtree(d, ignore_errors=True)
 
 
-def batch_row_hashes(frame, key: bytes, k: int = SKETCH_K, exclude=()):
-    """``(sorted column names, unkeyed row hashes or None, rows, column-set sketches)`` of one
+def batch_row_hashes(frame, key: bytes, k: int = SKETCH_K, candidate: str | None = None):
+    """``(sorted column names, unkeyed row hashes or None, rows, ColumnSetParts or None)`` of one
     batch, as :meth:`RowSketcher.add_hashed` takes it (thread-safe: reads the frame only);
-    ``exclude``: the table's :func:`row_number_columns`."""
+    ``candidate``: the table's :func:`row_number_candidate`."""
     n = len(frame)
     if frame.shape[1] == 0 or n == 0:
-        return sorted(str(c).strip() for c in frame.columns), None, n, {}
+        return sorted(str(c).strip() for c in frame.columns), None, n, None
     names, cells = _cells(frame)
     rows = _hash_rows(cells)
-    return names, rows, n, column_set_sketches(names, cells, key, k, overwrite=True, exclude=exclude)
+    return names, rows, n, column_set_parts(frame, names, cells, key, k, candidate)
 
 
 class RowSketcher:
@@ -1142,11 +1224,12 @@ class RowSketcher:
         self.n = 0  # rows added so far
         self._sip = _sip_key(key)
         self._key = key
-        #: the table's row-number columns, from its first rows (``head``: a frame; else the first
+        #: the table's row-number candidate, from its first rows (``head``: a frame; else the first
         #: batches given to :meth:`add` are held until they hold HEAD_ROWS rows or finish comes)
-        self._exclude: tuple[str, ...] | None = None if head is None else row_number_columns(head)
+        self._candidate: str | None = None if head is None else row_number_candidate(head)
+        self._known = head is not None
         self._held: list = []
-        self.column_sets: dict = {}
+        self._parts: ColumnSetParts | None = None
         self._spill_dir = None if spill_dir is None else os.fspath(spill_dir)
         self._limit = int(bucket_bytes) // 8  # row hashes per bucket
         self._columns: list[str] | None = None
@@ -1174,7 +1257,7 @@ class RowSketcher:
             if self._closed:
                 raise ValueError("this row sketcher is already finished or closed")
             return
-        if self._exclude is None:  # the row-number columns are not known yet: from the first rows
+        if not self._known:  # the row-number candidate is not known yet: from the first rows
             if self._closed:
                 raise ValueError("this row sketcher is already finished or closed")
             self._held.append(frame)
@@ -1188,16 +1271,22 @@ class RowSketcher:
 
         held, self._held = self._held, []
         if held:
-            self._exclude = row_number_columns(pd.concat(held, ignore_index=True).iloc[:HEAD_ROWS])
+            self._candidate = row_number_candidate(pd.concat(held, ignore_index=True).iloc[:HEAD_ROWS])
+            self._known = True
             for f in held:
                 self.add_hashed(self.hash_batch(f))
 
     def hash_batch(self, frame):
         """:func:`batch_row_hashes` of one batch with this sketcher's key: what :meth:`add_hashed`
         takes (thread-safe, so batches may be hashed on other threads)."""
-        if self._exclude is None:  # (add holds the first batches until it knows)
+        if not self._known:  # (add holds the first batches until it knows)
             raise ValueError(f"give the table's first {HEAD_ROWS} rows (head=) to hash batches on other threads")
-        return batch_row_hashes(frame, self._key, self.k, self._exclude)
+        return batch_row_hashes(frame, self._key, self.k, self._candidate)
+
+    @property
+    def column_sets(self) -> dict:
+        """The column-set sketches of the rows added so far (complete after :meth:`finish`)."""
+        return self._parts.final() if self._parts is not None else {}
 
     def add_hashed(self, hashed) -> None:
         """Add one batch given as :meth:`hash_batch` of it (which may run on another thread:
@@ -1213,7 +1302,8 @@ class RowSketcher:
             elif names != self._columns:
                 raise ValueError(f"a batch has the columns {names}, the first batch had {self._columns}")
             self.n += n
-            self.column_sets = merge_column_set_sketches(self.column_sets, sets, self.k)
+            if sets is not None:
+                self._parts = sets if self._parts is None else self._parts.merge(sets, self.k)
             if names:
                 self._buffer.append(hashes)
                 self._buffered += n
@@ -1330,16 +1420,21 @@ def _partition_smallest(counts, sip: bytes, k: int):
     return pd.Series(best, dtype=np.uint64, name="keyed")
 
 
-def _partition_hashes(frame, key: bytes, k: int, exclude=()):
+def _partition_hashes(frame, key: bytes, k: int, candidate: str | None = None):
     """Dask: the unkeyed row hashes and the column-set sketches of one partition (on the workers)."""
     import numpy as np
     import pandas as pd
 
     if len(frame) == 0 or frame.shape[1] == 0:
-        return pd.Series(np.empty(0, dtype=np.uint64), dtype=np.uint64, name="row"), {}
+        return pd.Series(np.empty(0, dtype=np.uint64), dtype=np.uint64, name="row"), None
     names, cells = _cells(frame)
     rows = pd.Series(_hash_rows(cells), dtype=np.uint64, name="row")
-    return rows, column_set_sketches(names, cells, key, k, overwrite=True, exclude=exclude)
+    return rows, column_set_parts(frame, names, cells, key, k, candidate)
+
+
+def _merge_parts(a, b, k: int):
+    """Dask: two partitions' :class:`ColumnSetParts` together (None: a partition without rows)."""
+    return b if a is None else a if b is None else a.merge(b, k)
 
 
 def _merge_tree(parts: list, merge):
@@ -1367,16 +1462,16 @@ def table_sketches_dask(ddf, key: bytes, k: int = SKETCH_K, head=None):
         return np.empty(0, dtype=np.uint64), int(len(ddf)), {}
     if head is None:
         head = ddf.head(HEAD_ROWS, npartitions=-1, compute=True)
-    exclude = row_number_columns(head)
-    hashed = [delayed(_partition_hashes)(p, key, k, exclude) for p in ddf.to_delayed()]
+    candidate = row_number_candidate(head)
+    hashed = [delayed(_partition_hashes)(p, key, k, candidate) for p in ddf.to_delayed()]
     rows = dd.from_delayed(
         [delayed(operator.getitem)(h, 0) for h in hashed],
         meta=pd.Series(dtype=np.uint64, name="row"),
         verify_meta=False,
     )
-    sets = _merge_tree([delayed(operator.getitem)(h, 1) for h in hashed], partial(merge_column_set_sketches, k=k))
+    sets = _merge_tree([delayed(operator.getitem)(h, 1) for h in hashed], partial(_merge_parts, k=k))
     sketch, n, merged = _rows_sketch_dask(rows, key, k, sets)
-    return sketch, n, merged
+    return sketch, n, (merged.final() if merged is not None else {})
 
 
 def _rows_sketch_dask(rows, key: bytes, k: int, *also):
@@ -1809,7 +1904,7 @@ class Ledger:
         into a private folder beside the ledger, not the shared temporary folder, and the
         folders of earlier runs that were killed before they could delete theirs are removed
         here. ``head``: the table's first ``HEAD_ROWS`` rows (or all of them), which say which
-        columns are row numbers (:func:`row_number_columns`); needed to hash batches on other
+        column may be a row number (:func:`row_number_candidate`); needed to hash batches on other
         threads (:meth:`RowSketcher.hash_batch`)."""
         key = self._sketch_key()
         if spill_dir is None:
