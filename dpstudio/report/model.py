@@ -1856,8 +1856,9 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             "note",
             "Spend adds up across releases of the same dataset (basic composition). A file is "
             "matched to its dataset by its SHA-256 fingerprint, by the dataset name in the "
-            "recipe, or by its rows (keyed sketches), so renaming, re-saving, re-ordering or "
-            "correcting a few records does not reset it. The ledger head is the last link of "
+            "recipe, or by its rows (keyed sketches, also over all but one column), so renaming, "
+            "re-saving, re-ordering, correcting a few records or changing one column does not "
+            "reset it. The ledger head is the last link of "
             "the hash chain over every recorded fact; a later ledger must still contain it "
             "(dpstudio ledger verify --head).",
         )
