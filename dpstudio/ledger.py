@@ -451,6 +451,13 @@ def _fmt(x: float | None) -> str:
     return "unlimited" if x is None else f"{x:.6g}"
 
 
+def _left(cap: float, used: float) -> float:
+    """What is left of a cap: 0 within the admission tolerance (a cap of 20 spent as five
+    releases of 0.6667 + 0.6667 + ... showed 3.553e-15 left, a float sum's residue)."""
+    left = cap - used
+    return left if left > TOLERANCE else 0.0
+
+
 def _as_loss(loss) -> tuple[float, float, str | None]:
     """(epsilon, delta, rdp JSON) of a PrivacyLoss (its (eps, delta) total: metric-DP
     components are not part of it) or of an (epsilon, delta) pair."""
@@ -2511,8 +2518,8 @@ class Ledger:
         remaining = None
         if cap is not None:
             remaining = {
-                "epsilon": max(0.0, cap["epsilon"] - used_e),
-                "delta": None if cap["delta"] is None else max(0.0, cap["delta"] - used_d),
+                "epsilon": _left(cap["epsilon"], used_e),
+                "delta": None if cap["delta"] is None else _left(cap["delta"], used_d),
             }
         out = {
             "dataset": sha,
@@ -2737,13 +2744,13 @@ class Ledger:
         over_d = cap_d is not None and used_d + delta > cap_d + TOLERANCE
         if not (over_e or over_d):
             return
-        left_e = max(0.0, cap_e - used_e)
+        left_e = _left(cap_e, used_e)
         msg = f"release would spend ε={eps:.6g}"
         if delta or cap_d is not None:
             msg += f", δ={delta:.6g}"
         msg += f", the dataset has ε={left_e:.6g}"
         if cap_d is not None:
-            msg += f", δ={max(0.0, cap_d - used_d):.6g}"
+            msg += f", δ={_left(cap_d, used_d):.6g}"
         msg += f" left of its cap ε={cap_e:.6g}"
         if cap_d is not None:
             msg += f", δ={cap_d:.6g}"

@@ -401,3 +401,16 @@ def test_output_can_never_replace_the_ledgers_own_files(tmp_path):
     with pytest.raises(UserError, match="ledger's own files"):
         led.write_and_commit(r, led.path, _writer("x"))
     assert Ledger(led.path).problems == [] and led.summary(SHA)["releases"] == 1
+
+
+def test_what_is_left_of_a_cap_is_not_a_float_sums_residue(tmp_path):
+    """Three releases of 0.3 under a cap of 0.9 showed 1.1e-16 left (the report printed
+    'Remaining ε = 3.553 × 10⁻¹⁵' after five releases of a demo recipe): within the admission
+    tolerance, what is left is 0."""
+
+    led = Ledger(tmp_path / "l.sqlite")
+    for i in range(3):
+        r = led.reserve("a" * 64, loss=PrivacyLoss(0.3), dataset_name="a.csv")
+        led.write_and_commit(r, tmp_path / f"o{i}.csv", lambda t: Path(t).write_text("x"))
+    led.set_cap("a" * 64, 0.9)
+    assert led.summary("a" * 64)["remaining"]["epsilon"] == 0.0
