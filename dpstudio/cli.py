@@ -596,6 +596,7 @@ def _print_release(result) -> int:
         "total": result.plan.total.to_json(),
         "guarantee": result.plan.guarantee,
         "recorded": _recorded(result),
+        "ledger_entry": result.ledger_entry,
         "randomness": result.randomness,
         "engine": result.engine,
         "warnings": result.warnings,

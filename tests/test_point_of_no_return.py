@@ -95,6 +95,12 @@ def test_model_release_with_an_internal_report_succeeds(tmp_path, monkeypatch, c
     assert not [w for w in summary["warnings"] if "report" in w], summary["warnings"]
     html = (tmp_path / "rep.html").read_text(encoding="utf-8")
     assert "Data steward statistics" in html and "norm_clipped" in html  # the count that crashed it
+    # the CLI, the report and `ledger show` name the release by one id
+    from dpstudio.ledger import Ledger
+
+    shown = Ledger().show("m.csv")
+    assert [e["id"] for e in shown["entries"]] == [summary["ledger_entry"]]
+    assert f"release {summary['ledger_entry']} (as" in html
 
 
 def _check_final(capsys, code, d, ledger, *, says):

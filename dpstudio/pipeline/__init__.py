@@ -116,6 +116,8 @@ class ReleaseResult:
     ledger_after: dict | None = None
     ledger_identity: dict | None = None  # how the ledger resolved the input to its dataset
     ledger_recorded: bool = False  # False: not recorded in any ledger (--no-ledger)
+    #: the release's id in the ledger (``dpstudio ledger show`` lists it under this id)
+    ledger_entry: int | None = None
     risk: dict | None = None
     version: str = __version__
     warnings: list[str] = field(default_factory=list)
@@ -129,15 +131,23 @@ class ReleaseResult:
     engine: str = "in memory"
     rows: int | None = None  # rows read from the input (a streamed release holds no frame)
 
+    def spent_text(self) -> str | None:
+        """What the ledger recorded for this release, "ε = 1.5, δ = 1e-06" (None: nothing)."""
+        eps = getattr(self.recorded_total, "epsilon", None)
+        if not self.ledger_recorded or eps is None:
+            return None
+        delta = getattr(self.recorded_total, "delta", 0.0) or 0.0
+        return f"\u03b5 = {eps:.3g}" + (f", \u03b4 = {delta:.3g}" if delta > 0 else "")
+
     def written_text(self) -> str:
         """What the commit did: where the data went and what the ledger recorded."""
-        eps = getattr(self.recorded_total, "epsilon", None)
-        spent = (
-            f"\u03b5 = {eps:.3g} recorded in the ledger"
-            if self.ledger_recorded and eps is not None
-            else "nothing recorded in any ledger"
-        )
-        return f"the data was written to {self.output_path} and {spent}"
+        spent = self.spent_text()
+        if spent is None:
+            recorded = "nothing recorded in any ledger"
+        else:
+            entry = f" as release {self.ledger_entry}" if self.ledger_entry is not None else ""
+            recorded = f"{spent} recorded in the ledger{entry}"
+        return f"the data was written to {self.output_path} and {recorded}"
 
     def done_text(self) -> str:
         """One sentence saying exactly what happened (for the CLI and the GUI)."""
@@ -569,6 +579,7 @@ def _conclude(
         rows=rows if rows is not None else (len(frame) if frame is not None else None),
     )
     result.committed, result.recorded_total = True, reserved_total
+    result.ledger_entry = reservation.id if reservation is not None else None
     # a DP category estimate that kept nothing leaves a column of "(other)" only (a synthetic
     # release goes on with it): say so where the user reads the outcome, not only in the table
     result.warnings += emptied_dp_categories(plan.recipe if plan.recipe is not None else recipe)

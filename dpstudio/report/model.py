@@ -1511,6 +1511,12 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
             else result.input_sha256,
         ),
         ("Release id", result.release_id),
+        (
+            "Ledger entry",
+            f"release {result.ledger_entry} (as `dpstudio ledger show` lists it)"
+            if getattr(result, "ledger_entry", None) is not None
+            else "\u2014",
+        ),
         ("Date (UTC)", result.started_at.replace("T", " ").replace("+00:00", "")),
         ("Operator", _operator_text(result)),
         ("dpstudio version", result.version),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
@@ -164,15 +165,31 @@ def test_model_and_density_release_pages_and_json_export(qtbot, window, tmp_path
     # budget page: delta 0 is a problem for these releases, the hint says so
     window.go_to(3)
     bp = window.budget_page
-    assert "needs δ > 0" in bp.delta_hint.text()
+    plan, _ = s.plan()
+    if rtype == "model" and plan.total.delta == 0:
+        # the table's row count chose pure ε-DP objective perturbation: the hint says what is
+        # charged (the plan's δ), not "needs δ > 0" beside a total of δ = 0
+        assert "δ = 0 is charged" in bp.delta_hint.text() and "needs" not in bp.delta_hint.text()
+    else:
+        assert "needs δ > 0" in bp.delta_hint.text()
     bp.delta.setText("0")
     bp._delta_edited()
     assert not bp.isComplete() and any("delta" in p for p in bp.problems())
     bp.delta.setText("1e-6")
     bp._delta_edited()
     assert bp.isComplete(), s.problems()
-    # export: the output is a .json artifact
+    # review: the model's protection is described by the mechanism the plan settled for this table
     window.go_to(4)
+    if rtype == "model":
+        plan, _ = s.plan()
+        review = window.review_page._plain_table(plan)
+        unit = next(u for u in plan.units if u.kind == "model")
+        assert html.escape(unit.facts["mechanism_choice"]) in review
+        if "objective" in unit.mechanism_name:
+            assert "objective perturbation" in review and "drawn at random" not in review
+        else:
+            assert "Gibbs posterior" in review
+    # export: the output is a .json artifact
     assert window.go_to(5)
     ep = window.export_page
     assert s.output_path.endswith(".json") and not ep.format.isEnabled()
@@ -184,6 +201,12 @@ def test_model_and_density_release_pages_and_json_export(qtbot, window, tmp_path
     doc = json.loads(open(s.output_path, encoding="utf-8").read())
     assert isinstance(doc, dict) and doc
     assert "JSON" in ep.result_label.text()
+    # the done page says what this release spent, δ included, and its id in the ledger
+    done = ep.result_label.text()
+    spent = ep.result.recorded_total
+    assert f"This release spent ε {spent.epsilon:.3g}" in done
+    assert ("δ" in done.split("This release spent")[1].split("<br>")[0]) == (spent.delta > 0)
+    assert f"(release {ep.result.ledger_entry} in the ledger)" in done
 
 
 def test_switching_to_synthetic_data_drops_the_model_options(qtbot, window, tmp_path):

@@ -168,6 +168,18 @@ def fmt_delta(delta: float) -> str:
     return fmt(float(delta), 3)
 
 
+def fmt_loss(d) -> str:
+    """A ledger total ``{"epsilon", "delta"}`` as the wizard shows it: "ε 1.5, δ 1 × 10⁻⁶" (no δ
+    when it is 0)."""
+    if not d:
+        return "—"
+    e, dl = d.get("epsilon"), d.get("delta")
+    out = f"ε {e:.3g}" if e is not None else "ε —"
+    if dl:
+        out += f", δ {fmt_delta(dl)}"
+    return out
+
+
 def noise_text(unit) -> str:
     """The unit's noise parameter: Laplace b, Gaussian sigma or randomized response's keep
     probability ("≤" when planned on the public search range: the worst case)."""

@@ -519,7 +519,8 @@ class PreviewPanel(QWidget):
         sl.addWidget(self.trial_result, 1)
 
         top = QHBoxLayout()
-        top.addWidget(QLabel(tr("Preview column:")))
+        self.column_label = QLabel(tr("Preview column:"))
+        top.addWidget(self.column_label)
         top.addWidget(self.column_combo, 1)
         top.addWidget(self.details_button)
         self.grid = grid = QGridLayout()
@@ -585,6 +586,9 @@ class PreviewPanel(QWidget):
             self._units = units
             self._shown_curves = None
             _refill_combo(self.column_combo, [u.name for u in units])
+        # nothing to choose (a model, a density, no domains yet): no empty box
+        self.column_label.setVisible(bool(units))
+        self.column_combo.setVisible(bool(units))
         self.notes.setText("; ".join(notes))
         self.notes.setVisible(bool(notes))
         self.hist_chart.set_series_names(tr("original"), tr("privatized"))
@@ -617,6 +621,10 @@ class PreviewPanel(QWidget):
             )
             if rtype == "density":
                 msg += " " + density_noise_text(plan)
+            model = next((u for u in plan.units if u.kind == "model"), None)
+            if model is not None and model.facts.get("mechanism_choice"):
+                # which mechanism the plan settled for this table, and why (what the release runs)
+                msg += "\n\n" + tr("Mechanism: {0}.").format(model.facts["mechanism_choice"])
             self.error_chart.show_message(msg)
             self.hist_chart.show_message(
                 tr("Nothing to preview yet.")

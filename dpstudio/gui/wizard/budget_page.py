@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpstudio.gui.charts.preview import EPS_MAX, EPS_MIN, fmt_delta
+from dpstudio.gui.charts.preview import EPS_MAX, EPS_MIN, fmt_delta, fmt_loss
 from dpstudio.gui.texts import delta_tooltip, epsilon_tooltip
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
 from dpstudio.gui.wizard.budget_charts import FitScrollArea, PreviewPanel
@@ -52,16 +52,6 @@ def strength(eps: float, tr) -> str:
     if eps <= 10:
         return tr("weak protection")
     return tr("very weak protection")
-
-
-def fmt_loss(d) -> str:
-    if not d:
-        return "—"
-    e, dl = d.get("epsilon"), d.get("delta")
-    out = f"ε {e:.3g}" if e is not None else "ε —"
-    if dl:
-        out += f", δ {fmt_delta(dl)}"
-    return out
 
 
 class BudgetPage(WizardPage):
@@ -94,6 +84,8 @@ class BudgetPage(WizardPage):
         self.delta.editingFinished.connect(self._delta_edited)
         self.delta_hint = QLabel()
         self.delta_hint.setObjectName("note")
+        self.delta_hint.setWordWrap(True)  # a long hint wraps, never widens the window
+        self.delta.setMinimumWidth(80)
 
         eps_label = QLabel(self.tr("Privacy budget ε"))
         eps_label.setToolTip(epsilon_tooltip())
@@ -274,12 +266,15 @@ class BudgetPage(WizardPage):
         if not self.delta.hasFocus():
             self.delta.setText("0" if delta == 0 else f"{delta:.1e}")
         rows = self.session.schema.rows if self.session.schema else 0
-        if rec.release.type in ("synthetic", "model", "density"):
+        plan, err = self.session.plan()
+        if rec.release.type == "model" and plan is not None and plan.total.delta == 0:
+            # the plan settled a pure ε-DP mechanism for this table: what it charges is δ = 0
+            hint = self.tr("the mechanism chosen for this table is pure ε-DP: δ = 0 is charged (1/n = {0})")
+        elif rec.release.type in ("synthetic", "model", "density"):
             hint = self.tr("this release needs δ > 0; keep it far below 1/n = {0}")
         else:
             hint = self.tr("keep δ far below 1/n = {0}; 0 = pure ε-DP")
         self.delta_hint.setText(hint.format(fmt_delta(1 / rows)) if rows else "")
-        plan, err = self.session.plan()
         if plan is not None:
             t = plan.total
             text = self.tr("Total privacy loss of this release (computed): <b>ε = {0:.3g}</b>").format(t.epsilon)

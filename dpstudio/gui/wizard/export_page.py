@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpstudio.gui.charts.preview import fmt_delta
+from dpstudio.gui.charts.preview import fmt_delta, fmt_loss
 from dpstudio.gui.dialogs import show_error
 from dpstudio.gui.texts import cluster_help_text
 from dpstudio.gui.wizard.base import WizardPage, blocked, note_label
@@ -724,8 +724,8 @@ class ExportPage(WizardPage):
         if plan is None:  # can_release() checked there is one
             return None
         text = self.tr(
-            "This draws the noise and writes {0}. It spends ε = {1:.3g} of this dataset's budget and cannot be undone."
-        ).format(out.name, plan.total.epsilon)
+            "This draws the noise and writes {0}. It spends {1} of this dataset's budget and cannot be undone."
+        ).format(out.name, fmt_loss({"epsilon": plan.total.epsilon, "delta": plan.total.delta}))
         from dpstudio.targets import artifact_path
 
         written = [out, Path(s.report_path) if s.report_path else None]
@@ -809,12 +809,19 @@ class ExportPage(WizardPage):
             lines.append(self.tr("Report: <b>{0}</b>").format(result.report_path))
         elif result.report_error is not None:
             lines.append(self.tr("<b>The report failed</b>: {0}").format(result.report_error))
-        after = result.ledger_after or {}
-        spent = (after.get("spent") or {}).get("epsilon")
-        if spent is not None:
+        total = result.recorded_total
+        if result.ledger_recorded and total is not None:
+            this = fmt_loss({"epsilon": total.epsilon, "delta": total.delta})
             lines.append(
-                self.tr("The ledger now records ε = {0:.3g} spent on this dataset in {1} release(s).").format(
-                    spent, after.get("releases", "?")
+                self.tr("This release spent {0} (release {1} in the ledger).").format(this, result.ledger_entry)
+                if result.ledger_entry is not None
+                else self.tr("This release spent {0}.").format(this)
+            )
+        after = result.ledger_after or {}
+        if after.get("spent"):
+            lines.append(
+                self.tr("The ledger now records {0} spent on this dataset in {1} release(s).").format(
+                    fmt_loss(after["spent"]), after.get("releases", "?")
                 )
             )
         for w in result.warnings:

@@ -32,6 +32,23 @@ COMPOSITION_TEXT = {
 }
 
 
+def _model_protection(unit, tr) -> str:
+    """How the model unit protects the data, by the mechanism the plan settled for the loaded
+    table (:func:`dpstudio.plan.model.for_rows`): the words must match what runs."""
+    from dpstudio.plan.model import MECHANISM_NAMES
+
+    if unit.mechanism_name == MECHANISM_NAMES["objective"]:
+        return tr(
+            "random noise is added to the model's training objective; the coefficients that fit the "
+            "noisy objective are released (objective perturbation)"
+        )
+    if unit.mechanism_name == MECHANISM_NAMES["gibbs"]:
+        return tr("the model's coefficients are drawn at random, favouring those that fit the data (Gibbs posterior)")
+    return tr(
+        "chosen when the model is fitted, from the table's row count: objective perturbation or the Gibbs posterior"
+    )
+
+
 class ReviewPage(WizardPage):
     key = "review"
 
@@ -192,13 +209,17 @@ class ReviewPage(WizardPage):
             for h in (tr("Part of the release"), tr("Protection"), tr("ε used"), tr("Expected error"))
         )
         rows = []
+        notes: list[str] = []
         for u in plan.units:
             if u.mechanism_name in ("laplace", "gaussian", "rr", "metric") or u.kind == "domain":
                 how = mechanism_title(u)
             elif u.kind == "density":  # the estimator's own description is for the details below
                 how = tr("random noise added to the whole density curve (a smooth random function)")
             elif u.kind == "model":
-                how = tr("the model's coefficients are drawn at random, favouring those that fit the data")
+                how = _model_protection(u, tr)
+                why = u.facts.get("mechanism_choice")
+                if why:
+                    notes.append(tr("Mechanism of the model: {0}.").format(why))
             else:  # a synthesizer: its own plain description
                 how = u.description or mechanism_title(u)
             cells = (u.name, how, fmt_epsilon(u.epsilon), error_text(u))
@@ -214,7 +235,8 @@ class ReviewPage(WizardPage):
             )
         return (
             f"<table cellpadding=4 border=1 style='border-collapse:collapse'><tr>{head}</tr>{''.join(rows)}</table>"
-            f"<p style='color:gray'>{e(note)}</p>"
+            + "".join(f"<p>{e(n)}</p>" for n in notes)
+            + f"<p style='color:gray'>{e(note)}</p>"
         )
 
     def _details_html(self, rec, plan) -> str:
