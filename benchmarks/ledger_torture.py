@@ -110,7 +110,7 @@ def _reserve(self, *a, **k):
 _dl.Ledger.reserve = _reserve
 
 _real_wac = _dl.Ledger.write_and_commit
-def _wac(self, reservation, output_path, writer):
+def _wac(self, reservation, output_path, writer, **kw):
     def _writer(tmp):
         _die("before_write")
         res = writer(tmp)
@@ -121,7 +121,7 @@ def _wac(self, reservation, output_path, writer):
             _die("partial_write")
         _die("written")
         return res
-    digest = _real_wac(self, reservation, output_path, _writer)
+    digest = _real_wac(self, reservation, output_path, _writer, **kw)
     _die("committed")
     return digest
 _dl.Ledger.write_and_commit = _wac

@@ -8,6 +8,7 @@ This module never imports Qt; ``dpstudio gui`` imports the GUI lazily.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
@@ -530,7 +531,20 @@ def _meets(target, value) -> bool:
 def open_ledger(args):
     from dpstudio.ledger import Ledger
 
-    return Ledger(getattr(args, "ledger", None))
+    return _say_recovered(Ledger(getattr(args, "ledger", None)))
+
+
+def _say_recovered(ledger):
+    """Tell the user (stderr) what opening ``ledger`` settled: releases whose process ended
+    mid-way, completed (charged) or rolled back (nothing charged)."""
+    for r in getattr(ledger, "recovered", None) or []:
+        if r["action"] == "completed":
+            text = f"release {r['id']}, whose process ended after its point of no return, was completed and is charged"
+        else:
+            text = f"release {r['id']}, whose process ended before its point of no return, was rolled back: no charge"
+        note = f"; {r['note']}" if r.get("note") else ""
+        print(f"dpstudio: ledger {ledger.path}: {text}{note}", file=sys.stderr)
+    return ledger
 
 
 def cmd_release(args) -> int:
@@ -546,6 +560,8 @@ def cmd_release(args) -> int:
         from dpstudio.ledger import Ledger
 
         ledger = Ledger.open_existing(getattr(args, "ledger", None))
+        if ledger is not None:
+            _say_recovered(ledger)
     else:
         ledger = open_ledger(args)
 
@@ -610,9 +626,24 @@ def _print_release(result) -> int:
     )
     if result.ledger_identity is not None:
         summary["dataset_identity"] = result.ledger_identity
-    if not result.ledger_recorded:
-        print("dpstudio: this release is not recorded in any ledger", file=sys.stderr)
-    _print_json(summary)
+    try:
+        if not result.ledger_recorded:
+            print("dpstudio: this release is not recorded in any ledger", file=sys.stderr)
+        _print_json(summary)
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError) as exc:  # stdout full, closed or gone
+        # the release is final: its summary failing to print is no failed release (exit 0).
+        # What stays buffered goes to the null device, so that the interpreter's own flush at
+        # exit does not turn this into exit 120
+        with contextlib.suppress(Exception):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        with contextlib.suppress(Exception):
+            why = getattr(exc, "strerror", None) or type(exc).__name__
+            print(
+                f"dpstudio: warning: the release is complete ({result.done_text()}), but its summary "
+                f"could not be printed ({why})",
+                file=sys.stderr,
+            )
     return EXIT_OK
 
 

@@ -432,6 +432,16 @@ def _release_tmp_name(name: str, directory, tag: str) -> str:
     return "." + temp_stem(name, directory, room=1 + len(tail) + 20) + tail
 
 
+def _beside(path: str, tag: str) -> str:
+    """A free name beside ``path``: ``data.recovered-3.csv`` (``data.recovered-3-2.csv``, ...)."""
+    p = Path(path)
+    for i in range(1, 1000):
+        name = f"{p.stem}.{tag}{'' if i == 1 else f'-{i}'}{p.suffix}"
+        if not os.path.lexists(p.with_name(name)):
+            return str(p.with_name(name))
+    raise UserError(f"no free name beside {path} to keep a recovered release's output")
+
+
 def _remove_tmp(tmp_path: str | None) -> None:
     import shutil
 
@@ -1680,11 +1690,14 @@ class Ledger:
             raise UserError(f"ledger path is a folder, not a database file: {self.path}")
         self.key_path = self.path.with_name(self.path.name + ".key")
         self.head_path = self.path.with_name(self.path.name + ".head")
+        self.settled_note: str | None = None  # what the last _settle must tell the user
         self._init_db()
         with self._tx() as con:
             self.problems = self._check(con)
+        #: what opening the ledger did to in-flight releases of processes that ended (:meth:`recover`)
+        self.recovered: list[dict] = []
         if not self.problems:  # a damaged ledger is left exactly as found until reinit
-            self.recover()
+            self.recovered = self.recover()
 
     @classmethod
     def open_existing(cls, path=None) -> Ledger | None:
@@ -1987,6 +2000,16 @@ class Ledger:
                 )
         elif not rows:
             problems.insert(0, "its hash chain is missing (table log is empty)")
+        elif db_seq > 1 and not bad_head:
+            # the head file is what tells a database put back from an older copy: without it a
+            # restored backup would silently reset every budget spent since.  A chain of one
+            # event (its creation) may lack it: a crash between the first commit and its head
+            problems.insert(
+                0,
+                f"its head file {self.head_path.name} is missing while its hash chain holds {db_seq} "
+                f"events: the database may be an older copy put back, which would forget the releases "
+                f"recorded since",
+            )
         if not problems:
             problems += self._compare(con, rep)
         if rep.key_id is not None:
@@ -2273,7 +2296,8 @@ class Ledger:
         for r in rows:
             if _process_alive(r["pid"], r["pid_start_time"], r["host"]):
                 continue
-            done.append({"id": r["id"], "status": r["status"], "action": self._settle(con, r)})
+            action = self._settle(con, r)
+            done.append({"id": r["id"], "status": r["status"], "action": action, "note": self.settled_note})
         return done
 
     def _complete(self, con, r, *, stamp: bool) -> None:
@@ -2285,7 +2309,21 @@ class Ledger:
         self._append(con, "release", self._release_body(self._row_id(con, r["id"])))
 
     def _settle(self, con, r) -> str:
-        """Finish a dead (or failed) in-flight row; returns "completed" or "rolled back"."""
+        """Finish a dead (or failed) in-flight row; returns "completed" or "rolled back" (and
+        sets :attr:`settled_note` to what the user must know about the output, or None).
+
+        A *committing* row is past its point of no return: its output was hashed and only the
+        rename was left, so the release stands whatever became of the output since:
+
+        * the output holds the recorded bytes: complete;
+        * the temporary file holds them: renamed into place (rolled forward) -- unless a file
+          now stands at the output's path (put there after the crash), which is never written
+          over: the output is then kept beside it under a name of its own, which the row records;
+        * neither: the rename happened and the output was moved, changed or deleted before the
+          row was marked complete (the temporary file disappears only by that rename; a rollback
+          deletes the row before the file).  The release is charged, and ``ledger verify`` says
+          what became of its output."""
+        self.settled_note = None
         if r["status"] == "committing" and r["output_path"] and r["output_sha256"]:
             out, tmp = r["output_path"], r["tmp_path"]
             if _is_output(out) and _sha256_file(out) == r["output_sha256"]:
@@ -2293,10 +2331,22 @@ class Ledger:
                 self._complete(con, r, stamp=False)
                 return "completed"
             if tmp and _is_output(tmp) and _sha256_file(tmp) == r["output_sha256"]:
-                os.replace(tmp, out)
+                if os.path.lexists(out):
+                    kept = _beside(out, f"recovered-{r['id']}")
+                    os.replace(tmp, kept)
+                    con.execute("UPDATE entries SET output_path=? WHERE id=?", (kept, r["id"]))
+                    self.settled_note = (
+                        f"its output was kept as {kept}: another file stands at {out} and was not written over"
+                    )
+                else:
+                    os.replace(tmp, out)
                 _fsync_dir(os.path.dirname(out) or ".")
                 _remove_tmp(tmp)
                 self._complete(con, r, stamp=False)
+                return "completed"
+            if not (tmp and os.path.lexists(tmp)):
+                self._complete(con, r, stamp=False)
+                self.settled_note = f"its output {out} was moved, changed or deleted after it was written"
                 return "completed"
         _remove_tmp(r["tmp_path"])
         con.execute("DELETE FROM entries WHERE id=?", (r["id"],))
@@ -2888,7 +2938,7 @@ class Ledger:
         for path, what in ours.items():
             done = con.execute(
                 "SELECT id, output_path, output_sha256, report_path, report_sha256, artifact_path, "
-                "artifact_sha256 FROM entries WHERE status='complete' "
+                "artifact_sha256 FROM entries WHERE status IN ('complete', 'committing') "
                 "AND (output_path=? OR report_path=? OR artifact_path=?) ORDER BY id DESC",
                 (path, path, path),
             ).fetchall()
@@ -2978,12 +3028,16 @@ class Ledger:
         if out in own:
             raise UserError(f"the output path {out} is one of the privacy ledger's own files; choose another")
 
-    def write_and_commit(self, reservation: Reservation, output_path, writer, *, folder: bool = False) -> str:
+    def write_and_commit(
+        self, reservation: Reservation, output_path, writer, *, folder: bool = False, on_commit=None
+    ) -> str:
         """Write the output through ``writer(tmp_path)`` and record the release, crash-consistently
         (module docstring).  Returns the output's SHA-256.  On failure before the point of no
         return, the temporary files and the reservation are removed and the error re-raised.
         ``folder``: the output is a new folder the writer creates at ``tmp_path`` (a
-        partitioned dataset), recorded by the SHA-256 of its files' names and hashes."""
+        partitioned dataset), recorded by the SHA-256 of its files' names and hashes.
+        ``on_commit()`` is called at the point of no return (the row marked *committing*): from
+        there nothing the caller does may report the release as failed (a Ctrl-C is ignored)."""
         self._refuse_own_files(output_path)
         output = Path(output_path).resolve()
         directory = output.parent
@@ -3017,6 +3071,8 @@ class Ledger:
             self._rollback(reservation)
             raise
         # point of no return: from here a crash is rolled forward by recovery
+        if on_commit is not None:
+            on_commit()
         try:
             os.replace(tmp, output)
         except OSError as exc:
@@ -3035,11 +3091,15 @@ class Ledger:
         return digest
 
     def _rollback(self, reservation: Reservation) -> None:
+        tmp = None
         with self._tx() as con:
             r = self._row(con, reservation)
             if r is not None and r["status"] in _IN_FLIGHT:
-                _remove_tmp(r["tmp_path"])
+                tmp = r["tmp_path"]
                 con.execute("DELETE FROM entries WHERE id=?", (reservation.id,))
+        # the row goes first: a crash in between leaves a stray temporary file, never a
+        # *committing* row without its temporary file (which recovery takes for a rename, _settle)
+        _remove_tmp(tmp)
 
     def abort(self, reservation: Reservation) -> str:
         """Cancel a reservation that failed: its row and temporary files go.  A release already
@@ -3162,7 +3222,10 @@ class Ledger:
         digest = _sha256_file(out)
         with self._tx() as con:
             con.execute(
-                f"UPDATE entries SET {kind}_path=?, {kind}_sha256=? WHERE id=? AND status='complete'",
+                # a *committing* row too: the release happened, and its completion is pending
+                # (the ledger could not mark it; recovery does) -- its report is still its own
+                f"UPDATE entries SET {kind}_path=?, {kind}_sha256=? "
+                "WHERE id=? AND status IN ('complete', 'committing')",
                 (out, digest, int(entry_id)),
             )
         return digest
@@ -3195,7 +3258,8 @@ class Ledger:
             same = " OR ".join(f"e.{k}_sha256=?" for k in ("output", *_SIDE_FILES))
             rows = con.execute(
                 f"SELECT {cols}, d.label, d.name, d.sha256 FROM entries e JOIN datasets d ON d.sha256 = e.dataset "
-                f"WHERE e.status='complete' AND (({same}) OR ? LIKE e.output_path || '%' "
+                # a committing release is past its point of no return: its files are paid for
+                f"WHERE e.status IN ('complete', 'committing') AND (({same}) OR ? LIKE e.output_path || '%' "
                 "OR e.report_path=? OR e.artifact_path=?) ORDER BY e.id DESC",
                 (*[digest] * (1 + len(_SIDE_FILES)), real, real, real),
             ).fetchall()

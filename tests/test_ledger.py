@@ -306,8 +306,9 @@ def test_recovery_rolls_forward_committing(tmp_path):
         tmp=tmp_path / ".b.csv.2-1.dpsrel",
         digest=hashlib.sha256(b"B").hexdigest(),
     )
-    # 3) neither the tmp nor a matching output -> the row goes
-    (tmp_path / "c.csv").write_text("older file, not this release")
+    # 3) neither the tmp nor a matching output: the rename happened (only it removes the
+    # temporary file) and the output was edited since -> the release stands, charged
+    (tmp_path / "c.csv").write_text("C, edited after the release")
     _forge(
         led,
         "committing",
@@ -315,12 +316,38 @@ def test_recovery_rolls_forward_committing(tmp_path):
         tmp=tmp_path / ".c.csv.3-1.dpsrel",
         digest=hashlib.sha256(b"C").hexdigest(),
     )
+    # 4) ... or moved away before the ledger was next opened
+    _forge(
+        led,
+        "committing",
+        out=tmp_path / "d.csv",
+        tmp=tmp_path / ".d.csv.4-1.dpsrel",
+        digest=hashlib.sha256(b"D").hexdigest(),
+    )
+    # 5) killed before the rename, and the user has put a file of their own at the output's path
+    # since: it is not written over, the output is kept beside it
+    tmp5 = tmp_path / ".e.csv.5-1.dpsrel"
+    tmp5.write_text("E")
+    (tmp_path / "e.csv").write_text("the user's own file")
+    _forge(led, "committing", out=tmp_path / "e.csv", tmp=tmp5, digest=hashlib.sha256(b"E").hexdigest())
     actions = led.recover()
-    assert [a["action"] for a in actions] == ["completed", "completed", "rolled back"]
+    assert [a["action"] for a in actions] == ["completed"] * 5
     assert (tmp_path / "a.csv").read_text() == "A"
-    assert _status(led) == [("complete", "a.csv"), ("complete", "b.csv")]
+    assert (tmp_path / "e.csv").read_text() == "the user's own file"
+    assert (tmp_path / "e.recovered-5.csv").read_text() == "E"
+    assert [a["note"] is not None for a in actions] == [False, False, True, True, True]
+    assert "e.recovered-5.csv" in actions[4]["note"] and "moved, changed or deleted" in actions[3]["note"]
+    assert _status(led) == [
+        ("complete", "a.csv"),
+        ("complete", "b.csv"),
+        ("complete", "c.csv"),
+        ("complete", "d.csv"),
+        ("complete", "e.recovered-5.csv"),
+    ]
     assert _leftovers(tmp_path) == []
-    assert (tmp_path / "c.csv").read_text() == "older file, not this release"
+    # verify tells what became of the edited and the moved outputs
+    problems = " ".join(led.verify())
+    assert "c.csv" in problems and "d.csv" in problems and "e.recovered" not in problems
 
 
 def test_recovery_leaves_live_processes_alone(tmp_path):
@@ -414,3 +441,23 @@ def test_what_is_left_of_a_cap_is_not_a_float_sums_residue(tmp_path):
         led.write_and_commit(r, tmp_path / f"o{i}.csv", lambda t: Path(t).write_text("x"))
     led.set_cap("a" * 64, 0.9)
     assert led.summary("a" * 64)["remaining"]["epsilon"] == 0.0
+
+
+def test_opening_the_ledger_says_what_recovery_did(tmp_path, capsys):
+    """Audit finding: recovery settled a dead process's release silently - the user learnt
+    neither that it was charged nor where its output went."""
+    from dpstudio.cli import main
+
+    led = Ledger(tmp_path / "l.sqlite")
+    tmp = tmp_path / ".e.csv.1-1.dpsrel"
+    tmp.write_text("E")
+    (tmp_path / "e.csv").write_text("the user's own file")
+    _forge(led, "committing", out=tmp_path / "e.csv", tmp=tmp, digest=hashlib.sha256(b"E").hexdigest())
+    _forge(led, "pending", out=tmp_path / "f.csv")
+    assert main(["ledger", "list", "--ledger", str(led.path)]) == 0
+    err = capsys.readouterr().err
+    assert "release 1, whose process ended after its point of no return, was completed and is charged" in err
+    assert "e.recovered-1.csv" in err and "not written over" in err
+    assert "release 2, whose process ended before its point of no return, was rolled back: no charge" in err
+    assert main(["ledger", "list", "--ledger", str(led.path)]) == 0
+    assert "release" not in capsys.readouterr().err  # said once, when it happened

@@ -76,6 +76,27 @@ def test_deleted_database_with_head_file_is_refused(tmp_path):
     _refused(led.path, "lost part of its history: its head file l.sqlite.head records 8 chained events")
 
 
+def test_an_older_copy_put_back_without_its_head_file_is_refused(tmp_path):
+    """Audit finding: copying back an older ledger.db and deleting ledger.db.head reset the
+    budget silently (the missing head file was simply written anew)."""
+    import shutil
+
+    led = _released(tmp_path, n=1)
+    backup = tmp_path / "backup.sqlite"
+    shutil.copy(led.path, backup)
+    for i in (1, 2):
+        r = led.reserve(SHA, loss=PrivacyLoss(0.3), output_path=tmp_path / f"p{i}.csv")
+        led.write_and_commit(r, tmp_path / f"p{i}.csv", lambda t: Path(t).write_text("y"))
+    _delete_db(led)
+    shutil.copy(backup, led.path)
+    led.head_path.unlink()
+    _refused(led.path, "head file l.sqlite.head is missing while its hash chain holds [0-9]+ events")
+    # a ledger whose only event is its creation may lack it (a crash before its first head write)
+    fresh = Ledger(_sub(tmp_path, "f") / "l.sqlite")
+    fresh.head_path.unlink(missing_ok=True)
+    assert Ledger(fresh.path).problems == []
+
+
 def test_zero_byte_database_is_refused(tmp_path):
     led = _released(tmp_path)
     _delete_db(led)

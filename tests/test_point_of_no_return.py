@@ -311,7 +311,7 @@ def test_a_ledger_that_cannot_mark_the_release_complete_is_a_warning(record, cap
         return real(self, con, row, stamp=stamp)
 
     monkeypatch.setattr(dl.Ledger, "_complete", disk_full)
-    code = main(["release", "rec.json", "--output", "o.csv"])
+    code = main(["release", "rec.json", "--output", "o.csv", "--report", "r.html"])
     monkeypatch.setattr(dl.Ledger, "_complete", real)
     captured = capsys.readouterr()
     assert code == 0, captured.err
@@ -323,7 +323,11 @@ def test_a_ledger_that_cannot_mark_the_release_complete_is_a_warning(record, cap
     con = sqlite3.connect(str(ledger))
     # still committing while this (test) process lives; recovery completes it once it is gone
     assert [r[0] for r in con.execute("SELECT status FROM entries")] == ["committing"]
+    # its report is recorded all the same (audit finding: it was not, and a later release took its name)
+    assert [r[0] for r in con.execute("SELECT report_path FROM entries")] == [str((d / "r.html").resolve())]
     con.close()
+    assert main(["release", "rec.json", "--output", "o2.csv", "--report", "r.html"]) == 2
+    assert "r.html" in capsys.readouterr().err
 
 
 def test_recipe_init_refuses_to_write_over_its_input(tmp_path, monkeypatch, capsys):
@@ -350,3 +354,62 @@ def test_rows_are_hashed_only_for_a_file_the_ledger_does_not_know(record, capsys
     assert calls == [1]
     (entry,) = _releases(ledger)
     assert entry["releases"] == 2
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_a_real_sigint_between_the_commit_and_the_rest_is_ignored(
+    record, capsys, monkeypatch, interactive_sigint, engine
+):
+    """Audit finding: the CLI took the release for final only once the code after the commit
+    began; a Ctrl-C between (a Dask client closing for seconds) printed "interrupted", exit 130,
+    no report, the spend recorded.  ``on_commit`` now runs at the point of no return itself."""
+    import dpstudio.pipeline as module  # the streamed engine imports _conclude from it when it runs
+
+    real = module._conclude
+
+    def ctrl_c_then_conclude(**kw):
+        os.kill(os.getpid(), signal.SIGINT)  # like the seconds a cluster's client takes to close
+        return real(**kw)
+
+    monkeypatch.setattr(module, "_conclude", ctrl_c_then_conclude)
+    d, ledger = record
+    code = main(["release", "rec.json", "--output", "o.csv", "--report", "r.html", "--engine", engine])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "already final" in captured.err and (d / "r.html").is_file()
+    assert _releases(ledger)[0]["releases"] == 1
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("stdout", ["full", "closed"])
+def test_a_summary_that_cannot_be_printed_is_no_failed_release(record, stdout):
+    """Audit finding: with the JSON summary going to a full disk (or a closed stdout) the CLI said
+    the release failed (exit 2, "No space left on device while writing"; exit 1 "internal
+    error") although its output and report were written and its spend recorded."""
+    import subprocess
+    import sys
+
+    d, ledger = record
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root), DPSTUDIO_LEDGER=str(ledger))
+    argv = [sys.executable, "-m", "dpstudio", "release", "rec.json", "--output", "o.csv", "--report", "r.html"]
+    if stdout == "full":
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(argv, cwd=d, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    else:
+        proc = subprocess.run(
+            argv,
+            cwd=d,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            pass_fds=(),
+            close_fds=True,
+            preexec_fn=lambda: os.close(1),
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert "the release is complete" in proc.stderr and "could not be printed" in proc.stderr
+    assert (d / "o.csv").is_file() and (d / "r.html").is_file()
+    assert _releases(ledger)[0]["releases"] == 1

@@ -451,6 +451,7 @@ def execute_release(
                         formula_protection=recipe.outputs.formula_protection,
                         cancel=cancel,
                     ),
+                    on_commit=on_commit,
                 )
             else:
                 output_sha = write_table(
@@ -465,7 +466,9 @@ def execute_release(
 
             text = json.dumps(outcome.artifact, indent=2)
             if ledger is not None:
-                output_sha = ledger.write_and_commit(reservation, output_path, lambda tmp: write_text(text, tmp))
+                output_sha = ledger.write_and_commit(
+                    reservation, output_path, lambda tmp: write_text(text, tmp), on_commit=on_commit
+                )
             else:
                 output_sha = write_text(text, output_path)
     except BaseException as exc:

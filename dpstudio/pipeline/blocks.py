@@ -224,7 +224,9 @@ def execute_streamed(
         _unchanged(stream.path, stamp)  # the second pass read the bytes the first one hashed
         cancel.check()
 
-    output_sha, late_interrupt = _write(ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT)
+    output_sha, late_interrupt = _write(
+        ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT, on_commit=on_commit
+    )
     n_read = int(box["outcome"].public_stats.get("n_input", n_rows))
     return _conclude(
         recipe=recipe,
@@ -282,19 +284,22 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, targets, *, 
 
 
 def _write(
-    ledger, reservation, output_path, run: Callable[[Any], None], *, folder: bool = False
+    ledger, reservation, output_path, run: Callable[[Any], None], *, folder: bool = False, on_commit=None
 ) -> tuple[str | None, BaseException | None]:
     """Run the release into a temporary file (``folder``: a temporary folder, for a partitioned
     dataset) and put it in place: through the ledger's commit (which records the spend) or
     atomically without a ledger.  ``(output SHA-256, an interrupt that came after the commit
-    had begun)``."""
+    had begun)``.  ``on_commit()`` is called at the point of no return, before anything else
+    (closing a cluster's client can take seconds: a Ctrl-C then must not fail the release)."""
     from dpstudio.export import atomic_folder, atomic_path, output_sha256
 
     try:
         if ledger is not None:
-            return ledger.write_and_commit(reservation, output_path, run, folder=folder), None
+            return ledger.write_and_commit(reservation, output_path, run, folder=folder, on_commit=on_commit), None
         with (atomic_folder if folder else atomic_path)(output_path) as tmp:
             run(tmp)
+        if on_commit is not None:
+            on_commit()
         return output_sha256(output_path), None
     except BaseException as exc:
         if reservation is None or ledger.abort(reservation) != "complete":

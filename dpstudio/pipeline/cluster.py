@@ -558,7 +558,9 @@ def execute_on_dask(
                 _unchanged(source, stamp)  # the workers read the bytes the client hashed
             cancel.check()
 
-        output_sha, late_interrupt = _write(ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT)
+        output_sha, late_interrupt = _write(
+            ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT, on_commit=on_commit
+        )
     finally:
         # after the commit nothing may turn a release that happened into an error: a failure to
         # disconnect from the cluster is not the release's
