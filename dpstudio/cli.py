@@ -617,6 +617,8 @@ def _print_release(result) -> int:
         "engine": result.engine,
         "warnings": result.warnings,
     }
+    if result.artifact_path is not None:  # a density's JSON beside its sampled rows
+        summary["side_file"], summary["side_file_sha256"] = result.artifact_path, result.artifact_sha256
     summary["ledger"] = (
         result.ledger_after
         if result.ledger_after is not None

@@ -461,11 +461,17 @@ def _fmt(x: float | None) -> str:
     return "unlimited" if x is None else f"{x:.6g}"
 
 
-def _left(cap: float, used: float) -> float:
-    """What is left of a cap: 0 within the admission tolerance (a cap of 20 spent as five
-    releases of 0.6667 + 0.6667 + ... showed 3.553e-15 left, a float sum's residue)."""
+#: the least epsilon a release can spend (``recipe.validate.MIN_UNIT_EPSILON``; a test holds them equal)
+LEAST_RELEASE_EPSILON = 1e-6
+
+
+def _left(cap: float, used: float, least: float = TOLERANCE) -> float:
+    """What is left of a cap: 0 below ``least`` -- the admission tolerance (a cap of 20 spent as
+    five releases of 0.6667 + ... showed 3.553e-15 left, a float sum's residue), or for epsilon
+    the least a release can spend (a zCDP total of 1.4999999994645 left 5.4e-10 of a cap, and
+    the advice to "lower epsilon to at most 5.4e-10" named a budget every recipe refuses)."""
     left = cap - used
-    return left if left > TOLERANCE else 0.0
+    return left if left > max(least, TOLERANCE) else 0.0
 
 
 def _as_loss(loss) -> tuple[float, float, str | None]:
@@ -2568,7 +2574,7 @@ class Ledger:
         remaining = None
         if cap is not None:
             remaining = {
-                "epsilon": _left(cap["epsilon"], used_e),
+                "epsilon": _left(cap["epsilon"], used_e, LEAST_RELEASE_EPSILON),
                 "delta": None if cap["delta"] is None else _left(cap["delta"], used_d),
             }
         out = {
@@ -2794,7 +2800,7 @@ class Ledger:
         over_d = cap_d is not None and used_d + delta > cap_d + TOLERANCE
         if not (over_e or over_d):
             return
-        left_e = _left(cap_e, used_e)
+        left_e = _left(cap_e, used_e, LEAST_RELEASE_EPSILON)
         msg = f"release would spend ε={eps:.6g}"
         if delta or cap_d is not None:
             msg += f", δ={delta:.6g}"

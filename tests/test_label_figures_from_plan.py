@@ -263,7 +263,9 @@ def test_report_says_what_the_leakage_share_is_and_qualifies_semi_sensitive_atta
     assert any("lower bound" in line for line in risk_summary(semi))
     # a label release's attackers see everything that is released: no qualification
     label_text = _table_text(risk_tables(risk_for_recipe(_label_3_classes(), _frame(150), seed=0)))
-    assert "the best of these attackers" in label_text and "lower bound" not in label_text
+    # (called "the best" only when it scored highest: not on this small table)
+    assert "lower bound" not in label_text
+    assert ("the best of these attackers" in label_text) != ("another attacker above scores higher" in label_text)
 
 
 def test_stripping_internal_references_keeps_the_label_note_grammatical():
@@ -293,3 +295,17 @@ def test_too_noisy_warning_names_the_noise_size_before_clamping():
     unclamped = replace(recipe, release=replace(recipe.release, options=Params.of({"clamp_to_bounds": False})))
     (line,) = useless_columns(compile_plan(unclamped), set(), False, None, None)
     assert "clamping" not in line and f"its noise's expected size, {fmt(unit.expected_error)}, is" in line
+
+
+def test_combine_both_is_called_the_best_only_when_it_scored_highest():
+    """Audit finding: "Combine both 72.9 % - the best of these attackers" sat next to "Take the
+    released label as true 73.1 %"."""
+    from dpstudio.report.model import _best_attacker_text
+
+    ahead = {"uninformed": 0.6, "naive": 0.70, "informed": 0.73}
+    behind = {"uninformed": 0.6, "naive": 0.731, "informed": 0.729}
+    assert "the best of these attackers" in _best_attacker_text({}, ahead)
+    assert "best" not in _best_attacker_text({}, behind) and "scores higher" in _best_attacker_text({}, behind)
+    semi = {"note_semi_sensitive": True}
+    assert "the best of these three" in _best_attacker_text(semi, ahead)
+    assert "best" not in _best_attacker_text(semi, behind) and "lower bound" in _best_attacker_text(semi, behind)

@@ -441,6 +441,17 @@ def test_what_is_left_of_a_cap_is_not_a_float_sums_residue(tmp_path):
         led.write_and_commit(r, tmp_path / f"o{i}.csv", lambda t: Path(t).write_text("x"))
     led.set_cap("a" * 64, 0.9)
     assert led.summary("a" * 64)["remaining"]["epsilon"] == 0.0
+    # a zCDP total a hair under its nominal value left 5.4e-10, below what any release can spend
+    # (the refusal then advised "lower epsilon to at most 5.4e-10", which every recipe refuses)
+    from dpstudio.recipe.validate import MIN_UNIT_EPSILON
+
+    assert ledger_mod.LEAST_RELEASE_EPSILON == MIN_UNIT_EPSILON
+    led.set_cap("a" * 64, 0.9 + 5.4e-10)
+    assert led.summary("a" * 64)["remaining"]["epsilon"] == 0.0
+    with pytest.raises(BudgetError, match="the dataset has ε=0 left"):
+        led.reserve("a" * 64, loss=PrivacyLoss(0.01), dataset_name="a.csv")
+    led.set_cap("a" * 64, 0.9 + 2e-6)
+    assert led.summary("a" * 64)["remaining"]["epsilon"] == pytest.approx(2e-6)
 
 
 def test_opening_the_ledger_says_what_recovery_did(tmp_path, capsys):

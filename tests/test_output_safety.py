@@ -738,3 +738,21 @@ def test_over_cap_advice_when_only_the_delta_cap_refuses(setup, capsys):
     assert main(["release", "dp.json", "--output", "dp.csv"]) == 2
     err = capsys.readouterr().err
     assert "To go on: make the release spend less δ" in err and "lower the recipe's epsilon" not in err, err
+
+
+def test_a_density_side_file_is_named_in_the_summary_and_the_report(setup, capsys):
+    """Audit finding: the JSON written beside a density's sampled rows (recorded in the ledger)
+    was named neither by the CLI's summary nor by the report."""
+    import hashlib
+
+    d, _ledger = setup
+    args = ["--release", "density", "--role", "age=sensitive", "--role", "sex=ignore", "--bounds", "age=0:100"]
+    assert main(["recipe", "init", "in.csv", "-o", "dens.json", *args, "--option", "sample_rows=20"]) == 0
+    capsys.readouterr()
+    assert main(["release", "dens.json", "--output", "s.csv", "--report", "s.html"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    side = d / "s.artifact.json"
+    digest = hashlib.sha256(side.read_bytes()).hexdigest()
+    assert summary["side_file"] == str(side) and summary["side_file_sha256"] == digest
+    page = (d / "s.html").read_text(encoding="utf-8")
+    assert "s.artifact.json" in page and digest in page

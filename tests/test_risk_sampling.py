@@ -109,3 +109,35 @@ def test_small_table_uses_every_row_and_has_no_sampling_error():
     errs = out["label_views"]["y"]["at_epsilon"]["standard_errors"]["accuracy"]
     assert all(v == 0.0 for v in errs.values())
     assert share_se(0.5, 100, 0.5) == pytest.approx(math.sqrt(0.25 / 100 * 0.5))
+
+
+def test_the_simulated_release_never_draws_the_released_files_noise(monkeypatch):
+    """Audit finding: with the recipe's seed 0 (the estimates' own seed), the linkage attack's
+    "simulated release with independent randomness" drew exactly the noise of the released file."""
+    import dpstudio.plan as plan_mod
+    from dpstudio.engine.rng import RandomSource
+    from dpstudio.plan import compile_plan, execute
+    from dpstudio.recipe.model import Randomness
+    from dpstudio.risk import linkage_of_plan
+
+    g = np.random.default_rng(2)
+    frame = pd.DataFrame({"zip": g.choice(["a", "b", "c"], 500), "age": g.integers(18, 90, 500)})
+    cols = (
+        Column("zip", "categorical", "public"),
+        Column("age", "integer", "sensitive", Domain("numeric", low=0, high=100), Mechanism("laplace")),
+    )
+    recipe = Recipe(InputSpec("x.csv"), ReleaseSpec("record"), cols, Budget(1.0), randomness=Randomness(seed=0))
+    plan = compile_plan(recipe)
+    released = execute(plan, frame, RandomSource(recipe.randomness.seed)).data  # what the release writes
+    seen = []
+    real = plan_mod.execute
+
+    def spy(*a, **k):
+        out = real(*a, **k)
+        seen.append(out.data)
+        return out
+
+    monkeypatch.setattr(plan_mod, "execute", spy)
+    linkage_of_plan(plan, frame, seed=0)
+    (simulated,) = seen
+    assert (simulated["age"].to_numpy() != released["age"].to_numpy()).mean() > 0.5

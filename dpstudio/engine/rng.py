@@ -25,12 +25,19 @@ _Word = TypeVar("_Word", np.uint32, np.uint64)
 class RandomSource:
     """Uniform random integers from a secure source, or from a seeded PCG64 when asked."""
 
-    def __init__(self, seed: int | None = None):
+    def __init__(self, seed: int | None = None, *, stream: int | None = None):
+        """``stream``: a seeded source of its own for the same ``seed``, which never repeats
+        the draws of ``RandomSource(seed)`` nor of its :meth:`stream` children (every seeded
+        draw is keyed by ``SeedSequence(seed, spawn_key=(stream, ...))`` instead of
+        ``(...)``): a risk estimate's simulated release must not draw the released file's noise
+        when the recipe's seed happens to be the estimate's."""
         self._gen: np.random.Generator | None
+        self._prefix: tuple[int, ...] = () if stream is None else (int(stream),)
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-            self._gen = np.random.Generator(np.random.PCG64(int(seed)))
+            entropy = int(seed) if stream is None else np.random.SeedSequence(int(seed), spawn_key=self._prefix)
+            self._gen = np.random.Generator(np.random.PCG64(entropy))
         else:
             self._gen = None
         self.seed = None if seed is None else int(seed)
@@ -133,9 +140,9 @@ class RandomSource:
         child = RandomSource(None)
         if self._gen is not None:
             assert self.seed is not None
-            seq = np.random.SeedSequence(self.seed, spawn_key=tuple(int(k) for k in key))
+            seq = np.random.SeedSequence(self.seed, spawn_key=self._prefix + tuple(int(k) for k in key))
             child._gen = np.random.Generator(np.random.PCG64(seq))
-            child.seed = self.seed
+            child.seed, child._prefix = self.seed, self._prefix
         return child
 
     def numpy_generator(self) -> np.random.Generator:

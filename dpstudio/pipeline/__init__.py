@@ -124,6 +124,7 @@ class ReleaseResult:
     committed: bool = False  # past the point of no return: output in place, spend recorded
     recorded_total: object = None  # the loss the ledger recorded (the reserved plan's total)
     artifact_path: str | None = None  # the density side file, when written
+    artifact_sha256: str | None = None  # ... and its SHA-256
     report_path: str | None = None  # the report, when written
     report_error: str | None = None  # why the report failed after the commit
     operator: str | None = None  # who ran the release (printed in the report; None: not given)
@@ -627,6 +628,7 @@ def _conclude(
         done = _after_commit(result, "the density side file", lambda: write_text(text, targets.artifact))
         result.artifact_path = None if isinstance(done, _Failure) else str(targets.artifact)
         if result.artifact_path is not None:
+            result.artifact_sha256 = done if isinstance(done, str) else None
             _record_file(result, ledger, reservation, "artifact", targets.artifact)
     # synthetic-data risk needs a second fit on a training split: only on request (dpstudio risk)
     if (

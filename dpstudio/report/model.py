@@ -97,11 +97,16 @@ def fmt(x, digits: int = 4) -> str:
     return str(x)
 
 
+def _pct_number(v: float) -> str:
+    """A percentage's number: one decimal, two significant digits below 1 % (a linkage rate of
+    0.15 % printed as "0.1 %" beside an interval of 0.05-0.44 % read as "0.1-0.4 %")."""
+    return fmt(v, 2) if 0 < abs(v) < 1 else f"{v:.1f}"
+
+
 def _pct(x) -> str:
     if x is None:
         return "\u2014"
-    v = 100 * float(x)
-    return f"{fmt(v, 2)} %" if 0 < abs(v) < 0.05 else f"{v:.1f} %"
+    return f"{_pct_number(100 * float(x))} %"
 
 
 def _pct_half(h: float) -> str:
@@ -117,7 +122,7 @@ def _rate(p, se=None, ci=None) -> str:
     if p is None:
         return "\u2014"
     if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci and ci[1] > ci[0]:
-        return f"{_pct(p)} (95 % interval {100 * float(ci[0]):.1f}\u2013{100 * float(ci[1]):.1f} %)"
+        return f"{_pct(p)} (95 % interval {_pct_number(100 * float(ci[0]))}\u2013{_pct_number(100 * float(ci[1]))} %)"
     if se is not None and float(se) > 0:
         return f"{_pct(p)} \u00b1 {_pct_half(1.96 * float(se))}"
     return _pct(p)
@@ -143,15 +148,26 @@ def _sample_sentence(risk: dict) -> str | None:
     )
 
 
-def _best_attacker_text(view: dict) -> str:
+def _best_attacker_text(view: dict, acc: dict | None = None) -> str:
     """What the "Combine both" row means; in a semi-sensitive release the attackers ignore the
-    perturbed sensitive columns, so "the best" is only the best of these (a lower bound)."""
+    perturbed sensitive columns, so "the best" is only the best of these (a lower bound).  It is
+    called the best only when it scored highest (its model of the public columns is estimated, so
+    on a given table the plain "take the released label" attacker can score a little higher)."""
+    acc = acc or {}
+    informed, others = acc.get("informed"), [acc.get(k) for k in ("uninformed", "naive")]
+    best = informed is not None and all(o is None or informed >= o for o in others)
     if view.get("note_semi_sensitive"):
         return (
-            "the best of these three attackers, which ignore the perturbed sensitive columns: one that "
+            ("the best of these three attackers" if best else "the Bayes rule for the noise")
+            + ", which ignore the perturbed sensitive columns: one that "
             "uses them too can do better, so this is a lower bound on what the release allows"
         )
-    return "the best of these attackers: how far above the baseline the release lets it go"
+    if best:
+        return "the best of these attackers: how far above the baseline the release lets it go"
+    return (
+        "the Bayes rule for the noise on top of the public columns' prediction; here another "
+        "attacker above scores higher, as an estimated model of the public columns can: read the highest rate"
+    )
 
 
 def _iue_text(iue: dict) -> str:
@@ -1178,7 +1194,7 @@ def risk_tables(risk: dict) -> list[Block]:
                 [
                     Cell("Combine both"),
                     Cell(_rate(acc.get("informed"), acc_se.get("informed"))),
-                    Cell(_best_attacker_text(view)),
+                    Cell(_best_attacker_text(view, acc)),
                 ],
             ]
         iue = at.get("iue_adv_bound") or {}
@@ -1524,6 +1540,11 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         ("Output file", Path(result.output_path).name if result.output_path else "\u2014"),
         ("Output SHA-256", result.output_sha256 or "\u2014"),
     ]
+    if getattr(result, "artifact_path", None):  # a density's JSON beside its sampled rows
+        header += [
+            ("Side file (density JSON)", Path(result.artifact_path).name),
+            ("Side file SHA-256", getattr(result, "artifact_sha256", None) or "\u2014"),
+        ]
     sections: list[Section] = []
 
     # 1. summary
@@ -1968,10 +1989,14 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
     ps = getattr(result.outcome, "public_stats", None) or {}
     if synthetic:
         sections += synthetic_utility(result, frame, external)
-    elif ps:
+    elif {k for k in ps if k not in ("rows", "n_input")}:
         s = Section("Utility of the released data")
         s.add("note", "Computed from the differentially private output only.")
-        flat = _flatten({k: v for k, v in ps.items() if not k.startswith("synthesizer")})
+        # row counts are no utility figure (the header and the engine line give them); a streamed
+        # release's "rows | n_input" printed raw keys in a section of its own
+        flat = _flatten(
+            {k: v for k, v in ps.items() if not k.startswith("synthesizer") and k not in ("rows", "n_input")}
+        )
         if flat:
             s.add("kv", flat[:60])
         sections.append(s)
@@ -2072,7 +2097,17 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         # how the generator was trained decides the last digits of a seeded re-run
         s.add("kv", [("Synthesizer training", str(ps["synthesizer_training"]))])
     if not external:  # the recipe's hash covers the input's hash: internal only
-        s.add("kv", [("Recipe SHA-256", recipe.sha256())])
+        # the ledger's recipe hash: of the canonical JSON, so re-indenting the file keeps it
+        s.add(
+            "kv",
+            [
+                (
+                    "Recipe SHA-256",
+                    f"{recipe.sha256()} (of the recipe's canonical JSON, keys sorted and no spaces, as the "
+                    "ledger records it; not of the file's bytes)",
+                )
+            ],
+        )
     s.add(
         "p",
         "Running this recipe again with dpstudio gives a release with the same guarantee and "
@@ -2093,7 +2128,11 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         "p",
         "The recipe this release ran, with paths relative to the dataset's folder and category lists "
         f"longer than {APPENDIX_CATEGORIES} shortened; the recipe file itself is the complete record"
-        + (" (its SHA-256 is under \u201cRandomness and reproduction\u201d)." if not external else ".")
+        + (
+            " (the SHA-256 of its canonical JSON is under \u201cRandomness and reproduction\u201d)."
+            if not external
+            else "."
+        )
         + (" Values copied from the data are withheld." if external and copied else ""),
     )
     s.add("pre", recipe_appendix(recipe, external), caption="Recipe (JSON)")
