@@ -263,6 +263,8 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, targets, *, 
     ``(reservation, before, identity, ledger to write with or None)``."""
     if ledger is None:
         return None, None, None, None
+    from dpstudio.pipeline import ledger_kind
+
     who = dict(dataset_name=Path(path).name, label=recipe.input.dataset, fingerprint=fp, new_dataset=new_dataset)
     if not record:  # refuses like a recorded release would, records nothing
         before = ledger.check_unrecorded(
@@ -274,7 +276,7 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, targets, *, 
     reservation = ledger.reserve(
         sha,
         loss=plan.total,
-        release_type=recipe.release.type,
+        release_type=ledger_kind(recipe, plan),
         recipe_sha256=recipe.sha256(),
         output_path=str(targets.output),
         side_files=targets.side_files(),

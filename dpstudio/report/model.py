@@ -1536,7 +1536,12 @@ def build_model(result, variant: str = "internal", frame=None, *, charts: bool =
         ("Date (UTC)", result.started_at.replace("T", " ").replace("+00:00", "")),
         ("Operator", _operator_text(result)),
         ("dpstudio version", result.version),
-        ("Release type", rtype),
+        (
+            "Release type",
+            f"{rtype} (delivered as semi-sensitive: the columns marked public are copied unchanged)"
+            if rtype == "record" and plan.guarantee == "semi-sensitive"
+            else rtype,
+        ),
         ("Output file", Path(result.output_path).name if result.output_path else "\u2014"),
         ("Output SHA-256", result.output_sha256 or "\u2014"),
     ]

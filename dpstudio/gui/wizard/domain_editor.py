@@ -176,7 +176,8 @@ class DomainEditor(QGroupBox):
         self.form.addRow(self.tr("Rare-category risk (δ)"), self.delta)
         self.form.addRow(self.delta_note)
         box.addLayout(self.form)
-        self.may_be_empty = QCheckBox(self.tr("May be empty (missing values are synthesised as their own value)"))
+        # short: a check box does not wrap, and the long form was cut off in a narrow panel (the tooltip says it all)
+        self.may_be_empty = QCheckBox(self.tr("May be empty (synthesised as a value)"))
         self.may_be_empty.setToolTip(
             self.tr(
                 "Ticked: empty cells of this column are kept as a value of their own, so synthetic data has "

@@ -126,6 +126,11 @@ class ReviewPage(WizardPage):
         parts = []
         plan, err = s.plan()
         title, what, guarantee = release_text(rec.release.type)
+        if rec.release.type == "record" and plan is not None and plan.guarantee == "semi-sensitive":
+            # the heading names what is delivered: public columns copied make it semi-sensitive,
+            # not the whole-record protection the record type names (audit finding)
+            title = tr("Noise on every column not marked public (semi-sensitive protection)")
+            guarantee = release_text("semi-sensitive")[2]
         parts.append(f"<h2>{e(title)}</h2><p>{e(what)}<br><i>{e(guarantee)}</i></p>")
         if rec.release.type == "semi-sensitive":
             parts.append(f"<p>{e(semi_sensitive_text())}</p>")
