@@ -175,6 +175,24 @@ def test_progress_and_cancel():
         )
     assert len(rounds) == 2  # stopped at the next round's check
 
+    # the final estimate (1,000 mirror-descent steps: 15 s on a 25k-row table) moves the bar and
+    # stops at the next step when cancelled, not after the last (GUI walkthrough finding)
+    steps = []
+
+    def cancel_in_final_fit(f, m=""):
+        if m.startswith("fitting the model: step"):
+            steps.append((f, m))
+            if len(steps) == 3:
+                token.cancel()
+
+    token = CancelToken()
+    with pytest.raises(Cancelled):
+        AIMSynthesizer().fit(
+            data, spec, epsilon=1.0, delta=1e-6, rng=RandomSource(1), progress=cancel_in_final_fit, cancel=token
+        )
+    assert len(steps) == 3 and 0.9 <= steps[0][0] < steps[-1][0] < 1.0
+    assert steps[-1][1] == "fitting the model: step 20 of 1000"  # cancelled within the next step
+
 
 def test_three_way_interaction_beats_mst():
     """y = a xor b (each pairwise marginal with y is nearly uniform): MST's tree cannot hold

@@ -204,7 +204,15 @@ def test_one_replaced_record_cannot_move_the_budget(frame):
 
 
 def test_a_failed_risk_check_is_reported_not_enforced(frame):
-    r = demo("income=within:25000:0.5", "reid=0.016")
+    # a limit between the rate at the accuracy target's epsilon and the rate a tiny epsilon
+    # leaves (the public columns' floor), read from the same seeded estimator, not typed: a
+    # typed 0.016 sat on the floor and broke when the simulation's noise stream changed
+    probe = demo("income=within:25000:0.5", "reid=0.5")
+    ev = evidence_for(probe, frame)
+    chosen = solve(probe, evidence=ev)
+    high, floor = ev.reid(at_epsilon(chosen, chosen.epsilon)), ev.reid(at_epsilon(chosen, 0.001))
+    assert high > floor + 0.002, (high, floor)  # room for a limit between them
+    r = demo("income=within:25000:0.5", f"reid={(high + floor) / 2:.5f}")
     s = solve(r, evidence=evidence_for(r, frame))
     acc, risk = s.results
     assert s.feasible and acc.status == "met"

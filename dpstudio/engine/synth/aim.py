@@ -57,7 +57,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ..accounting import PrivacyLoss
-from ..progress import NEVER_CANCELLED, CancelToken, no_progress
+from ..progress import NEVER_CANCELLED, CancelToken, no_progress, sub_progress
 from ..rng import RandomSource
 from .base import FittedSynth, Synthesizer
 from .cells import CellLayout, expand, merged_weights, noisy_fidelity
@@ -308,7 +308,7 @@ class AIMSynthesizer(Synthesizer):
         weight = {c: float(sum(len(set(c) & set(w)) for w in workload)) for c in cands}
         answers = {c: counts.compressed(c, cmap, csizes).reshape([csizes[a] for a in c]) for c in cands}
         sel_sens = 2.0 * max(weight.values())
-        model, step, _ = estimate(csizes, meas, n, zeros=zeros, iters=self.iters)
+        model, step, _ = estimate(csizes, meas, n, zeros=zeros, iters=self.iters, cancel=cancel)
         sizer = _ModelSize(csizes)
         selected: list[Clique] = []
         anneals = 0
@@ -356,7 +356,9 @@ class AIMSynthesizer(Synthesizer):
             y, s = gauss(answers[pick], mu, what)
             meas.append(Measurement(pick, y, s if finite else 1.0))
             selected.append(pick)
-            model, step, _ = estimate(csizes, meas, n, zeros=zeros, warm=model, iters=self.iters, step=step)
+            model, step, _ = estimate(
+                csizes, meas, n, zeros=zeros, warm=model, iters=self.iters, step=step, cancel=cancel
+            )
             after = model.marginal(pick)
             if finite and not terminate and np.abs(after - before).sum() <= _SQ2PI * s * cells(csizes, pick):
                 mu *= 2.0
@@ -365,9 +367,19 @@ class AIMSynthesizer(Synthesizer):
             progress(0.05 + 0.85 * (min(rho_used / rho, 1.0) if finite else t / T), f"round {t}: {what}")
         cancel.check()
         progress(0.9, "final estimate")
-        model, step, _ = estimate(csizes, meas, n, zeros=zeros, warm=model, iters=self.final_iters, step=step)
+        model, step, _ = estimate(
+            csizes,
+            meas,
+            n,
+            zeros=zeros,
+            warm=model,
+            iters=self.final_iters,
+            step=step,
+            progress=sub_progress(progress, 0.9, 0.99),
+            cancel=cancel,
+        )
         total = zcdp_total(comps, delta, self.label)
-        progress(1.0, "done")
+        progress(1.0, "model fitted")  # not "done": the release goes on (sampling, writing)
         info: dict[str, Any] = {
             "cliques": [tuple(names[a] for a in c) for c in selected],
             "rounds": t,

@@ -33,6 +33,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ..progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+#: steps of :func:`estimate` between two progress reports
+PROGRESS_EVERY = 10
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 Clique = tuple[int, ...]
@@ -592,11 +597,16 @@ def estimate(
     warm: MarkovModel | None = None,
     iters: int = 200,
     step: float | None = None,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[MarkovModel, float, float]:
     """Private-PGM estimate of a model from noisy marginals (mirror descent, Armijo steps).
 
     Returns (model, final step size for the next warm start, final loss).  The model is over
-    the measured cliques (and every attribute); ``warm``'s potentials seed the new ones."""
+    the measured cliques (and every attribute); ``warm``'s potentials seed the new ones.
+    ``cancel`` is checked at every step and ``progress`` told every ``PROGRESS_EVERY`` steps:
+    AIM's final estimate of 1,000 steps took 15 s on a 25k-row table with a still progress bar
+    and a Cancel that waited for it (post-processing of DP measurements: no privacy role)."""
     cliques = {tuple(sorted(m.clique)) for m in measurements}
     pots = dict(warm.theta) if warm is not None else None
     model = MarkovModel(sizes, cliques, total, zeros, pots)
@@ -617,7 +627,10 @@ def estimate(
     theta = model.theta
     marg = model.marg
     loss, grad, mu = _loss_grad(model, marg, groups)
-    for _ in range(int(iters)):
+    for i in range(int(iters)):
+        cancel.check()
+        if i % PROGRESS_EVERY == 0:
+            progress(i / iters, f"fitting the model: step {i} of {iters}")
         theta2 = dict(theta)
         for r, g in grad.items():
             theta2[r] = theta[r] - alpha * g
