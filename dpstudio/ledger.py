@@ -1631,6 +1631,9 @@ class _Replay:
     datasets: dict = field(default_factory=dict)  # key -> {"label", "cap"}
     files: dict = field(default_factory=dict)  # file sha -> (dataset, sketch digest, column-sets digest)
     releases: dict = field(default_factory=dict)  # entry id -> (dataset, epsilon, delta)
+    #: entry id -> what else the chain says of a release (output hash, type, recipe, input file):
+    #: a reinit puts it back, so that a restored release's output stays protected by its bytes
+    release_facts: dict = field(default_factory=dict)
     key_id: str | None = None
     reinits: list = field(default_factory=list)
 
@@ -1654,6 +1657,9 @@ class _Replay:
             self.files[b["file"]] = (b["dataset"], b.get("sketch"), b.get("cols"))
         elif kind == "release":
             self.releases[int(b["entry"])] = (b["dataset"], float(b["epsilon"]), float(b["delta"]))
+            self.release_facts[int(b["entry"])] = {
+                k: b.get(k) for k in ("output_sha256", "release_type", "recipe_sha256", "file")
+            }
 
 
 @dataclass(frozen=True)
@@ -2186,10 +2192,22 @@ class Ledger:
             row = con.execute("SELECT dataset, epsilon, delta, status FROM entries WHERE id=?", (eid,)).fetchone()
             if row is None:
                 ensure(key)
+                facts = rep.release_facts.get(eid) or {}
                 con.execute(
-                    "INSERT INTO entries(id, dataset, time, epsilon, delta, status, release_type) "
-                    "VALUES (?,?,?,?,?,?,?)",
-                    (eid, key, now, eps, delta, "complete", "restored from the chain"),
+                    "INSERT INTO entries(id, dataset, time, epsilon, delta, status, release_type, "
+                    "output_sha256, recipe_sha256, input_sha256) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        eid,
+                        key,
+                        now,
+                        eps,
+                        delta,
+                        "complete",
+                        facts.get("release_type") or "restored from the chain",
+                        facts.get("output_sha256"),  # its output, wherever it is, stays paid for
+                        facts.get("recipe_sha256"),
+                        facts.get("file"),
+                    ),
                 )
                 n["releases"] += 1
             elif row["dataset"] != key or row["epsilon"] < eps or row["delta"] < delta or row["status"] != "complete":

@@ -86,6 +86,9 @@ def _check_place(role: str, given, path: Path) -> None:
     folder = path.parent
     if not folder.is_dir():
         raise UserError(f"the folder of the {role} does not exist: {folder}")
+    real = path.resolve().parent  # a symbolic link is written where it points (the ledger resolves it)
+    if not real.is_dir():
+        raise UserError(f"the {role} {path} is a link into a folder that does not exist: {real}")
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -268,7 +271,9 @@ def validate_targets(
         if kind is None:
             raise UserError(f"cannot tell the report format of {report.name}: use a .html or .pdf file name")
     if probe:
-        for folder in dict.fromkeys(p.parent for _, p in named):
+        # the named folder and, for a symbolic link, the folder it points into (where the file
+        # is written): a link into a read-only folder failed only after the budget was reserved
+        for folder in dict.fromkeys(q for _, p in named for q in (p.parent, p.resolve().parent)):
             probe_folder(folder)
     return Targets(
         output=output,

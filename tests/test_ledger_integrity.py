@@ -125,6 +125,9 @@ def test_dropped_entries_table_is_refused_and_reinit_restores_its_spend(tmp_path
     with pytest.raises(BudgetError):  # the budget did not come back
         led.reserve(SHA, loss=PrivacyLoss(0.3))
     assert s["ledger"]["reinitialised"][0]["reason"] == "test"
+    # the restored releases' outputs stay paid for: the chain has their hashes (audit finding:
+    # a later release wrote over o1.csv after a reinit)
+    assert led.paid_output(tmp_path / "o1.csv") is not None
 
 
 def test_entry_deleted_from_the_middle_is_refused(tmp_path):

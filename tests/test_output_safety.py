@@ -83,6 +83,20 @@ def test_output_symlink_to_the_input_is_refused(setup, capsys):
     _refused(capsys, ["--output", "link.csv"], says="is the input data file", setup=setup)
 
 
+def test_an_output_link_into_a_missing_folder_is_refused_before_anything_is_read(setup, capsys, monkeypatch):
+    """Audit finding: the link's own folder was checked, the folder it points into was written:
+    a dangling link failed only after the input was read and the budget reserved."""
+    import dpstudio.pipeline as pipeline
+
+    os.symlink(setup[0] / "gone" / "out.csv", setup[0] / "dangling.csv")
+
+    def no_read(*a, **k):
+        raise AssertionError("the input was read before the output was checked")
+
+    monkeypatch.setattr(pipeline, "load_input", no_read)
+    _refused(capsys, ["--output", "dangling.csv"], says="is a link into a folder that does not exist", setup=setup)
+
+
 def test_output_hard_link_to_the_input_is_refused(setup, capsys):
     os.link(setup[0] / "in.csv", setup[0] / "hard.csv")
     _refused(capsys, ["--output", "hard.csv"], says="is the input data file", setup=setup)
@@ -756,3 +770,33 @@ def test_a_density_side_file_is_named_in_the_summary_and_the_report(setup, capsy
     assert summary["side_file"] == str(side) and summary["side_file_sha256"] == digest
     page = (d / "s.html").read_text(encoding="utf-8")
     assert "s.artifact.json" in page and digest in page
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_an_unrecorded_release_does_not_write_over_a_release_recorded_meanwhile(setup, capsys, monkeypatch, engine):
+    """Audit finding: a --no-ledger release holds no names; a recorded release that completed
+    o2.csv while it ran was then written over (verify: "changed since the release")."""
+    import dpstudio.pipeline as pipeline
+    import dpstudio.pipeline.blocks as blocks
+
+    d, ledger = setup
+    module, name = (pipeline, "execute") if engine == "memory" else (blocks, "_unchanged")
+    real = getattr(module, name)
+    calls, once = [], []
+    # memory: when the noise is drawn; streamed: at the second pass's end (its last read)
+    at_call = 1 if engine == "memory" else 2
+
+    def meanwhile(*a, **k):
+        calls.append(True)
+        if len(calls) == at_call:  # while the unrecorded release runs, a recorded one completes o2.csv
+            once.append(True)
+            assert main(["release", "rec.json", "--output", "o2.csv"]) == 0
+        return real(*a, **k)
+
+    monkeypatch.setattr(module, name, meanwhile)
+    spent = _ledger_releases(ledger)
+    code = main(["release", "rec.json", "--output", "o2.csv", "--no-ledger", "--engine", engine])
+    err = capsys.readouterr().err
+    assert once and code == 2 and "o2.csv" in err, err
+    assert main(["ledger", "verify"]) == 0, capsys.readouterr()
+    assert _ledger_releases(ledger) != spent  # the recorded one stands, intact

@@ -415,6 +415,7 @@ def execute_release(
 
     reservation = None
     ledger_before = ledger_identity = None
+    unrecorded_check = None
     if ledger is not None:
         # the file's dataset is found by its SHA-256, the recipe's dataset name or its rows
         # hashing every row costs ~1 s per million: skipped when this exact file is already known
@@ -430,6 +431,9 @@ def execute_release(
                 loaded.sha256, loss=plan.total, output_path=output_path, side_files=targets.side_files(), **who
             )
             ledger_identity = ledger_before.pop("identity")
+            # it holds no names: looked at again just before writing (a recorded release may
+            # have completed its own output or report under these names meanwhile)
+            unrecorded_check = ledger
             ledger = None
         else:
             # refuses (BudgetError) before any noise is drawn
@@ -450,6 +454,7 @@ def execute_release(
         )
         cancel.check()
         progress(0.86, "writing output")
+        refuse_paid_targets(unrecorded_check, targets)
         if outcome.data is not None:
             if ledger is not None:
                 output_sha = ledger.write_and_commit(

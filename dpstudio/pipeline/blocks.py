@@ -198,6 +198,7 @@ def execute_streamed(
     def blocks() -> Iterator[pd.DataFrame]:
         yield from stream.blocks(read_cols, rows=rows, cancel=cancel)
 
+    checker = ledger  # for an unrecorded release, _reserve returns no ledger to write with
     reservation, ledger_before, ledger_identity, ledger = _reserve(
         ledger, recipe, plan, sha, fp, stream.path, targets, new_dataset=new_dataset, record=record
     )
@@ -225,7 +226,13 @@ def execute_streamed(
         cancel.check()
 
     output_sha, late_interrupt = _write(
-        ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT, on_commit=on_commit
+        ledger,
+        reservation,
+        output_path,
+        run,
+        folder=out_fmt == DATASET_FORMAT,
+        on_commit=on_commit,
+        recheck=lambda: refuse_paid_targets(checker, targets),
     )
     n_read = int(box["outcome"].public_stats.get("n_input", n_rows))
     return _conclude(
@@ -286,7 +293,14 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, targets, *, 
 
 
 def _write(
-    ledger, reservation, output_path, run: Callable[[Any], None], *, folder: bool = False, on_commit=None
+    ledger,
+    reservation,
+    output_path,
+    run: Callable[[Any], None],
+    *,
+    folder: bool = False,
+    on_commit=None,
+    recheck: Callable[[], None] | None = None,
 ) -> tuple[str | None, BaseException | None]:
     """Run the release into a temporary file (``folder``: a temporary folder, for a partitioned
     dataset) and put it in place: through the ledger's commit (which records the spend) or
@@ -300,6 +314,8 @@ def _write(
             return ledger.write_and_commit(reservation, output_path, run, folder=folder, on_commit=on_commit), None
         with (atomic_folder if folder else atomic_path)(output_path) as tmp:
             run(tmp)
+            if recheck is not None:  # an unrecorded release holds no names: looked at again
+                recheck()
         if on_commit is not None:
             on_commit()
         return output_sha256(output_path), None

@@ -495,6 +495,7 @@ def execute_on_dask(
             raise UserError(f"this release cannot run on a cluster: {why}")
         cancel.check()
 
+        checker = ledger  # for an unrecorded release, _reserve returns no ledger to write with
         reservation, ledger_before, ledger_identity, ledger = _reserve(
             ledger, recipe, plan, sha, fp, source, targets, new_dataset=new_dataset, record=record
         )
@@ -559,7 +560,13 @@ def execute_on_dask(
             cancel.check()
 
         output_sha, late_interrupt = _write(
-            ledger, reservation, output_path, run, folder=out_fmt == DATASET_FORMAT, on_commit=on_commit
+            ledger,
+            reservation,
+            output_path,
+            run,
+            folder=out_fmt == DATASET_FORMAT,
+            on_commit=on_commit,
+            recheck=lambda: refuse_paid_targets(checker, targets),
         )
     finally:
         # after the commit nothing may turn a release that happened into an error: a failure to
