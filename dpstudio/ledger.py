@@ -45,7 +45,7 @@ earlier reports still expose that: ``dpstudio ledger verify --head``).
 
 Crash consistency of a release (``reserve`` -> ``write_and_commit``): after the process is
 killed at *any* moment, either the entry is complete and the complete output file exists, or
-neither exists.  The protocol:
+neither exists (the output may be moved or edited afterwards; its charge stays).  The protocol:
 
 1. ``reserve``: check the cap against spent + in-flight releases, insert a *pending* row.
 2. record the temporary file's name (beside the output) in the row, status *writing*;
@@ -62,8 +62,12 @@ and protected by their bytes.  So two releases never share an output, report or 
 Recovery runs whenever a ledger is opened and before every reservation: rows whose process is
 dead (pid and start time, so a reused pid is not mistaken for the writer) are rolled back
 (*pending*/*writing*: the temporary files and the row are deleted) or rolled forward
-(*committing*: the output with the recorded hash exists, or the rename is finished, -> complete;
-otherwise the row is deleted).  No Qt here.
+(*committing*: the release happened -> complete.  The output with the recorded hash is in
+place, or the rename is finished now -- beside a file that was put at the output's path since,
+never over it -- or the temporary file is gone, which only the rename does (a rollback deletes
+the row before the file): the output was then moved or edited before the row was marked, and
+``verify`` says so).  What recovery did is kept in :attr:`Ledger.recovered` for the caller to
+say.  No Qt here.
 """
 
 from __future__ import annotations

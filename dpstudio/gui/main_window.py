@@ -114,6 +114,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.setAcceptDrops(True)
         self._build_menus()
+        for button in self._cancel_buttons():
+            button.setShortcut(QKeySequence("Esc"))
+            button.setToolTip((button.toolTip() + " " if button.toolTip() else "") + self.tr("(Esc)"))
         self.data_page.loadingChanged.connect(
             lambda busy: self.statusBar().showMessage(self.tr("Loading…") if busy else "", 0 if busy else 1)
         )
@@ -166,7 +169,9 @@ class MainWindow(QMainWindow):
             self.tr("Go to the export step and release"),
         )
         f.addSeparator()
-        self._action(f, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
+        quit_action = self._action(f, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
+        if not quit_action.shortcuts():  # no standard key on Windows (and some X11 keymaps)
+            quit_action.setShortcuts([QKeySequence("Ctrl+Q")])
         e = mb.addMenu(self.tr("&Edit"))
         self.undo_action = self._action(e, self.tr("&Undo"), self.session.undo, QKeySequence.StandardKey.Undo)
         self.redo_action = self._action(e, self.tr("&Redo"), self.session.redo, QKeySequence.StandardKey.Redo)
@@ -178,6 +183,8 @@ class MainWindow(QMainWindow):
             QKeySequence.StandardKey.Preferences,
             self.tr("The operator's name printed in release reports"),
         )
+        if not self.preferences_action.shortcuts():  # none on Windows and Linux by default
+            self.preferences_action.setShortcuts([QKeySequence("Ctrl+,")])
         self.preferences_action.setMenuRole(QAction.MenuRole.PreferencesRole)
         v = mb.addMenu(self.tr("&View"))
         theme = v.addMenu(self.tr("Appearance"))
@@ -206,6 +213,16 @@ class MainWindow(QMainWindow):
         if not self.help_action.shortcuts() or QKeySequence("F1") not in self.help_action.shortcuts():
             self.help_action.setShortcuts(list(self.help_action.shortcuts()) + [QKeySequence("F1")])
         self._action(h, self.tr("About dpstudio"), self.show_about)
+
+    def _cancel_buttons(self) -> list:
+        """The Cancel buttons of long work: each takes the Esc key while it is enabled and shown
+        (a disabled button's shortcut is inactive, so Esc still closes an editor otherwise)."""
+        return [
+            self.data_page.cancel_button,
+            self.budget_page.preview.trial_cancel,
+            self.budget_page.targets.cancel_button,
+            self.export_page.cancel_button,
+        ]
 
     def _fill_recent(self):
         self.recent_menu.clear()

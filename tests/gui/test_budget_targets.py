@@ -228,7 +228,7 @@ def test_ctrl_return_finds_and_cancel_stops(qtbot, loaded_demo, monkeypatch):
     assert panel.cancel_button.isVisible() and panel.progress.isVisible()
     assert not panel.find_button.isEnabled() and not panel.add_button.isEnabled()
     qtbot.waitUntil(started.is_set, timeout=WAIT)
-    panel.cancel_button.click()
+    qtbot.keyClick(win, Qt.Key.Key_Escape)  # Esc presses the live Cancel button (walkthrough finding)
     qtbot.waitUntil(lambda: panel.worker is None, timeout=WAIT)
     assert "cancelled" in panel.result.text()
     assert not panel.cancel_button.isVisible() and panel.find_button.isEnabled()

@@ -219,6 +219,14 @@ def test_the_budget_panel_and_its_cap_follow_the_dataset_a_release_is_charged_to
     win.budget_page.refresh_ledger()
     text = win.budget_page.ledger_text.text()
     assert "This file is charged to dataset 'census_demo.csv'" in text and "1 release(s)" in text, text
+    # a cap below what was spent is said and asked before it is set (walkthrough finding)
+    from PySide6.QtWidgets import QMessageBox
+
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a) or QMessageBox.StandardButton.No)
+    assert not win.budget_page.cap_below_spent_confirmed(0.5) and len(asked) == 1
+    assert "already spent" in asked[0][2]
+    assert win.budget_page.cap_below_spent_confirmed(100.0) and len(asked) == 1
     win.budget_page.set_cap(0.5)
     assert Ledger().summary(first)["cap"] == {"epsilon": 0.5, "delta": None}
     assert "Remaining: ε 0" in win.budget_page.ledger_text.text()

@@ -234,7 +234,7 @@ def test_attacker_is_read_at_the_label_epsilon_on_the_chart_and_on_review(qtbot,
     want = model.accuracies_of(label_rr_law(plan)[0])
     informed = float(want["informed"][0])
     assert chart.current == pytest.approx((float(want["uninformed"][0]), float(want["naive"][0]), informed))
-    on_chart = re.search(r"best attacker right (\d+%)", chart.caption.text()).group(1)
+    on_chart = re.search(r"released label guesses it right (\d+%)", chart.caption.text()).group(1)
     assert win.go_to(4), s.problems()
     review = win.review_page.view.toPlainText()
     on_review = re.search(r"guesses it right (\d+%)", review).group(1)

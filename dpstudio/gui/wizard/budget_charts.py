@@ -900,11 +900,18 @@ class PreviewPanel(QWidget):
         eps_label = plan.label.label_unit_epsilon
         vals, share = attacker_at(model, plan)
         self.attack_chart.set_epsilon(eps, vals)
-        text = tr("At ε = {0:.3g}: best attacker right {1:.0%} of the time (public columns: {2:.0%})").format(
-            eps, vals[2], vals[0]
-        )
+        # the attacker the review page and the report name (public columns and released label
+        # combined; not called "the best": its model is estimated and can score a little below
+        # the plain one), then what the guarantee allows of it
+        text = tr(
+            "At ε = {0:.3g} an attacker combining the public columns and the released label guesses it "
+            "right {1:.0%} of the time (from the public columns alone: {2:.0%})"
+        ).format(eps, vals[2], vals[0])
         if share is not None:
-            text += tr("; {0:.0%} of people exposed beyond the guarantee").format(share)
+            text += tr(
+                ". ε allows most of that; {0:.0%} of people are exposed beyond it: for them the public "
+                "columns add more than 0.1 to what the released label tells"
+            ).format(share)
         self.attack_chart.caption.setText(text + ". " + tr("Internal estimate."))
         self.attack_chart.caption.setToolTip(
             tr(

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QRadioButton,
     QSlider,
@@ -413,8 +414,24 @@ class BudgetPage(WizardPage):
             1000.0,
             3,
         )
-        if ok:
+        if ok and self.cap_below_spent_confirmed(value):
             self.set_cap(value)
+
+    def cap_below_spent_confirmed(self, epsilon: float) -> bool:
+        """A cap below what the dataset has spent admits no further release: said, and asked
+        (it was set without a word, and the panel then read "Remaining: ε 0")."""
+        spent = ((self.ledger_summary or {}).get("spent") or {}).get("epsilon") or 0.0
+        if epsilon >= spent:
+            return True
+        answer = QMessageBox.question(
+            self,
+            self.tr("Cap below what was spent"),
+            self.tr(
+                "This dataset has already spent ε {0:.3g}. A cap of ε {1:.3g} is below that: no further "
+                "release of it will be admitted (the releases made stay recorded). Set it anyway?"
+            ).format(spent, epsilon),
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     def set_cap(self, epsilon: float):
         from dpstudio.gui.dialogs import show_error
