@@ -29,7 +29,7 @@ class AttackChart(ChartBox):
             [
                 (GREY, DASHED, tr("public columns")),
                 (GREEN, SOLID, tr("released label")),
-                (RED, SOLID, tr("both (best)")),
+                (RED, SOLID, tr("both combined")),
             ]
         )
         self.markers = p.plot(
