@@ -88,6 +88,13 @@ def test_model_release_with_an_internal_report_succeeds(tmp_path, monkeypatch, c
         == 0
     )
     capsys.readouterr()
+    # without the data the check cannot know the mechanism the row count chooses: it says so
+    # (audit finding: it printed the budget's delta, which a release of this table never charged)
+    assert main(["recipe", "check", "r.json"]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert any("chosen from the table's row count" in w for w in checked.get("warnings", []))
+    assert main(["recipe", "check", "r.json", "--with-data"]) == 0
+    with_data = json.loads(capsys.readouterr().out)
     code = main(["release", "r.json", "--output", "model.json", "--report", "rep.html", "--report-variant", "internal"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
@@ -101,6 +108,7 @@ def test_model_release_with_an_internal_report_succeeds(tmp_path, monkeypatch, c
     shown = Ledger().show("m.csv")
     assert [e["id"] for e in shown["entries"]] == [summary["ledger_entry"]]
     assert f"release {summary['ledger_entry']} (as" in html
+    assert with_data["total"]["delta"] == summary["recorded"]["delta"]  # the check with data: what ran
 
 
 def _check_final(capsys, code, d, ledger, *, says):

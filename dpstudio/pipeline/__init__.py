@@ -21,6 +21,7 @@ from dpstudio.engine.progress import NEVER_CANCELLED, Cancelled, no_progress, su
 from dpstudio.errors import RecipeError, UserError
 from dpstudio.plan import ReleaseOutcome, ReleasePlan, compile_checked, compile_plan, execute, for_rows
 from dpstudio.plan.domains import copied_domain_warnings, emptied_dp_categories
+from dpstudio.plan.model import LogisticRegressionRelease
 from dpstudio.recipe.model import Recipe
 from dpstudio.recipe.validate import Problem, declared_type_problems
 
@@ -77,6 +78,14 @@ def check_recipe(recipe: Recipe, schema=None, frame=None, *, ledger=None, loaded
             out.update(valid=False, problems=problems)
     if plan is not None:
         out.update(plan.to_json())
+        if frame is None and any(isinstance(u.mechanism, LogisticRegressionRelease) for u in plan.units):
+            # the model's mechanism (and with it the delta charged) follows from the row count,
+            # unknown here: the total above is the budget's, not necessarily what a release charges
+            out.setdefault("warnings", []).append(
+                "the model's mechanism is chosen from the table's row count when it runs: objective "
+                "perturbation with Laplace-like noise charges delta = 0; `recipe check --with-data` "
+                "prints the total a release of this table charges"
+            )
         if plan.label is not None:
             if frame is not None and not problems:
                 from dpstudio.risk import label_risk
