@@ -82,6 +82,7 @@ import math
 import os
 import re
 import secrets
+import shutil
 import socket
 import sqlite3
 import sys
@@ -170,11 +171,17 @@ def _salvage_log(path) -> list:
 
 
 def _access_problem(path, exc) -> str:
+    # a full disk shows as SQLite's "disk I/O error" (or "database or disk is full"): say so
+    # first, rather than only pointing at permissions (audit finding)
+    free = None
+    with contextlib.suppress(OSError):
+        free = shutil.disk_usage(Path(path).parent).free
+    full = f"its disk has {free:,} bytes free: make room there, then " if free is not None and free < 1 << 20 else ""
     return (
         f"the privacy ledger {path} cannot be opened here ({exc}), but the database itself is "
-        f"sound: check the permissions of the file and its folder, and that {Path(path).name}-wal "
-        f"and {Path(path).name}-shm beside it are files you may write; do not re-initialise it "
-        f"(that would discard its spend); nothing was changed"
+        f"sound: {full}check the permissions of the file and its folder, that the disk is not full, "
+        f"and that {Path(path).name}-wal and {Path(path).name}-shm beside it are files you may write; "
+        f"do not re-initialise it (that would discard its spend); nothing was changed"
     )
 
 

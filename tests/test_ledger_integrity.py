@@ -333,3 +333,15 @@ def test_a_malformed_database_page_can_be_reinitialised_from_its_chain(tmp_path,
     assert list(tmp_path.glob("l.sqlite.damaged-*"))
     s = Ledger(led.path).summary(SHA)
     assert s["spent"]["epsilon"] == pytest.approx(spent) and s["cap"]["epsilon"] == 1.0
+
+
+def test_a_full_disk_under_a_sound_ledger_is_said(tmp_path, monkeypatch):
+    """Audit finding: a full disk ("disk I/O error") was answered with advice on permissions only."""
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(ledger_mod.shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 4096, 4096))
+    text = ledger_mod._access_problem(tmp_path / "l.sqlite", "disk I/O error")
+    assert "its disk has 4,096 bytes free: make room there" in text and "do not re-initialise" in text
+    monkeypatch.setattr(ledger_mod.shutil, "disk_usage", lambda p: usage(10**9, 0, 10**9))
+    assert "make room" not in ledger_mod._access_problem(tmp_path / "l.sqlite", "unable to open")
