@@ -75,6 +75,27 @@ def load_for_session(path, options=None, *, progress, cancel):
     return loaded, schema, recipe, source
 
 
+#: what opening the ledger settled in this session (releases of a process that ended mid-way,
+#: e.g. a crash of this application): the budget panel says it (appended from worker threads)
+RECOVERED: list[str] = []
+
+
+def open_ledger():
+    """The default ledger, opened as the GUI opens it: what its recovery did is kept in
+    :data:`RECOVERED` for the budget panel (the CLI prints it)."""
+    from dpstudio.ledger import Ledger
+
+    led = Ledger()
+    for r in led.recovered:
+        what = (
+            f"release {r['id']}, whose process ended after its point of no return, was completed and is charged"
+            if r["action"] == "completed"
+            else f"release {r['id']}, whose process ended before its point of no return, was rolled back: no charge"
+        )
+        RECOVERED.append(what + (f"; {r['note']}" if r.get("note") else ""))
+    return led
+
+
 def ledger_row_sketch(loaded: LoadedTable):
     """Worker side (no Qt), after a load: ``(ledger path, keyed row sketch)`` of the loaded table
     for the default ledger when resolving the file will need its rows (:meth:`Session.ledger_lookup`),
@@ -84,9 +105,7 @@ def ledger_row_sketch(loaded: LoadedTable):
     if loaded.sample_of is not None:
         return None
     try:
-        from dpstudio.ledger import Ledger
-
-        led = Ledger()
+        led = open_ledger()
         if not led.needs_fingerprint(loaded.sha256):
             return None
         return str(led.path), led.fingerprint_rows(loaded.frame)

@@ -38,6 +38,9 @@ def gui_thread_gc():
 def isolated(tmp_path, monkeypatch, qapp):
     """Every test gets its own settings folder and budget ledger."""
     monkeypatch.setenv("DPSTUDIO_LEDGER", str(tmp_path / "ledger.sqlite"))
+    from dpstudio.gui import session
+
+    monkeypatch.setattr(session, "RECOVERED", [])  # what recovery settled is one session's
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     from dpstudio.gui.app import create_application

@@ -248,3 +248,45 @@ def test_the_budget_panel_recognises_a_copy_with_a_row_number_column(qtbot, load
     text = win.budget_page.ledger_text.text()
     assert "This file is charged to dataset 'census_demo.csv'" in text and "over all but one column" in text, text
     assert "1 release(s)" in text, text
+
+
+def test_the_budget_panel_says_what_recovery_did_after_a_crash(qtbot, loaded_demo, tmp_path):
+    """A release whose process ended after its point of no return (the application crashed) is
+    completed when the ledger is next opened; the panel says so (the CLI prints it)."""
+    import hashlib
+    import os
+    import sqlite3
+
+    from dpstudio import ledger as ledger_mod
+    from dpstudio.ledger import Ledger
+
+    win = loaded_demo
+    sha = win.session.loaded.sha256
+    led = Ledger()
+    led.resolve(sha, create=True)
+    tmp = tmp_path / ".out.csv.1-1.dpsrel"
+    tmp.write_text("x\n1\n")
+    con = sqlite3.connect(led.path)
+    con.execute(
+        "INSERT INTO entries(dataset, time, epsilon, delta, status, pid, pid_start_time, host, output_path, "
+        "tmp_path, output_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            sha,
+            "t",
+            0.5,
+            0.0,
+            "committing",
+            os.getpid(),  # this process, but its start time says another one: dead
+            "not-this-process",
+            ledger_mod._HOST,
+            str(tmp_path / "out.csv"),
+            str(tmp),
+            hashlib.sha256(b"x\n1\n").hexdigest(),
+        ),
+    )
+    con.commit()
+    con.close()
+    win.go_to(3)
+    win.budget_page.refresh_ledger()
+    text = win.budget_page.ledger_text.text()
+    assert "was completed and is charged" in text and (tmp_path / "out.csv").read_text() == "x\n1\n", text

@@ -345,9 +345,9 @@ class BudgetPage(WizardPage):
         if self.session.loaded is None:
             return
         try:
-            from dpstudio.ledger import Ledger
+            from dpstudio.gui.session import open_ledger
 
-            self.ledger_summary = self.session.ledger_lookup(Ledger())
+            self.ledger_summary = self.session.ledger_lookup(open_ledger())
             self.ledger_error = None
         except Exception as exc:  # noqa: BLE001 - shown in the box
             from dpstudio.gui.dialogs import error_summary
@@ -399,6 +399,10 @@ class BudgetPage(WizardPage):
                     + self.tr("This release needs more than what remains: it will be refused.")
                     + "</span>"
                 )
+        from dpstudio.gui.session import RECOVERED
+
+        for note in RECOVERED:  # what opening the ledger settled this session (a crash before)
+            lines.append("<span style='color:#D55E00'>" + html.escape(self.tr("Ledger: {0}.").format(note)) + "</span>")
         self.ledger_text.setText("<br>".join(lines))
 
     def ask_cap(self):

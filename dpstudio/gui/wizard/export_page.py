@@ -103,7 +103,7 @@ def run_release(
     release stops before it wrote anything into them.  ``operator``: the person releasing, for
     the report (None: not recorded).  ``engine``: ``"memory"`` loads the table, ``"stream"`` reads
     it in blocks (a file too large for memory; ``Session.engine``)."""
-    from dpstudio.ledger import Ledger
+    from dpstudio.gui.session import open_ledger
     from dpstudio.pipeline import execute_release
 
     made = []
@@ -111,7 +111,7 @@ def run_release(
         missing = [p for p in (folder, *folder.parents) if not p.exists()]
         folder.mkdir(parents=True, exist_ok=True)
         made.extend(missing)  # deepest first
-    ledger = Ledger()
+    ledger = open_ledger()
     state = {} if state is None else state
     try:
         result = execute_release(
