@@ -264,6 +264,10 @@ _ADDED_COLUMNS = {
     # the column-set sketches of a file version (pack_column_set_sketches); NULL: from before them
     "files": (("cols", "BLOB"),),
     "entries": (
+        # JSON {"protected": [...], "unchanged": [...]}: which columns the release put noise on
+        # and which it copied (advisory, outside the chain: a later release that copies a column
+        # an earlier one protected is warned)
+        ("columns", "TEXT"),
         ("input_sha256", "TEXT"),
         ("identity", "TEXT"),
         ("report_path", "TEXT"),
@@ -2880,6 +2884,7 @@ class Ledger:
         fingerprint: Fingerprint | None = None,
         new_dataset: bool = False,
         side_files: dict[str, str | os.PathLike] | None = None,
+        columns: dict[str, list[str]] | None = None,
     ) -> Reservation:
         """Admit a release of the file ``sha`` against its dataset's cap (refusing with
         BudgetError) and record it as pending; spent = complete releases + releases of live
@@ -2912,8 +2917,8 @@ class Ledger:
             sides = sorted(p for p in ours if p != out)
             cur = con.execute(
                 "INSERT INTO entries(dataset, time, epsilon, delta, rdp, release_type, recipe_sha256, "
-                "output_path, status, pid, pid_start_time, host, input_sha256, identity, targets) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "output_path, status, pid, pid_start_time, host, input_sha256, identity, targets, columns) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     key,
                     _now(),
@@ -2930,6 +2935,7 @@ class Ledger:
                     sha,
                     json.dumps(identity, sort_keys=True),
                     json.dumps(sides) if sides else None,
+                    json.dumps(columns, sort_keys=True) if columns else None,
                 ),
             )
             rid = int(cur.lastrowid)
@@ -2988,6 +2994,37 @@ class Ledger:
                             f"this one was reading its input: choose another name for the {what} "
                             "(nothing was spent)"
                         )
+
+    def protected_before(self, dataset: str, names, *, exclude: int | None = None) -> dict[str, list[int]]:
+        """Which of ``names`` (columns a release copies unchanged) earlier complete releases of
+        ``dataset`` (its key, or a file SHA-256 of it) protected with noise: column -> their ids.
+        Names compare without case.  Releases recorded before this was kept say nothing."""
+        wanted = {str(n).casefold(): str(n) for n in names}
+        if not wanted:
+            return {}
+        con = self._connect()
+        try:
+            key = self._dataset_of(con, dataset)
+            rows = con.execute(
+                "SELECT id, columns FROM entries WHERE dataset=? AND status='complete' AND columns IS NOT NULL "
+                "ORDER BY id",
+                (key,),
+            ).fetchall()
+        finally:
+            con.close()
+        found: dict[str, list[int]] = {}
+        for r in rows:
+            if exclude is not None and r["id"] == exclude:
+                continue
+            try:
+                protected = json.loads(r["columns"]).get("protected") or []
+            except (ValueError, AttributeError):
+                continue
+            for c in protected:
+                name = wanted.get(str(c).casefold())
+                if name is not None:
+                    found.setdefault(name, []).append(int(r["id"]))
+        return found
 
     def files_written(self, reservation: Reservation) -> None:
         """The release ``reservation`` has written (or given up on) the files it named in

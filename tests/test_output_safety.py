@@ -800,3 +800,25 @@ def test_an_unrecorded_release_does_not_write_over_a_release_recorded_meanwhile(
     assert once and code == 2 and "o2.csv" in err, err
     assert main(["ledger", "verify"]) == 0, capsys.readouterr()
     assert _ledger_releases(ledger) != spent  # the recorded one stands, intact
+
+
+def test_a_column_an_earlier_release_protected_and_this_one_copies_is_warned(setup, capsys):
+    """Walkthrough finding: a column perturbed by one release and published unchanged by the next
+    (marked public) passed without a word; the second copy undoes the first one's noise."""
+    d, ledger = setup  # release 1 perturbed age and sex
+    args = ["--role", "age=sensitive", "--role", "sex=public", "--bounds", "age=0:100", "--confirm-inferred"]
+    assert main(["recipe", "init", "in.csv", "-o", "copy_sex.json", *args]) == 0
+    capsys.readouterr()
+    assert main(["recipe", "check", "copy_sex.json", "--with-data"]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    said = [w for w in checked.get("warnings", []) if "protected with noise" in w]
+    assert said and "sex (release 1)" in said[0] and "age" not in said[0], checked.get("warnings")
+    assert main(["release", "copy_sex.json", "--output", "o2.csv"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert any("sex (release 1)" in w for w in summary["warnings"]), summary["warnings"]
+    # what the ledger keeps of each release's columns
+    from dpstudio.ledger import Ledger
+
+    dataset = summary["dataset_identity"]["dataset"]
+    assert Ledger(ledger).protected_before(dataset, ["SEX"]) == {"SEX": [1]}  # names without case
+    assert Ledger(ledger).protected_before(dataset, ["age"]) == {"age": [1, 2]}

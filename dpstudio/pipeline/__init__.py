@@ -73,6 +73,9 @@ def check_recipe(recipe: Recipe, schema=None, frame=None, *, ledger=None, loaded
                 fingerprint=ledger.fingerprint_rows(frame) if ledger.needs_fingerprint(loaded.sha256) else None,
             )
             out["ledger"] = {k: summary.get(k) for k in ("cap", "spent", "remaining")}
+            copied = earlier_protection_warning(ledger, (summary.get("identity") or {}).get("dataset"), plan)
+            if copied:
+                out.setdefault("warnings", []).append(copied)
         except BudgetError as exc:
             problems = [*problems, Problem(str(exc), field="budget", page="budget")]
             out.update(valid=False, problems=problems)
@@ -230,6 +233,29 @@ def ledger_kind(recipe: Recipe, plan: ReleasePlan) -> str:
     if recipe.release.type == "record" and plan.guarantee == "semi-sensitive":
         return "semi-sensitive"
     return recipe.release.type
+
+
+def ledger_columns(plan: ReleasePlan) -> dict[str, list[str]]:
+    """What the ledger keeps of a release's columns: those it put noise on, those it copied."""
+    return {"protected": list(plan.protected_columns()), "unchanged": list(plan.unchanged_columns())}
+
+
+def earlier_protection_warning(ledger, dataset: str | None, plan: ReleasePlan, *, exclude=None) -> str | None:
+    """A warning when this release copies unchanged a column that earlier releases of the same
+    dataset protected with noise: the copy undoes that protection (the column is public by the
+    user's choice now, but the earlier guarantee no longer hides it).  None when there is none."""
+    if ledger is None or not dataset:
+        return None
+    found = ledger.protected_before(dataset, plan.unchanged_columns(), exclude=exclude)
+    if not found:
+        return None
+    parts = [
+        f"{name} (release{'s' if len(ids) > 1 else ''} {', '.join(str(i) for i in ids)})" for name, ids in found.items()
+    ]
+    return (
+        f"this release copies unchanged column(s) that earlier releases of this dataset protected with noise: "
+        f"{'; '.join(parts)}; published as they are, their values are no longer hidden by that noise"
+    )
 
 
 def refuse_paid_targets(ledger, targets) -> None:
@@ -453,6 +479,7 @@ def execute_release(
                 recipe_sha256=recipe.sha256(),
                 output_path=str(output_path),
                 side_files=targets.side_files(),
+                columns=ledger_columns(plan),
                 **who,
             )
             ledger_before, ledger_identity = reservation.before, reservation.identity
@@ -632,6 +659,14 @@ def _conclude(
             f"passed its point of no return, so it was completed and recorded"
         )
     result.ledger_identity, result.ledger_recorded = ledger_identity, ledger is not None
+    if ledger is not None and reservation is not None:
+        copied = _after_commit(
+            result,
+            "the check of earlier releases' columns",
+            lambda: earlier_protection_warning(ledger, reservation.dataset, plan, exclude=reservation.id),
+        )
+        if isinstance(copied, str):
+            result.warnings.append(copied)
     if ledger is not None:
         after = _after_commit(result, "the ledger summary", lambda: ledger.summary(input_sha256))
         result.ledger_after = after if isinstance(after, dict) else None

@@ -270,7 +270,7 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, targets, *, 
     ``(reservation, before, identity, ledger to write with or None)``."""
     if ledger is None:
         return None, None, None, None
-    from dpstudio.pipeline import ledger_kind
+    from dpstudio.pipeline import ledger_columns, ledger_kind
 
     who = dict(dataset_name=Path(path).name, label=recipe.input.dataset, fingerprint=fp, new_dataset=new_dataset)
     if not record:  # refuses like a recorded release would, records nothing
@@ -287,6 +287,7 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, targets, *, 
         recipe_sha256=recipe.sha256(),
         output_path=str(targets.output),
         side_files=targets.side_files(),
+        columns=ledger_columns(plan),
         **who,
     )
     return reservation, reservation.before, reservation.identity, ledger

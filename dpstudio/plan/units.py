@@ -294,6 +294,20 @@ class ReleasePlan:
                 return u
         return None
 
+    def protected_columns(self) -> tuple[str, ...]:
+        """The columns whose released values carry this plan's noise (perturbed, synthesised
+        or fitted into a model or density): what the ledger records a release protected."""
+        return tuple(dict.fromkeys(c for u in self.units if u.kind != "domain" for c in u.columns))
+
+    def unchanged_columns(self) -> tuple[str, ...]:
+        """The columns a record, label or semi-sensitive release copies as they are (no noise)."""
+        if self.recipe is None or self.release_type not in ("record", "label", "semi-sensitive"):
+            return ()
+        protected = set(self.protected_columns())
+        return tuple(
+            c.name for c in self.recipe.columns if c.role not in ("identifier", "ignore") and c.name not in protected
+        )
+
     @property
     def mechanisms(self) -> tuple[dict[str, Any], ...]:
         """The non-domain units as JSON (what ``recipe check`` and the report's appendix print)."""

@@ -290,3 +290,16 @@ def test_the_budget_panel_says_what_recovery_did_after_a_crash(qtbot, loaded_dem
     win.budget_page.refresh_ledger()
     text = win.budget_page.ledger_text.text()
     assert "was completed and is charged" in text and (tmp_path / "out.csv").read_text() == "x\n1\n", text
+
+
+def test_the_review_warns_of_a_column_an_earlier_release_protected(qtbot, loaded_demo):
+    """A column perturbed by the first release and marked public for the next one: the review
+    says the copy undoes the earlier noise (the release says it again after its commit)."""
+    win = loaded_demo
+    _release(qtbot, win)
+    s = win.session
+    assert "education_level" in s.plan()[0].protected_columns()
+    s.update_column("education_level", role="public", mechanism=None)  # a public column takes no mechanism
+    assert win.go_to(4), s.problems()
+    review = win.review_page.text()
+    assert "earlier releases of this dataset protected with noise: education_level (release 1)" in review, review

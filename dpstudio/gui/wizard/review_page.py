@@ -178,6 +178,9 @@ class ReviewPage(WizardPage):
             )
         if rec.release.type in ("label", "semi-sensitive"):
             warnings.extend(self._leakage_lines(rec, plan))
+        copied = self._copied_after_protection(plan)
+        if copied:
+            warnings.append(copied)
         dropped = [c.name for c in rec.columns if c.role in ("identifier", "ignore")]
         unchanged = self._unchanged(rec)
         parts.append(f"<h3>{e(tr('Warnings and residual risks'))}</h3>")
@@ -302,6 +305,21 @@ class ReviewPage(WizardPage):
             acks = tr("Acknowledgements recorded in the recipe: {0}").format(", ".join(rec.acknowledgements))
             parts.append(f"<p>{e(acks)}</p>")
         return "".join(parts)
+
+    def _copied_after_protection(self, plan) -> str | None:
+        """The ledger's word on columns this release copies that earlier releases of the same
+        dataset protected (the release says it too, after its commit)."""
+        if plan is None or not plan.unchanged_columns() or self.session.loaded is None:
+            return None
+        try:
+            from dpstudio.gui.session import open_ledger
+            from dpstudio.pipeline import earlier_protection_warning
+
+            led = open_ledger()
+            known = self.session.ledger_lookup(led)
+            return earlier_protection_warning(led, known.get("dataset"), plan)
+        except Exception:  # noqa: BLE001 - advice only; the budget panel reports a ledger it cannot use
+            return None
 
     @staticmethod
     def _unchanged(rec):
