@@ -73,9 +73,9 @@ def check_recipe(recipe: Recipe, schema=None, frame=None, *, ledger=None, loaded
                 fingerprint=ledger.fingerprint_rows(frame) if ledger.needs_fingerprint(loaded.sha256) else None,
             )
             out["ledger"] = {k: summary.get(k) for k in ("cap", "spent", "remaining")}
-            copied = earlier_protection_warning(ledger, (summary.get("identity") or {}).get("dataset"), plan)
-            if copied:
-                out.setdefault("warnings", []).append(copied)
+            undone = earlier_protection_warning(ledger, (summary.get("identity") or {}).get("dataset"), plan)
+            if undone:
+                out.setdefault("warnings", []).append(undone)
         except BudgetError as exc:
             problems = [*problems, Problem(str(exc), field="budget", page="budget")]
             out.update(valid=False, problems=problems)
