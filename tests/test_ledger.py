@@ -273,6 +273,12 @@ def _forge(led, status, *, out, tmp=None, digest=None, alive=False):
     return cur.lastrowid
 
 
+def _committing(led, tmp_path, name: str, n: int, content: bytes):
+    """A dead release marked committing: its output ``name`` hashed as ``content``."""
+    tmp = tmp_path / f".{name}.{n}-1.dpsrel"
+    return _forge(led, "committing", out=tmp_path / name, tmp=tmp, digest=hashlib.sha256(content).hexdigest())
+
+
 def _status(led):
     return [(e["status"], Path(e["output_path"]).name) for e in led.show(SHA)["entries"]] if led.datasets() else []
 
@@ -299,31 +305,13 @@ def test_recovery_rolls_forward_committing(tmp_path):
     _forge(led, "committing", out=tmp_path / "a.csv", tmp=tmp1, digest=hashlib.sha256(b"A").hexdigest())
     # 2) killed after the rename: output present with the hash -> complete
     (tmp_path / "b.csv").write_text("B")
-    _forge(
-        led,
-        "committing",
-        out=tmp_path / "b.csv",
-        tmp=tmp_path / ".b.csv.2-1.dpsrel",
-        digest=hashlib.sha256(b"B").hexdigest(),
-    )
+    _committing(led, tmp_path, "b.csv", 2, b"B")
     # 3) neither the tmp nor a matching output: the rename happened (only it removes the
     # temporary file) and the output was edited since -> the release stands, charged
     (tmp_path / "c.csv").write_text("C, edited after the release")
-    _forge(
-        led,
-        "committing",
-        out=tmp_path / "c.csv",
-        tmp=tmp_path / ".c.csv.3-1.dpsrel",
-        digest=hashlib.sha256(b"C").hexdigest(),
-    )
+    _committing(led, tmp_path, "c.csv", 3, b"C")
     # 4) ... or moved away before the ledger was next opened
-    _forge(
-        led,
-        "committing",
-        out=tmp_path / "d.csv",
-        tmp=tmp_path / ".d.csv.4-1.dpsrel",
-        digest=hashlib.sha256(b"D").hexdigest(),
-    )
+    _committing(led, tmp_path, "d.csv", 4, b"D")
     # 5) killed before the rename, and the user has put a file of their own at the output's path
     # since: it is not written over, the output is kept beside it
     tmp5 = tmp_path / ".e.csv.5-1.dpsrel"

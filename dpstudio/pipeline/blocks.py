@@ -153,7 +153,7 @@ def execute_streamed(
     from dpstudio.pipeline import _conclude, refuse_paid_targets
     from dpstudio.plan import compile_checked
     from dpstudio.plan.stream import stream_problem, stream_records, stream_synthetic
-    from dpstudio.targets import DATASET_FORMAT, validate_targets
+    from dpstudio.targets import validate_targets
 
     rows = block_rows or BLOCK_ROWS
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
@@ -225,15 +225,7 @@ def execute_streamed(
         _unchanged(stream.path, stamp)  # the second pass read the bytes the first one hashed
         cancel.check()
 
-    output_sha, late_interrupt = _write(
-        ledger,
-        reservation,
-        output_path,
-        run,
-        folder=out_fmt == DATASET_FORMAT,
-        on_commit=on_commit,
-        recheck=lambda: refuse_paid_targets(checker, targets),
-    )
+    output_sha, late_interrupt = write_output(ledger, checker, reservation, targets, run, on_commit=on_commit)
     n_read = int(box["outcome"].public_stats.get("n_input", n_rows))
     return _conclude(
         recipe=recipe,
@@ -291,6 +283,24 @@ def _reserve(ledger, recipe: Recipe, plan, sha: str, fp, path: str, targets, *, 
         **who,
     )
     return reservation, reservation.before, reservation.identity, ledger
+
+
+def write_output(ledger, checker, reservation, targets, run: Callable[[Any], None], *, on_commit=None):
+    """:func:`_write` of a streamed or Dask release to its checked ``targets``; ``checker``: the
+    ledger that checked an unrecorded release (``ledger`` is then None), asked again just before
+    the rename."""
+    from dpstudio.pipeline import refuse_paid_targets
+    from dpstudio.targets import DATASET_FORMAT
+
+    return _write(
+        ledger,
+        reservation,
+        targets.output,
+        run,
+        folder=targets.output_format == DATASET_FORMAT,
+        on_commit=on_commit,
+        recheck=lambda: refuse_paid_targets(checker, targets),
+    )
 
 
 def _write(

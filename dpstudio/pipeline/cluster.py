@@ -384,10 +384,10 @@ def execute_on_dask(
     from dpstudio.engine.rng import make_random_source
     from dpstudio.export import STREAM_FORMATS, BlockWriter
     from dpstudio.pipeline import _conclude, refuse_paid_targets
-    from dpstudio.pipeline.blocks import _reserve, _stamp, _unchanged, _write
+    from dpstudio.pipeline.blocks import _reserve, _stamp, _unchanged, write_output
     from dpstudio.plan import compile_checked
     from dpstudio.plan.stream import stream_problem
-    from dpstudio.targets import DATASET_FORMAT, refuse_input_targets, validate_targets
+    from dpstudio.targets import refuse_input_targets, validate_targets
 
     _dd, Client, _local = _dask()
     rows = block_rows or BLOCK_ROWS
@@ -559,15 +559,7 @@ def execute_on_dask(
                 _unchanged(source, stamp)  # the workers read the bytes the client hashed
             cancel.check()
 
-        output_sha, late_interrupt = _write(
-            ledger,
-            reservation,
-            output_path,
-            run,
-            folder=out_fmt == DATASET_FORMAT,
-            on_commit=on_commit,
-            recheck=lambda: refuse_paid_targets(checker, targets),
-        )
+        output_sha, late_interrupt = write_output(ledger, checker, reservation, targets, run, on_commit=on_commit)
     finally:
         # after the commit nothing may turn a release that happened into an error: a failure to
         # disconnect from the cluster is not the release's
