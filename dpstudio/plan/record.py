@@ -530,7 +530,8 @@ def compile(recipe: Recipe) -> ReleasePlan:
     rtype = recipe.release.type
     if not budget_split(recipe):
         raise refusal(
-            f"release {rtype!r}: no column would be perturbed - mark columns {' / '.join(perturbed_roles(rtype))}",
+            f"release {rtype!r}: no column gets noise, so nothing would be protected - give at least one "
+            f"column the role {' or '.join(repr(r) for r in perturbed_roles(rtype))} (Columns step)",
             field="columns",
             page="columns",
         )
