@@ -3108,8 +3108,9 @@ class Ledger:
         return, the temporary files and the reservation are removed and the error re-raised.
         ``folder``: the output is a new folder the writer creates at ``tmp_path`` (a
         partitioned dataset), recorded by the SHA-256 of its files' names and hashes.
-        ``on_commit()`` is called at the point of no return (the row marked *committing*): from
-        there nothing the caller does may report the release as failed (a Ctrl-C is ignored)."""
+        ``on_commit()`` is called once the output is in place (just after the rename; a crash
+        from the *committing* mark on is rolled forward anyway): from there nothing the caller
+        does may report the release as failed (the CLI ignores a Ctrl-C)."""
         self._refuse_own_files(output_path)
         output = Path(output_path).resolve()
         directory = output.parent
@@ -3143,13 +3144,16 @@ class Ledger:
             self._rollback(reservation)
             raise
         # point of no return: from here a crash is rolled forward by recovery
-        if on_commit is not None:
-            on_commit()
         try:
             os.replace(tmp, output)
         except OSError as exc:
             self._rollback(reservation)
             raise UserError(f"cannot write {output}: {exc.strerror or exc}") from None
+        # the output is in place: tell the caller now, before anything else can be interrupted
+        # (not before the rename: a rename that fails is rolled back, and the caller must not
+        # have said "final" -- the GUI then reported a spend that never happened)
+        if on_commit is not None:
+            on_commit()
         # the output is in place and the row says *committing*: the release has happened.  A
         # failure to mark it complete (disk full, a locked database) must not be reported as a
         # failed release: recovery completes the row the next time the ledger is opened

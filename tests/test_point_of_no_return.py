@@ -421,3 +421,33 @@ def test_a_summary_that_cannot_be_printed_is_no_failed_release(record, stdout):
     assert "the release is complete" in proc.stderr and "could not be printed" in proc.stderr
     assert (d / "o.csv").is_file() and (d / "r.html").is_file()
     assert _releases(ledger)[0]["releases"] == 1
+
+
+def test_a_rename_that_fails_is_no_commit_for_the_caller(record, monkeypatch):
+    """Review finding: on_commit ran before the rename; a rename that failed was rolled back
+    while the GUI had been told "final" and reported a spend that never happened."""
+    import dpstudio.ledger as dl
+    from dpstudio.errors import UserError
+    from dpstudio.ledger import Ledger
+    from dpstudio.pipeline import execute_release
+    from dpstudio.recipe.model import load_recipe
+
+    d, ledger = record
+    real = os.replace
+
+    def refuse_the_output(a, b, *args, **kw):
+        if Path(b).name == "o.csv":
+            raise OSError(errno.EACCES, "Permission denied")
+        return real(a, b, *args, **kw)
+
+    monkeypatch.setattr(dl.os, "replace", refuse_the_output)
+    told = []
+    with pytest.raises(UserError, match="cannot write"):
+        execute_release(
+            load_recipe(d / "rec.json"),
+            output_path=d / "o.csv",
+            ledger=Ledger(ledger),
+            on_commit=lambda: told.append(1),
+        )
+    assert told == [] and not (d / "o.csv").exists()
+    assert _releases(ledger) == [] or _releases(ledger)[0]["releases"] == 0
