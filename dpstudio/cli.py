@@ -537,13 +537,10 @@ def open_ledger(args):
 def _say_recovered(ledger):
     """Tell the user (stderr) what opening ``ledger`` settled: releases whose process ended
     mid-way, completed (charged) or rolled back (nothing charged)."""
+    from dpstudio.ledger import recovery_text
+
     for r in getattr(ledger, "recovered", None) or []:
-        if r["action"] == "completed":
-            text = f"release {r['id']}, whose process ended after its point of no return, was completed and is charged"
-        else:
-            text = f"release {r['id']}, whose process ended before its point of no return, was rolled back: no charge"
-        note = f"; {r['note']}" if r.get("note") else ""
-        print(f"dpstudio: ledger {ledger.path}: {text}{note}", file=sys.stderr)
+        print(f"dpstudio: ledger {ledger.path}: {recovery_text(r)}", file=sys.stderr)
     return ledger
 
 

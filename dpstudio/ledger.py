@@ -447,6 +447,15 @@ def _release_tmp_name(name: str, directory, tag: str) -> str:
     return "." + temp_stem(name, directory, room=1 + len(tail) + 20) + tail
 
 
+def recovery_text(r: dict) -> str:
+    """One entry of :attr:`Ledger.recovered` as the CLI and the GUI say it."""
+    if r["action"] == "completed":
+        text = f"release {r['id']}, whose process ended after its point of no return, was completed and is charged"
+    else:
+        text = f"release {r['id']}, whose process ended before its point of no return, was rolled back: no charge"
+    return text + (f"; {r['note']}" if r.get("note") else "")
+
+
 def _beside(path: str, tag: str) -> str:
     """A free name beside ``path``: ``data.recovered-3.csv`` (``data.recovered-3-2.csv``, ...)."""
     p = Path(path)

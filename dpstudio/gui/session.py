@@ -83,16 +83,10 @@ RECOVERED: list[str] = []
 def open_ledger():
     """The default ledger, opened as the GUI opens it: what its recovery did is kept in
     :data:`RECOVERED` for the budget panel (the CLI prints it)."""
-    from dpstudio.ledger import Ledger
+    from dpstudio.ledger import Ledger, recovery_text
 
     led = Ledger()
-    for r in led.recovered:
-        what = (
-            f"release {r['id']}, whose process ended after its point of no return, was completed and is charged"
-            if r["action"] == "completed"
-            else f"release {r['id']}, whose process ended before its point of no return, was rolled back: no charge"
-        )
-        RECOVERED.append(what + (f"; {r['note']}" if r.get("note") else ""))
+    RECOVERED.extend(recovery_text(r) for r in led.recovered)
     return led
 
 
