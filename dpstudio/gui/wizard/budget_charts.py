@@ -909,8 +909,8 @@ class PreviewPanel(QWidget):
         ).format(eps, vals[2], vals[0])
         if share is not None:
             text += tr(
-                ". ε allows most of that; {0:.0%} of people are exposed beyond it: for them the public "
-                "columns add more than 0.1 to what the released label tells"
+                "; {0:.0%} of people are exposed beyond what ε allows: for them the public columns add "
+                "more than 0.1 to what the released label tells"
             ).format(share)
         self.attack_chart.caption.setText(text + ". " + tr("Internal estimate."))
         self.attack_chart.caption.setToolTip(
