@@ -97,7 +97,10 @@ from dpstudio.prefs import app_data_dir
 
 SCHEMA_VERSION = 2
 TOLERANCE = 1e-12
-_IN_FLIGHT = ("pending", "writing", "committing")
+#: *aborting*: a rollback's first step (the row is marked before its temporary file goes, so a
+#: crash never leaves a *committing* row without that file, which recovery takes for a rename)
+_IN_FLIGHT = ("pending", "writing", "committing", "aborting")
+_IN_FLIGHT_SQL = ",".join("?" * len(_IN_FLIGHT))
 #: what a release type's ε protects (``ledger show`` and the report list spend by these when a
 #: dataset has releases of more than one kind; the total adds them, an upper bound for the
 #: columns every release protects)
@@ -257,6 +260,12 @@ CREATE TABLE IF NOT EXISTS edits (
 CREATE INDEX IF NOT EXISTS entries_dataset ON entries(dataset);
 CREATE INDEX IF NOT EXISTS entries_status ON entries(status);
 CREATE INDEX IF NOT EXISTS files_dataset ON files(dataset);
+-- facts about the ledger itself (head_written: a head file was written for this chain, so its
+-- absence is a loss, not a first write that failed)
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT
+);
 """
 #: columns added by schema 2 to tables of schema 1 (ALTER TABLE ... ADD COLUMN)
 _ADDED_COLUMNS = {
@@ -1877,9 +1886,23 @@ class Ledger:
         )
         con.appended = True
 
-    def _write_head(self, seq: int, digest: str) -> None:
-        with contextlib.suppress(OSError):  # a lagging head file is valid (an ancestor); healed later
+    def _write_head(self, seq: int, digest: str, con=None) -> bool:
+        """Write the head file (False when it could not be: a lagging head file is valid, an
+        ancestor, and is healed later).  With ``con`` (in a write transaction) the database
+        remembers that this chain has a head file: from then on a missing one is a loss."""
+        try:
             _write_atomic(self.head_path, json.dumps({"seq": seq, "hash": digest, "ledger": self.path.name}).encode())
+        except OSError:
+            return False
+        if con is not None:
+            with contextlib.suppress(sqlite3.DatabaseError):
+                con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('head_written', '1')")
+        return True
+
+    @staticmethod
+    def _head_written(con) -> bool:
+        row = con.execute("SELECT value FROM meta WHERE key='head_written'").fetchone()
+        return row is not None and row[0] == "1"
 
     def _sync_head(self) -> None:
         """Write the database's head to the head file, holding the write lock so that no later
@@ -1888,7 +1911,7 @@ class Ledger:
         try:
             self._begin(con)
             try:
-                self._write_head(*self._db_head(con))
+                self._write_head(*self._db_head(con), con=con)
             finally:
                 con.execute("COMMIT")
         except sqlite3.DatabaseError:
@@ -2036,10 +2059,11 @@ class Ledger:
                 )
         elif not rows:
             problems.insert(0, "its hash chain is missing (table log is empty)")
-        elif db_seq > 1 and not bad_head:
+        elif db_seq > 1 and not bad_head and self._head_written(con):
             # the head file is what tells a database put back from an older copy: without it a
-            # restored backup would silently reset every budget spent since.  A chain of one
-            # event (its creation) may lack it: a crash between the first commit and its head
+            # restored backup would silently reset every budget spent since.  Refused only when
+            # this chain had a head file (meta.head_written): a first head write that failed (a
+            # full disk, a crash right after an upgrade's or a reinit's commit) is healed below
             problems.insert(
                 0,
                 f"its head file {self.head_path.name} is missing while its hash chain holds {db_seq} "
@@ -2056,7 +2080,11 @@ class Ledger:
                 problems.append(f"its key file {self.key_path.name} was replaced")
         self.problems = problems
         if heal and not problems and rows and (head is None or head["seq"] < db_seq):
-            self._write_head(db_seq, db_hash)  # e.g. a crash between a commit and its head write
+            self._write_head(db_seq, db_hash, con=con)  # e.g. a crash between a commit and its head write
+        elif heal and not problems and head is not None and not self._head_written(con):
+            # a ledger from before meta.head_written, with its head file: remembered from now on
+            with contextlib.suppress(sqlite3.DatabaseError):
+                con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('head_written', '1')")
         return problems
 
     @staticmethod
@@ -2307,6 +2335,7 @@ class Ledger:
                 key = self._new_key()
                 con.execute("UPDATE files SET sketch=NULL, rows=NULL, cols=NULL")
             con.execute("DELETE FROM log")
+            con.execute("DELETE FROM meta WHERE key='head_written'")  # the new chain has none yet
             at = _now()
             self._rebuild_log(
                 con,
@@ -2340,7 +2369,7 @@ class Ledger:
 
     def _recover(self, con) -> list[dict]:
         done = []
-        rows = con.execute("SELECT * FROM entries WHERE status IN (?,?,?)", _IN_FLIGHT).fetchall()
+        rows = con.execute(f"SELECT * FROM entries WHERE status IN ({_IN_FLIGHT_SQL})", _IN_FLIGHT).fetchall()
         for r in rows:
             if _process_alive(r["pid"], r["pid_start_time"], r["host"]):
                 continue
@@ -2356,7 +2385,7 @@ class Ledger:
             con.execute("UPDATE entries SET status='complete', tmp_path=NULL WHERE id=?", (r["id"],))
         self._append(con, "release", self._release_body(self._row_id(con, r["id"])))
 
-    def _settle(self, con, r) -> str:
+    def _settle(self, con, r, *, own: bool = False) -> str:
         """Finish a dead (or failed) in-flight row; returns "completed" or "rolled back" (and
         sets :attr:`settled_note` to what the user must know about the output, or None).
 
@@ -2370,7 +2399,12 @@ class Ledger:
         * neither: the rename happened and the output was moved, changed or deleted before the
           row was marked complete (the temporary file disappears only by that rename; a rollback
           deletes the row before the file).  The release is charged, and ``ledger verify`` says
-          what became of its output."""
+          what became of its output.
+
+        ``own``: the live process's own release (:meth:`abort`), which renames over a file at
+        the output's path as the user asked.  A committing row rolled back (its temporary file
+        not holding the recorded bytes) is only marked *aborting* here, in the caller's
+        transaction: its files go at the next recovery (or in :meth:`abort`, after the commit)."""
         self.settled_note = None
         if r["status"] == "committing" and r["output_path"] and r["output_sha256"]:
             out, tmp = r["output_path"], r["tmp_path"]
@@ -2379,7 +2413,7 @@ class Ledger:
                 self._complete(con, r, stamp=False)
                 return "completed"
             if tmp and _is_output(tmp) and _sha256_file(tmp) == r["output_sha256"]:
-                if os.path.lexists(out):
+                if os.path.lexists(out) and not own:
                     kept = _beside(out, f"recovered-{r['id']}")
                     os.replace(tmp, kept)
                     con.execute("UPDATE entries SET output_path=? WHERE id=?", (kept, r["id"]))
@@ -2396,6 +2430,9 @@ class Ledger:
                 self._complete(con, r, stamp=False)
                 self.settled_note = f"its output {out} was moved, changed or deleted after it was written"
                 return "completed"
+        if r["status"] == "committing":
+            con.execute("UPDATE entries SET status='aborting' WHERE id=?", (r["id"],))
+            return "rolled back"
         _remove_tmp(r["tmp_path"])
         con.execute("DELETE FROM entries WHERE id=?", (r["id"],))
         return "rolled back"
@@ -2970,7 +3007,7 @@ class Ledger:
             return
         busy = con.execute(
             "SELECT id, status, output_path, targets, pid, pid_start_time, host FROM entries "
-            "WHERE status IN (?,?,?) OR targets IS NOT NULL",
+            f"WHERE status IN ({_IN_FLIGHT_SQL}) OR targets IS NOT NULL",
             _IN_FLIGHT,
         ).fetchall()
         for r in busy:
@@ -3176,15 +3213,21 @@ class Ledger:
         return digest
 
     def _rollback(self, reservation: Reservation) -> None:
-        tmp = None
         with self._tx() as con:
             r = self._row(con, reservation)
-            if r is not None and r["status"] in _IN_FLIGHT:
-                tmp = r["tmp_path"]
-                con.execute("DELETE FROM entries WHERE id=?", (reservation.id,))
-        # the row goes first: a crash in between leaves a stray temporary file, never a
-        # *committing* row without its temporary file (which recovery takes for a rename, _settle)
+            if r is None or r["status"] not in _IN_FLIGHT:
+                return
+            # marked first: a crash from here leaves an *aborting* row that recovery rolls back
+            # (its temporary file, even a complete one, goes) -- never a *committing* row without
+            # its temporary file, which recovery takes for a finished rename (_settle)
+            con.execute("UPDATE entries SET status='aborting' WHERE id=?", (reservation.id,))
+        self._finish_abort(reservation.id, r["tmp_path"])
+
+    def _finish_abort(self, entry_id: int, tmp: str | None) -> None:
+        """The second step of a rollback: the temporary files, then the *aborting* row."""
         _remove_tmp(tmp)
+        with self._tx() as con:
+            con.execute("DELETE FROM entries WHERE id=? AND status='aborting'", (entry_id,))
 
     def abort(self, reservation: Reservation) -> str:
         """Cancel a reservation that failed: its row and temporary files go.  A release already
@@ -3200,10 +3243,14 @@ class Ledger:
             if r["status"] == "complete":
                 return "complete"
             if r["status"] == "committing":
-                return "complete" if self._settle(con, r) == "completed" else "rolled back"
-            _remove_tmp(r["tmp_path"])
-            con.execute("DELETE FROM entries WHERE id=?", (reservation.id,))
-            return "rolled back"
+                # this process's own release, interrupted: it finishes its rename as asked (over
+                # a file the user chose to replace); a rollback only marks the row (below)
+                if self._settle(con, r, own=True) == "completed":
+                    return "complete"
+            else:
+                con.execute("UPDATE entries SET status='aborting' WHERE id=?", (reservation.id,))
+        self._finish_abort(reservation.id, r["tmp_path"])
+        return "rolled back"
 
     def output_sha256(self, reservation: Reservation) -> str | None:
         """The recorded SHA-256 of a reservation's output (None if it has none)."""

@@ -512,12 +512,13 @@ def synthetic_risk(
     progress(0.05, "fitting the synthesizer on a training split")
     assert plan.recipe is not None  # compile_plan always records the recipe it compiled
     try:
-        resolved, _ = run_domain_units(plan.recipe, plan.units, tr, RandomSource(seed), {})
+        # streams of their own (never a seeded release's draws: see linkage_of_plan)
+        resolved, _ = run_domain_units(plan.recipe, plan.units, tr, RandomSource(seed, stream=_SIMULATION_STREAM), {})
         spec = table_spec(resolved)
         mech = unit.mechanism
         assert mech is not None  # a compiled synthesizer unit always carries its release object
-        fitted = mech.release(_as_strings(tr, spec), spec, RandomSource(seed), cancel=cancel)
-        syn = fitted.sample(len(tr), RandomSource(seed + 1))
+        fitted = mech.release(_as_strings(tr, spec), spec, RandomSource(seed, stream=_SIMULATION_STREAM), cancel=cancel)
+        syn = fitted.sample(len(tr), RandomSource(seed, stream=_SIMULATION_STREAM + 1))
     except Exception as exc:  # noqa: BLE001 - the estimate is then unavailable, never made up
         return {"available": False, "note": f"synthesizer failed: {failure_text(exc)}", "computed_on": COMPUTED_ON}
     recipe = resolved

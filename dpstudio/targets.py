@@ -78,6 +78,14 @@ def _same(a: tuple[str, tuple[int, int] | None], b: tuple[str, tuple[int, int] |
     return a[0] == b[0] or (a[1] is not None and a[1] == b[1])
 
 
+def _real(role: str, path: Path) -> Path:
+    """``path`` with its symbolic links followed; a loop of links is the user's error."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:  # Python 3.11 raises RuntimeError for a loop
+        raise UserError(f"cannot use {path} as the {role}: {exc}") from None
+
+
 def _check_place(role: str, given, path: Path) -> None:
     """A target must be a new name or a regular file, in an existing folder, with a legal name."""
     text = os.fspath(given)
@@ -86,7 +94,7 @@ def _check_place(role: str, given, path: Path) -> None:
     folder = path.parent
     if not folder.is_dir():
         raise UserError(f"the folder of the {role} does not exist: {folder}")
-    real = path.resolve().parent  # a symbolic link is written where it points (the ledger resolves it)
+    real = _real(role, path).parent  # a symbolic link is written where it points (the ledger resolves it)
     if not real.is_dir():
         raise UserError(f"the {role} {path} is a link into a folder that does not exist: {real}")
     try:
@@ -273,7 +281,7 @@ def validate_targets(
     if probe:
         # the named folder and, for a symbolic link, the folder it points into (where the file
         # is written): a link into a read-only folder failed only after the budget was reserved
-        for folder in dict.fromkeys(q for _, p in named for q in (p.parent, p.resolve().parent)):
+        for folder in dict.fromkeys(q for what, p in named for q in (p.parent, _real(what, p).parent)):
             probe_folder(folder)
     return Targets(
         output=output,

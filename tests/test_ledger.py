@@ -460,3 +460,59 @@ def test_opening_the_ledger_says_what_recovery_did(tmp_path, capsys):
     assert "release 2, whose process ended before its point of no return, was rolled back: no charge" in err
     assert main(["ledger", "list", "--ledger", str(led.path)]) == 0
     assert "release" not in capsys.readouterr().err  # said once, when it happened
+
+
+def test_a_rollback_marks_its_row_before_the_temporary_file_goes(tmp_path, monkeypatch):
+    """Review finding: deleting the row first left a complete, uncharged output behind forever
+    when the process died before the file went; deleting the file first could leave a committing
+    row without it (taken for a rename).  The row is marked *aborting* first; recovery of an
+    aborting row removes its files and the row, charging nothing."""
+    led = Ledger(tmp_path / "l.sqlite")
+    r = led.reserve(SHA, loss=PrivacyLoss(0.5), output_path=tmp_path / "o.csv")
+    real = ledger_mod.os.replace
+
+    def rename_fails(a, b, *args, **kw):
+        if Path(b).name == "o.csv":
+            raise OSError(5, "Input/output error")
+        return real(a, b, *args, **kw)
+
+    monkeypatch.setattr(ledger_mod.os, "replace", rename_fails)
+    monkeypatch.setattr(Ledger, "_finish_abort", lambda self, eid, tmp: None)  # the process dies here
+    with pytest.raises(UserError):
+        led.write_and_commit(r, tmp_path / "o.csv", _writer("o"))
+    row = sqlite3.connect(led.path).execute("SELECT status, tmp_path FROM entries").fetchone()
+    assert row[0] == "aborting" and Path(row[1]).exists()  # never "committing" without its file
+    # ... and recovery (as by the next process) rolls it back: nothing charged, nothing left
+    con = sqlite3.connect(led.path)
+    con.execute("UPDATE entries SET pid_start_time='not-this-process'")
+    con.commit()
+    con.close()
+    monkeypatch.undo()
+    done = Ledger(led.path).recovered
+    assert [d["action"] for d in done] == ["rolled back"] and not Path(row[1]).exists()
+    assert not (tmp_path / "o.csv").exists() and _status(Ledger(led.path)) == []
+
+
+def test_an_interrupted_release_of_this_process_replaces_the_file_the_user_chose(tmp_path, monkeypatch):
+    """Review finding: a Ctrl-C between the committing mark and the rename made abort() keep the
+    output beside a file the user had asked to replace (dead-process recovery's rule) while the
+    result named the asked path; this process's own release finishes its rename as asked."""
+    out = tmp_path / "o.csv"
+    out.write_text("the user's older file, to be replaced")
+    led = Ledger(tmp_path / "l.sqlite")
+    r = led.reserve(SHA, loss=PrivacyLoss(0.5), output_path=out)
+    real = ledger_mod.os.replace
+    once = []
+
+    def interrupted(a, b, *args, **kw):
+        if Path(b).name == "o.csv" and not once:
+            once.append(1)
+            raise KeyboardInterrupt
+        return real(a, b, *args, **kw)
+
+    monkeypatch.setattr(ledger_mod.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        led.write_and_commit(r, out, _writer("o"))
+    assert led.abort(r) == "complete"
+    assert out.read_text() != "the user's older file, to be replaced" and not list(tmp_path.glob("*recovered*"))
+    assert _status(led) == [("complete", "o.csv")]

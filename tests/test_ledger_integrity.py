@@ -97,6 +97,27 @@ def test_an_older_copy_put_back_without_its_head_file_is_refused(tmp_path):
     assert Ledger(fresh.path).problems == []
 
 
+def test_a_head_file_that_was_never_written_is_no_loss(tmp_path, monkeypatch):
+    """Review finding: a first head write that failed (a full disk; a crash right after an
+    upgrade's or a reinit's commit) left a ledger refused for good.  Only a chain that had a head
+    file (meta.head_written) is refused without it."""
+    real = ledger_mod._write_atomic
+
+    def no_head(path, data, **kw):
+        if str(path).endswith(".head"):
+            raise OSError(28, "No space left on device")
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(ledger_mod, "_write_atomic", no_head)
+    led = _released(tmp_path, n=2)  # several events, no head file ever written
+    assert not led.head_path.exists()
+    monkeypatch.setattr(ledger_mod, "_write_atomic", real)
+    led = Ledger(led.path)  # the disk has room again: healed, not refused
+    assert led.problems == [] and led.head_path.exists()
+    led.head_path.unlink()  # from now on its absence is a loss
+    _refused(led.path, "head file l.sqlite.head is missing")
+
+
 def test_zero_byte_database_is_refused(tmp_path):
     led = _released(tmp_path)
     _delete_db(led)

@@ -776,14 +776,15 @@ def test_a_density_side_file_is_named_in_the_summary_and_the_report(setup, capsy
 def test_an_unrecorded_release_does_not_write_over_a_release_recorded_meanwhile(setup, capsys, monkeypatch, engine):
     """Audit finding: a --no-ledger release holds no names; a recorded release that completed
     o2.csv while it ran was then written over (verify: "changed since the release")."""
-    import dpstudio.pipeline as pipeline
+    import dpstudio.export as export
     import dpstudio.pipeline.blocks as blocks
 
     d, ledger = setup
-    module, name = (pipeline, "execute") if engine == "memory" else (blocks, "_unchanged")
+    module, name = (export, "write_table") if engine == "memory" else (blocks, "_unchanged")
     real = getattr(module, name)
     calls, once = [], []
-    # memory: when the noise is drawn; streamed: at the second pass's end (its last read)
+    # memory: while it writes its file (review finding: the look came before the write, not
+    # before the rename); streamed: at the second pass's end (its last read)
     at_call = 1 if engine == "memory" else 2
 
     def meanwhile(*a, **k):
@@ -822,3 +823,12 @@ def test_a_column_an_earlier_release_protected_and_this_one_copies_is_warned(set
     dataset = summary["dataset_identity"]["dataset"]
     assert Ledger(ledger).protected_before(dataset, ["SEX"]) == {"SEX": [1]}  # names without case
     assert Ledger(ledger).protected_before(dataset, ["age"]) == {"age": [1, 2]}
+
+
+def test_an_output_that_is_a_loop_of_links_is_a_users_error(setup, capsys):
+    """Review finding: following the output's link to probe its folder crashed on a loop of links
+    ("internal error: RuntimeError", exit 1) where the release used to refuse it (exit 2)."""
+    d = setup[0]
+    os.symlink(d / "loop_b.csv", d / "loop_a.csv")
+    os.symlink(d / "loop_a.csv", d / "loop_b.csv")
+    _refused(capsys, ["--output", "loop_a.csv"], says="loop_a.csv", setup=setup)

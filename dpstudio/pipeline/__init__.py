@@ -490,39 +490,37 @@ def execute_release(
         )
         cancel.check()
         progress(0.86, "writing output")
-        refuse_paid_targets(unrecorded_check, targets)
         if outcome.data is not None:
-            if ledger is not None:
-                output_sha = ledger.write_and_commit(
-                    reservation,
-                    output_path,
-                    lambda tmp: write_table(
-                        outcome.data,
-                        tmp,
-                        fmt=out_fmt,
-                        formula_protection=recipe.outputs.formula_protection,
-                        cancel=cancel,
-                    ),
-                    on_commit=on_commit,
+            data = outcome.data
+
+            def writer(tmp):
+                return write_table(
+                    data, tmp, fmt=out_fmt, formula_protection=recipe.outputs.formula_protection, cancel=cancel
                 )
-            else:
-                output_sha = write_table(
-                    outcome.data,
-                    output_path,
-                    fmt=out_fmt,
-                    formula_protection=recipe.outputs.formula_protection,
-                    cancel=cancel,
-                )
+
         else:
             import json
 
             text = json.dumps(outcome.artifact, indent=2)
-            if ledger is not None:
-                output_sha = ledger.write_and_commit(
-                    reservation, output_path, lambda tmp: write_text(text, tmp), on_commit=on_commit
-                )
-            else:
-                output_sha = write_text(text, output_path)
+
+            def writer(tmp):
+                return write_text(text, tmp)
+
+        if ledger is not None:
+            output_sha = ledger.write_and_commit(reservation, output_path, writer, on_commit=on_commit)
+        else:
+            from dpstudio.pipeline.blocks import _write
+
+            # an unrecorded release holds no names: it looks again for a recorded release's files
+            # just before its rename (one may have completed under these names meanwhile)
+            output_sha, _ = _write(
+                None,
+                None,
+                output_path,
+                writer,
+                on_commit=on_commit,
+                recheck=lambda: refuse_paid_targets(unrecorded_check, targets),
+            )
     except BaseException as exc:
         if reservation is None or ledger.abort(reservation) != "complete":
             raise

@@ -1251,12 +1251,16 @@ def _method(recipe) -> str:
         return ""
 
 
+#: the trial fit's own seeded stream (dpstudio.engine.rng.RandomSource): never a release's draws
+PREVIEW_STREAM = 2**40 + 0x7E1A1
+
+
 def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> dict:
     """Worker job: a short fit of the synthesizer (few steps, few frequencies) on a sample, and the
     1-way marginals of every column, original sample vs synthetic rows.  Nothing is published."""
     from dataclasses import replace
 
-    from dpstudio.engine.rng import make_random_source
+    from dpstudio.engine.rng import RandomSource
     from dpstudio.plan import release_module
 
     rows = rows or TRIAL_ROWS
@@ -1277,7 +1281,8 @@ def trial_fit(recipe, frame, *, progress, cancel, rows: int | None = None) -> di
     sample = sample.reset_index(drop=True)
     plan = module.compile(recipe)
     t0 = time.perf_counter()
-    outcome = module.execute(plan, sample, make_random_source(0), progress=progress, cancel=cancel)
+    # a stream of its own: a trial never draws a seeded release's noise
+    outcome = module.execute(plan, sample, RandomSource(0, stream=PREVIEW_STREAM), progress=progress, cancel=cancel)
     cancel.check()
     synth = outcome.data
     text = tr(
