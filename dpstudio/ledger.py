@@ -61,7 +61,8 @@ and protected by their bytes.  So two releases never share an output, report or 
 
 Recovery runs whenever a ledger is opened and before every reservation: rows whose process is
 dead (pid and start time, so a reused pid is not mistaken for the writer) are rolled back
-(*pending*/*writing*: the temporary files and the row are deleted) or rolled forward
+(*pending*/*writing*/*aborting* -- a rollback marks its row *aborting* before its temporary file
+goes: the temporary files and the row are deleted) or rolled forward
 (*committing*: the release happened -> complete.  The output with the recorded hash is in
 place, or the rename is finished now -- beside a file that was put at the output's path since,
 never over it -- or the temporary file is gone, which only the rename does (a rollback deletes
