@@ -65,10 +65,10 @@ dead (pid and start time, so a reused pid is not mistaken for the writer) are ro
 goes: the temporary files and the row are deleted) or rolled forward
 (*committing*: the release happened -> complete.  The output with the recorded hash is in
 place, or the rename is finished now -- beside a file that was put at the output's path since,
-never over it -- or the temporary file is gone, which only the rename does (a rollback deletes
-the row before the file): the output was then moved or edited before the row was marked, and
-``verify`` says so).  What recovery did is kept in :attr:`Ledger.recovered` for the caller to
-say.  No Qt here.
+never over it -- or the temporary file is gone, which only the rename does (a rollback marks
+the row *aborting* before the file goes): the output was then moved or edited before the row
+was marked, and ``verify`` says so).  What recovery did is kept in :attr:`Ledger.recovered` for
+the caller to say.  No Qt here.
 """
 
 from __future__ import annotations
@@ -2399,8 +2399,8 @@ class Ledger:
           over: the output is then kept beside it under a name of its own, which the row records;
         * neither: the rename happened and the output was moved, changed or deleted before the
           row was marked complete (the temporary file disappears only by that rename; a rollback
-          deletes the row before the file).  The release is charged, and ``ledger verify`` says
-          what became of its output.
+          marks the row *aborting* before the file goes).  The release is charged, and ``ledger
+          verify`` says what became of its output.
 
         ``own``: the live process's own release (:meth:`abort`), which renames over a file at
         the output's path as the user asked.  A committing row rolled back (its temporary file
