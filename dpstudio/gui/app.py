@@ -66,6 +66,9 @@ def create_application(argv=None) -> QApplication:
     from dpstudio.gui.i18n import install_translator
 
     install_translator(app)
+    from dpstudio.report.pdf.charts import install_dispatcher
+
+    install_dispatcher()  # report charts drawn for a release running on a worker thread
     apply_theme()
     if not app.property("dpstudioSchemeHooked"):  # a Qt dynamic property: hook the scheme once per application
         QGuiApplication.styleHints().colorSchemeChanged.connect(lambda _s: apply_theme())

@@ -92,3 +92,28 @@ def test_cancel_after_the_commit_is_reported_as_a_final_release(qtbot, window, t
     assert "nothing was written" not in page.progress_text.text()
     assert "Cancel was pressed after the release was final" in page.result_label.text()
     assert Path(d / "rep.html").is_file() and (d / "out.csv").is_file() and _spent(window) == 1
+
+
+def test_report_charts_run_on_the_gui_thread_through_one_dispatcher_made_there(qtbot):
+    """A worker thread hands chart drawing to the application's thread through the dispatcher the
+    GUI made on that thread at start (a runner made on the worker and moved over deadlocked once
+    with the GUI thread disconnecting a dying object: a release with a PDF report hung)."""
+    import threading
+
+    from PySide6.QtWidgets import QApplication
+
+    from dpstudio.report.pdf import charts
+
+    assert charts._DISPATCHER is not None and charts._DISPATCHER.thread() == QApplication.instance().thread()
+    main_ident, seen, errors = threading.get_ident(), {}, []
+
+    def worker():
+        try:
+            seen["ran_on"] = charts.on_gui_thread(threading.get_ident)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    qtbot.waitUntil(lambda: not t.is_alive(), timeout=30000)
+    assert not errors and seen["ran_on"] == main_ident

@@ -51,16 +51,18 @@ def _png_bytes(image) -> bytes:
     return bytes(buf.data().data())  # QByteArray.data(): the bytes (its buffer protocol is not in the stubs)
 
 
-def on_gui_thread(fn):
-    """Run ``fn()`` on the Qt application's thread (widgets may only live there): directly when
-    already on it, else through a blocking queued call (the GUI's event loop runs it)."""
+#: the object through which worker threads run chart drawing on the application's thread: made
+#: once, on that thread (:func:`install_dispatcher`).  A runner made on the worker and moved
+#: there (moveToThread holds the GIL while it waits for Qt's object locks) deadlocked with the
+#: GUI thread disconnecting a dying object's signals (it holds such a lock and waits for the
+#: GIL): a release with a PDF report hung for good, once in a CI run.
+_DISPATCHER = None
+
+
+def _dispatcher_class():
     from PySide6 import QtCore
 
-    app = ensure_app()
-    if QtCore.QThread.currentThread() == app.thread():
-        return fn()
-
-    class _Runner(QtCore.QObject):
+    class _Dispatcher(QtCore.QObject):
         call = QtCore.Signal(object)
 
         def __init__(self):
@@ -74,11 +76,33 @@ def on_gui_thread(fn):
             except BaseException as exc:  # re-raised on the calling thread
                 box["error"] = exc
 
-    runner = _Runner()
-    runner.moveToThread(app.thread())
+    return _Dispatcher
+
+
+def install_dispatcher() -> None:
+    """Make the chart dispatcher on the calling thread, which must be the Qt application's (the
+    GUI calls this when it creates its application); a no-op elsewhere or when it exists."""
+    global _DISPATCHER
+    from PySide6 import QtCore, QtWidgets
+
+    app = QtWidgets.QApplication.instance()
+    if _DISPATCHER is None and app is not None and QtCore.QThread.currentThread() == app.thread():
+        _DISPATCHER = _dispatcher_class()()
+
+
+def on_gui_thread(fn):
+    """Run ``fn()`` on the Qt application's thread (widgets may only live there): directly when
+    already on it, else through a blocking queued call to the dispatcher made on that thread (the
+    GUI's event loop runs it)."""
+    from PySide6 import QtCore
+
+    app = ensure_app()
+    if QtCore.QThread.currentThread() == app.thread():
+        return fn()
+    if _DISPATCHER is None:
+        raise RuntimeError("charts are drawn on the Qt application's thread: call install_dispatcher() there first")
     box = {"fn": fn}
-    runner.call.emit(box)
-    runner.deleteLater()
+    _DISPATCHER.call.emit(box)
     if "error" in box:
         raise box["error"]
     return box.get("result")
