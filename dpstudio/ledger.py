@@ -1868,9 +1868,11 @@ class Ledger:
                 )
                 key = self._load_key() or self._new_key()
                 self._rebuild_log(con, "migrated", {"key_id": _key_id(key), "from_schema": 1})
+                self._set_head_written(con, "0")  # a chain made here: no head file yet
             elif version == 0 and not self.head_path.exists():
                 # a brand-new ledger; with a head file beside it, it is a lost one (see _check)
                 self._append(con, "genesis", {"key_id": _key_id(self._new_key()), "schema": SCHEMA_VERSION})
+                self._set_head_written(con, "0")  # a chain made here: no head file yet
 
     # -- the chain, its head file and the key -----------------------------------------------------
     @staticmethod
@@ -1896,14 +1898,26 @@ class Ledger:
         except OSError:
             return False
         if con is not None:
-            with contextlib.suppress(sqlite3.DatabaseError):
-                con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('head_written', '1')")
+            self._set_head_written(con, "1")
         return True
 
     @staticmethod
-    def _head_written(con) -> bool:
+    def _set_head_written(con, value: str) -> None:
+        with contextlib.suppress(sqlite3.DatabaseError):
+            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('head_written', ?)", (value,))
+
+    @staticmethod
+    def _head_state(con) -> str | None:
         row = con.execute("SELECT value FROM meta WHERE key='head_written'").fetchone()
-        return row is not None and row[0] == "1"
+        return None if row is None else str(row[0])
+
+    @classmethod
+    def _head_may_be_unwritten(cls, con) -> bool:
+        """Whether this chain may never have had a head file: it was made by this version (row
+        '0', set with the chain's first commit) and no head file was written since.  No row:
+        a database from before this was kept -- possibly an older copy put back -- which, as
+        before, must have its head file."""
+        return cls._head_state(con) == "0"
 
     def _sync_head(self) -> None:
         """Write the database's head to the head file, holding the write lock so that no later
@@ -2060,11 +2074,12 @@ class Ledger:
                 )
         elif not rows:
             problems.insert(0, "its hash chain is missing (table log is empty)")
-        elif db_seq > 1 and not bad_head and self._head_written(con):
+        elif db_seq > 1 and not bad_head and not self._head_may_be_unwritten(con):
             # the head file is what tells a database put back from an older copy: without it a
-            # restored backup would silently reset every budget spent since.  Refused only when
-            # this chain had a head file (meta.head_written): a first head write that failed (a
-            # full disk, a crash right after an upgrade's or a reinit's commit) is healed below
+            # restored backup would silently reset every budget spent since.  Not refused only
+            # while this chain, made by this version, never had one (meta.head_written = '0'): a
+            # first head write that failed (a full disk; a crash right after an upgrade's or a
+            # reinit's commit) is healed below
             problems.insert(
                 0,
                 f"its head file {self.head_path.name} is missing while its hash chain holds {db_seq} "
@@ -2082,10 +2097,8 @@ class Ledger:
         self.problems = problems
         if heal and not problems and rows and (head is None or head["seq"] < db_seq):
             self._write_head(db_seq, db_hash, con=con)  # e.g. a crash between a commit and its head write
-        elif heal and not problems and head is not None and not self._head_written(con):
-            # a ledger from before meta.head_written, with its head file: remembered from now on
-            with contextlib.suppress(sqlite3.DatabaseError):
-                con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('head_written', '1')")
+        elif heal and not problems and head is not None and self._head_state(con) != "1":
+            self._set_head_written(con, "1")  # a head file is there: from now on its loss counts
         return problems
 
     @staticmethod
@@ -2336,7 +2349,7 @@ class Ledger:
                 key = self._new_key()
                 con.execute("UPDATE files SET sketch=NULL, rows=NULL, cols=NULL")
             con.execute("DELETE FROM log")
-            con.execute("DELETE FROM meta WHERE key='head_written'")  # the new chain has none yet
+            self._set_head_written(con, "0")  # the new chain has no head file yet
             at = _now()
             self._rebuild_log(
                 con,
@@ -2404,8 +2417,8 @@ class Ledger:
 
         ``own``: the live process's own release (:meth:`abort`), which renames over a file at
         the output's path as the user asked.  A committing row rolled back (its temporary file
-        not holding the recorded bytes) is only marked *aborting* here, in the caller's
-        transaction: its files go at the next recovery (or in :meth:`abort`, after the commit)."""
+        not holding the recorded bytes) loses its row here and keeps its file (:meth:`abort`
+        removes it after the commit)."""
         self.settled_note = None
         if r["status"] == "committing" and r["output_path"] and r["output_sha256"]:
             out, tmp = r["output_path"], r["tmp_path"]
@@ -2432,7 +2445,10 @@ class Ledger:
                 self.settled_note = f"its output {out} was moved, changed or deleted after it was written"
                 return "completed"
         if r["status"] == "committing":
-            con.execute("UPDATE entries SET status='aborting' WHERE id=?", (r["id"],))
+            # its temporary file does not hold the recorded bytes: the row goes in the caller's
+            # transaction and the file is left (removing it before that commits could leave a
+            # committing row without its file, taken for a rename; abort() removes it after)
+            con.execute("DELETE FROM entries WHERE id=?", (r["id"],))
             return "rolled back"
         _remove_tmp(r["tmp_path"])
         con.execute("DELETE FROM entries WHERE id=?", (r["id"],))
@@ -3225,8 +3241,10 @@ class Ledger:
         self._finish_abort(reservation.id, r["tmp_path"])
 
     def _finish_abort(self, entry_id: int, tmp: str | None) -> None:
-        """The second step of a rollback: the temporary files, then the *aborting* row."""
-        _remove_tmp(tmp)
+        """The second step of a rollback: the temporary files, then the *aborting* row (which
+        goes even when a file cannot: a stray file is left, never a row holding budget)."""
+        with contextlib.suppress(OSError):
+            _remove_tmp(tmp)
         with self._tx() as con:
             con.execute("DELETE FROM entries WHERE id=? AND status='aborting'", (entry_id,))
 

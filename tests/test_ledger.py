@@ -516,3 +516,39 @@ def test_an_interrupted_release_of_this_process_replaces_the_file_the_user_chose
     assert led.abort(r) == "complete"
     assert out.read_text() != "the user's older file, to be replaced" and not list(tmp_path.glob("*recovered*"))
     assert _status(led) == [("complete", "o.csv")]
+
+
+def test_a_rollback_whose_file_cannot_go_still_frees_its_budget(tmp_path, monkeypatch):
+    """Second review: a temporary file that could not be removed (held by another program) left
+    the row 'aborting' for the life of the process, holding budget and the output's name."""
+    led = Ledger(tmp_path / "l.sqlite")
+    led.set_cap(SHA, 1.0)
+    r = led.reserve(SHA, loss=PrivacyLoss(0.6), output_path=tmp_path / "o.csv")
+
+    def held(_tmp):
+        raise PermissionError(13, "Permission denied")
+
+    def no_space(tmp):
+        Path(tmp).write_text("partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ledger_mod, "_remove_tmp", held)
+    with pytest.raises(OSError, match="No space"):  # the user's error, not the cleanup's
+        led.write_and_commit(r, tmp_path / "o.csv", no_space)
+    monkeypatch.undo()
+    assert _status(led) == []
+    led.reserve(SHA, loss=PrivacyLoss(0.6), output_path=tmp_path / "o.csv")  # budget and name free
+
+
+def test_a_dead_committing_row_rolled_back_in_a_reservation_does_not_count_against_it(tmp_path):
+    """Second review: a dead release's committing row whose temporary file does not hold its
+    bytes, settled inside another release's reservation, was marked and still counted there (and
+    the refusal's rollback restored it, so every retry was refused)."""
+    led = Ledger(tmp_path / "l.sqlite")
+    led.set_cap(SHA, 1.0)
+    tmp = tmp_path / ".a.csv.1-1.dpsrel"
+    tmp.write_text("not the bytes that were hashed")
+    _forge(led, "committing", out=tmp_path / "a.csv", tmp=tmp, digest=hashlib.sha256(b"A").hexdigest())
+    # the same Ledger object: recovery runs inside the reservation's own transaction
+    led.reserve(SHA, loss=PrivacyLoss(0.6), output_path=tmp_path / "b.csv")
+    assert led.summary(SHA)["in_progress"]["epsilon"] == pytest.approx(0.6)  # only the new one

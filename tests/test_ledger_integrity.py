@@ -118,6 +118,26 @@ def test_a_head_file_that_was_never_written_is_no_loss(tmp_path, monkeypatch):
     _refused(led.path, "head file l.sqlite.head is missing")
 
 
+def test_a_backup_from_before_the_head_record_put_back_without_its_head_file_is_refused(tmp_path):
+    """Review finding: a database copied before it recorded anything about its head file (made
+    by an earlier version) and put back without the head file passed, resetting the budget.
+    No record at all is treated as before: the head file must be there."""
+    import shutil
+
+    led = _released(tmp_path, n=1)
+    backup = tmp_path / "backup.sqlite"
+    shutil.copy(led.path, backup)
+    _sql(Ledger(backup), "DELETE FROM meta")  # as an earlier version's database has no such record
+    for i in (1, 2):
+        r = led.reserve(SHA, loss=PrivacyLoss(0.3), output_path=tmp_path / f"p{i}.csv")
+        led.write_and_commit(r, tmp_path / f"p{i}.csv", lambda t: Path(t).write_text("y"))
+    _delete_db(led)
+    shutil.copy(backup, led.path)
+    Path(str(backup) + ".head").unlink(missing_ok=True)
+    led.head_path.unlink()
+    _refused(led.path, "head file l.sqlite.head is missing")
+
+
 def test_zero_byte_database_is_refused(tmp_path):
     led = _released(tmp_path)
     _delete_db(led)

@@ -832,3 +832,19 @@ def test_an_output_that_is_a_loop_of_links_is_a_users_error(setup, capsys):
     os.symlink(d / "loop_b.csv", d / "loop_a.csv")
     os.symlink(d / "loop_a.csv", d / "loop_b.csv")
     _refused(capsys, ["--output", "loop_a.csv"], says="loop_a.csv", setup=setup)
+
+
+def test_the_earlier_protection_warning_names_a_few_releases_and_how_many_more():
+    """Second review: every release id was listed (3,000 releases made a 34,000-character warning)."""
+    from dpstudio.pipeline import earlier_protection_warning
+
+    class Ledger:
+        def protected_before(self, dataset, names, exclude=None):
+            return {"age": list(range(1, 3001)), "sex": [7]}
+
+    class Plan:
+        def unchanged_columns(self):
+            return ("age", "sex")
+
+    text = earlier_protection_warning(Ledger(), "key", Plan())
+    assert "age (releases 1, 2, 3, 4, 5 and 2995 more); sex (release 7)" in text and len(text) < 300

@@ -249,9 +249,14 @@ def earlier_protection_warning(ledger, dataset: str | None, plan: ReleasePlan, *
     found = ledger.protected_before(dataset, plan.unchanged_columns(), exclude=exclude)
     if not found:
         return None
-    parts = [
-        f"{name} (release{'s' if len(ids) > 1 else ''} {', '.join(str(i) for i in ids)})" for name, ids in found.items()
-    ]
+
+    def releases(ids: list[int]) -> str:  # a few ids, then how many (thousands made a page of them)
+        if len(ids) == 1:
+            return f"release {ids[0]}"
+        more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+        return "releases " + ", ".join(str(i) for i in ids[:5]) + more
+
+    parts = [f"{name} ({releases(ids)})" for name, ids in found.items()]
     return (
         f"this release copies unchanged column(s) that earlier releases of this dataset protected with noise: "
         f"{'; '.join(parts)}; published as they are, their values are no longer hidden by that noise"

@@ -117,3 +117,14 @@ def test_report_charts_run_on_the_gui_thread_through_one_dispatcher_made_there(q
     t.start()
     qtbot.waitUntil(lambda: not t.is_alive(), timeout=30000)
     assert not errors and seen["ran_on"] == main_ident
+    # an application made without it: a user's error in words (a RuntimeError's text is withheld)
+    from dpstudio.errors import UserError
+
+    saved, charts._DISPATCHER = charts._DISPATCHER, None
+    try:
+        t = threading.Thread(target=worker)
+        t.start()
+        qtbot.waitUntil(lambda: not t.is_alive(), timeout=30000)
+    finally:
+        charts._DISPATCHER = saved
+    assert len(errors) == 1 and isinstance(errors[0], UserError) and "install_dispatcher" in str(errors[0])

@@ -100,7 +100,14 @@ def on_gui_thread(fn):
     if QtCore.QThread.currentThread() == app.thread():
         return fn()
     if _DISPATCHER is None:
-        raise RuntimeError("charts are drawn on the Qt application's thread: call install_dispatcher() there first")
+        from dpstudio.errors import UserError
+
+        # said in words (a RuntimeError's text is withheld from the user as an internal error's)
+        raise UserError(
+            "the PDF report's charts are drawn on the Qt application's thread, and this process "
+            "made its application without dpstudio's chart dispatcher "
+            "(dpstudio.report.pdf.charts.install_dispatcher on that thread)"
+        )
     box = {"fn": fn}
     _DISPATCHER.call.emit(box)
     if "error" in box:
