@@ -511,30 +511,18 @@ def execute_release(
             def writer(tmp):
                 return write_text(text, tmp)
 
-        if ledger is not None:
-            output_sha = ledger.write_and_commit(reservation, output_path, writer, on_commit=on_commit)
-        else:
-            from dpstudio.pipeline.blocks import _write
+        from dpstudio.pipeline.blocks import write_output
 
-            # an unrecorded release holds no names: it looks again for a recorded release's files
-            # just before its rename (one may have completed under these names meanwhile)
-            output_sha, _ = _write(
-                None,
-                None,
-                output_path,
-                writer,
-                on_commit=on_commit,
-                recheck=lambda: refuse_paid_targets(unrecorded_check, targets),
-            )
-    except BaseException as exc:
-        if reservation is None or ledger.abort(reservation) != "complete":
-            raise
-        # interrupted (Ctrl-C, cancel, an I/O error) after the ledger marked the release as
-        # committing: recovery rolled it forward, so it happened - report it as done, not failed
-        late_interrupt: BaseException | None = exc
-        output_sha = ledger.output_sha256(reservation)
-    else:
-        late_interrupt = None
+        # the engines' one writer: through the ledger's commit, or (an unrecorded release, which
+        # holds no names) atomically, looking again for a recorded release's files just before
+        # the rename; an interrupt after the commit had begun comes back as late_interrupt
+        output_sha, late_interrupt = write_output(
+            ledger, unrecorded_check, reservation, targets, writer, on_commit=on_commit
+        )
+    except BaseException:
+        if reservation is not None:  # before the commit (the writer settles its own failures)
+            ledger.abort(reservation)
+        raise
 
     return _conclude(
         recipe=recipe,
